@@ -1,0 +1,61 @@
+# Helpers every module uses, so that libraries, executables and tests are declared one way.
+
+set(TORCHSCOPE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+    -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough)
+
+function(torchscope_set_warnings target)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${TORCHSCOPE_WARNINGS}>)
+  if(TORCHSCOPE_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+# torchscope_add_library(NAME <target> [SHARED] SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# A module library: public headers in <module>/include, implementation in <module>/src.
+function(torchscope_add_library)
+  cmake_parse_arguments(ARG "SHARED" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(ARG_SHARED)
+    add_library(${ARG_NAME} SHARED ${ARG_SOURCES})
+  else()
+    add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
+  endif()
+  target_include_directories(${ARG_NAME}
+    PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  torchscope_set_warnings(${ARG_NAME})
+endfunction()
+
+# torchscope_add_test(NAME <name> SOURCES ... [DEPS ...] [LABELS ...] [TIMEOUT s])
+# One GoogleTest executable; every TEST in it becomes a ctest entry.
+function(torchscope_add_test)
+  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${ARG_NAME} PRIVATE
+    TORCHSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    TORCHSCOPE_BINARY_DIR="${PROJECT_BINARY_DIR}"
+    TORCHSCOPE_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+    TORCHSCOPE_PYTHON="${Python3_EXECUTABLE}")
+  torchscope_set_warnings(${ARG_NAME})
+  gtest_discover_tests(${ARG_NAME}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endfunction()
+
+set_property(GLOBAL PROPERTY TORCHSCOPE_SUMMARY "")
+function(torchscope_summary line)
+  set_property(GLOBAL APPEND PROPERTY TORCHSCOPE_SUMMARY "${line}")
+endfunction()
+
+function(torchscope_print_summary)
+  get_property(lines GLOBAL PROPERTY TORCHSCOPE_SUMMARY)
+  message(STATUS "torchscope ${PROJECT_VERSION} configuration:")
+  foreach(line IN LISTS lines)
+    message(STATUS "  ${line}")
+  endforeach()
+endfunction()

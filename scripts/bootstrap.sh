@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs what torchscope needs on a Debian 12 machine: system packages, a Python
+# virtual environment (.venv) with the CPU build of torch, and the CUDA headers.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${TORCHSCOPE_VENV:-$root/.venv}"
+log="$(mktemp -t torchscope-bootstrap.XXXXXX)"
+trap 'rm -f "$log"' EXIT
+
+say() { printf 'bootstrap: %s\n' "$*"; }
+run_logged() { # runs a command quietly, shows its output only when it fails
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    say "failed: $*" >&2
+    exit 1
+  fi
+}
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config
+  libsqlite3-dev sqlite3
+  qt6-base-dev libgl-dev
+  libgtest-dev libgmock-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  clang libclang-rt-14-dev
+)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  run_logged $sudo_cmd apt-get update -qq
+  run_logged env DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ! -x "$venv/bin/python" ]]; then
+  say "creating $venv"
+  run_logged python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+# requirements.txt pins torch to the CPU 2.13 build; a plain `torch` would pull a CUDA build.
+if ! "$py" -c "import torch, libcst, torch_geometric" >/dev/null 2>&1 \
+   || ! cmp -s "$root/requirements.txt" "$venv/.torchscope-requirements"; then
+  say "installing Python packages into $venv"
+  run_logged "$py" -m pip install -q -r "$root/requirements.txt"
+  cp "$root/requirements.txt" "$venv/.torchscope-requirements"
+fi
+
+# CUPTI and NVTX headers: the CUDA toolkit when present, else NVIDIA's wheels.
+if [[ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cupti.h" ]]; then
+  if ! "$py" -c "import nvidia.cuda_cupti" >/dev/null 2>&1; then
+    say "no CUDA toolkit found; installing NVIDIA's CUDA header wheels"
+    run_logged "$py" -m pip install -q nvidia-cuda-cupti-cu13 nvidia-cuda-runtime-cu13 nvidia-nvtx-cu13 \
+      || run_logged "$py" -m pip install -q nvidia-cuda-cupti nvidia-cuda-runtime nvidia-nvtx
+  fi
+fi

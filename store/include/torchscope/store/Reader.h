@@ -1,0 +1,60 @@
+// Reader: typed, read-only access to a store, used by the analyzer, the GUI and the CLI.
+// A store that is still being written can be read; it shows what was committed so far.
+//
+// Error contract: open() fails with kNotFound for a missing file, kNotTorchscope for any file
+// that is not a torchscope store, kVersion for a store from a newer schema, kCorrupt for a
+// damaged one. load() fails only on SQLite errors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchscope/store/Records.h"
+#include "torchscope/store/Result.h"
+
+namespace torchscope::store {
+
+// Restricts load() to rows that overlap [begin_ns, end_ns) (rows with one timestamp: that fall in it).
+struct TimeRange {
+  Nanos begin_ns = 0;
+  Nanos end_ns = 0;
+};
+
+struct LoadOptions {
+  std::optional<TimeRange> range;
+  std::optional<std::int64_t> limit;
+};
+
+class Reader {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Reader>> open(const std::string& path);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  [[nodiscard]] const std::string& path() const;
+  [[nodiscard]] std::int32_t schemaVersion() const;
+  [[nodiscard]] Result<RunInfo> run() const;
+
+  // Rows per table, keyed by table name ("kernels", "memcpy", ... see tableNames()).
+  [[nodiscard]] Result<std::map<std::string, std::int64_t>> counts() const;
+  // Earliest start and latest end over every timed table; nullopt for an empty store.
+  [[nodiscard]] Result<std::optional<TimeRange>> timeSpan() const;
+
+  // All rows of one record type in time order (or insertion order for untimed tables).
+  // Instantiated for every struct in Records.h except RunInfo.
+  template <class T>
+  [[nodiscard]] Result<std::vector<T>> load(const LoadOptions& options = {}) const;
+
+  class Impl;
+
+ private:
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace torchscope::store

@@ -1,0 +1,267 @@
+// One struct per table of the store (docs/FORMAT.md describes each table and column).
+// Times are CLOCK_MONOTONIC nanoseconds; -1 marks an unknown integer, "" an unknown text.
+// JSON columns hold a JSON document as text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "torchscope/store/Clock.h"
+
+namespace torchscope::store {
+
+struct RunInfo {
+  std::string command_line;
+  std::string host;
+  std::string torchscope_version;
+  std::string python_version;
+  std::string torch_version;
+  std::string cuda_version;
+  std::string driver_version;
+  std::string gpu_name;
+  Nanos start_ns = 0;       // monotonic
+  Nanos start_wall_ns = 0;  // CLOCK_REALTIME at start_ns: the wall-clock anchor
+  Nanos end_ns = -1;
+  std::int64_t exit_code = -1;
+  std::string source;  // "collector", "import:torch_trace", "import:kineto", ...
+};
+
+struct RunAttribute {
+  std::string key;
+  std::string value;
+};
+
+struct Process {
+  std::int64_t pid = 0;
+  std::int64_t parent_pid = -1;
+  std::string name;
+  std::string command_line;
+  std::int64_t rank = -1;
+  std::int64_t local_rank = -1;
+  std::int64_t world_size = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = -1;
+};
+
+struct Thread {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  std::string name;
+};
+
+struct Device {
+  std::int64_t device = 0;
+  std::string name;
+  std::int64_t compute_major = -1;
+  std::int64_t compute_minor = -1;
+  std::int64_t total_memory_bytes = -1;
+  std::int64_t multiprocessor_count = -1;
+  std::string properties;  // JSON object of everything else known
+};
+
+struct ApiCall {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string name;        // interned
+  std::string api;         // "runtime" | "driver"
+  std::int64_t cbid = -1;  // CUPTI callback id
+  std::int64_t correlation_id = -1;
+  std::int64_t return_code = 0;
+};
+
+struct Kernel {
+  std::int64_t pid = 0;
+  std::int64_t device = 0;
+  std::int64_t context = -1;
+  std::int64_t stream = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string name;  // interned
+  std::int64_t correlation_id = -1;
+  std::int64_t grid_x = -1, grid_y = -1, grid_z = -1;
+  std::int64_t block_x = -1, block_y = -1, block_z = -1;
+  std::int64_t registers_per_thread = -1;
+  std::int64_t static_shared_bytes = -1;
+  std::int64_t dynamic_shared_bytes = -1;
+};
+
+struct Memcpy {
+  std::int64_t pid = 0;
+  std::int64_t device = 0;
+  std::int64_t stream = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string copy_kind;  // "HtoD" | "DtoH" | "DtoD" | "HtoH" | "PtoP" | "unknown"
+  std::int64_t bytes = 0;
+  std::string src_kind;   // "pageable" | "pinned" | "device" | "managed" | "unknown"
+  std::string dst_kind;
+  bool pageable = false;  // either side in pageable host memory
+  bool async = false;
+  std::int64_t correlation_id = -1;
+};
+
+struct Memset {
+  std::int64_t pid = 0;
+  std::int64_t device = 0;
+  std::int64_t stream = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::int64_t bytes = 0;
+  std::int64_t value = 0;
+  std::string memory_kind;
+  std::int64_t correlation_id = -1;
+};
+
+// A host-device synchronisation: the host was blocked from start_ns to end_ns.
+struct Sync {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string sync_kind;  // "stream" | "device" | "event" | "context" | "stream-wait-event" | "memcpy" | "python"
+  std::string origin;     // "cupti" | "python" | "import"
+  std::string op;         // interned: the call or op that synchronised ("cudaStreamSynchronize", "aten::item")
+  std::int64_t stream = -1;
+  std::int64_t correlation_id = -1;
+  std::string file;  // interned: the user's source line that caused it
+  std::int64_t line = -1;
+  std::string function;
+  std::string stack;  // JSON array of {"file","line","function"}, innermost last
+};
+
+struct NvtxEvent {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;  // == start_ns for a mark
+  std::string name;    // interned
+  std::string domain;  // interned
+  std::string kind;    // "range" | "mark"
+};
+
+struct CpuOp {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string name;      // interned
+  std::string category;  // "cpu_op" | "user_annotation" | "python_function" | ...
+  std::int64_t correlation_id = -1;  // external correlation to API calls
+  std::string args;      // JSON object
+};
+
+struct Compile {
+  std::int64_t pid = 0;
+  std::int64_t frame_id = -1;
+  std::int64_t frame_compile_id = -1;
+  std::int64_t attempt = 0;
+  std::int64_t compiled_autograd_id = -1;
+  std::string co_name;
+  std::string co_filename;
+  std::int64_t co_firstlineno = -1;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  Nanos dynamo_ns = -1;
+  Nanos aot_ns = -1;
+  Nanos inductor_ns = -1;
+  std::int64_t graph_count = -1;
+  std::int64_t graph_op_count = -1;
+  std::int64_t graph_node_count = -1;
+  std::int64_t guard_count = -1;
+  std::int64_t cache_size = -1;
+  std::int64_t cache_hit = -1;  // FX graph cache: 1 hit, 0 miss, -1 unknown
+  std::string status;           // "ok" | "restarted" | "failed" | "skipped"
+  std::string fail_type;
+  std::string fail_reason;
+  std::string restart_reasons;  // JSON array of strings
+};
+
+struct GraphBreak {
+  std::int64_t pid = 0;
+  std::int64_t frame_id = -1;
+  std::int64_t frame_compile_id = -1;
+  std::int64_t attempt = -1;
+  Nanos ts_ns = 0;
+  std::string break_type;   // torch's gb_type, e.g. "Data-dependent branching"
+  std::string reason;
+  std::string explanation;
+  std::string hints;        // JSON array of strings
+  std::string file;         // the user's line, not torch's internals
+  std::int64_t line = -1;
+  std::string function;
+  std::string user_stack;   // JSON array of {"file","line","function"}, innermost last
+};
+
+struct Recompile {
+  std::int64_t pid = 0;
+  std::int64_t frame_id = -1;
+  std::int64_t frame_compile_id = -1;
+  Nanos ts_ns = 0;
+  std::string co_name;
+  std::string co_filename;
+  std::int64_t co_firstlineno = -1;
+  std::string guard_failures;  // JSON array of strings
+  std::string cause;           // "dynamic-shape" | "python-scalar" | "type-or-identity" | "other"
+  std::int64_t cache_size = -1;
+  bool limit_hit = false;      // the recompile limit was hit: the frame falls back to eager
+};
+
+struct Step {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  std::int64_t index = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::string source;  // "optimizer" | "marker" | "nvtx" | "import"
+};
+
+struct Finding {
+  std::string rule;      // "<family>/<cause>"
+  std::string severity;  // "error" | "warning" | "info"
+  std::string title;
+  std::string message;
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  std::int64_t count = 1;
+  double impact_seconds = 0;
+  double impact_fraction = 0;
+  std::string evidence;  // JSON
+  std::string fix_id;
+  std::string fix_summary;
+  std::string fix_kind;  // "runtime" | "source" | ""
+};
+
+struct FixExperiment {
+  std::string fix_id;
+  std::string kind;  // "runtime" | "source" | "combined"
+  bool accepted = false;
+  std::string reason;
+  std::int64_t repetitions = 0;
+  double baseline_step_median_s = 0;
+  double candidate_step_median_s = 0;
+  double speedup_median = 0;
+  double speedup_ci_low = 0;
+  double speedup_ci_high = 0;
+  double total_speedup = 0;
+  double compile_time_delta_s = 0;
+  std::int64_t recompiles_after = -1;
+  std::int64_t graph_breaks_after = -1;
+  std::int64_t syncs_after = -1;
+  bool parity_ok = false;
+  double max_rel_diff = 0;
+  std::string diff;     // unified diff for source fixes
+  std::string details;  // JSON
+};
+
+// Something the collector or an importer wants the user to know: skipped input, drops, missing torch.
+struct Diagnostic {
+  std::string source;    // "collector" | "bridge" | "import" | "cupti" | ...
+  std::string severity;  // "error" | "warning" | "info"
+  std::string message;
+  std::int64_t count = 1;
+};
+
+}  // namespace torchscope::store

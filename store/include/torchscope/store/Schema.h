@@ -1,0 +1,22 @@
+// The store's schema version and table list. docs/FORMAT.md documents every table; a test keeps the two in step.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace torchscope::store {
+
+// PRAGMA application_id of every torchscope store ("TSCP").
+inline constexpr std::int32_t kApplicationId = 0x54534350;
+// PRAGMA user_version: bumped on any incompatible change. Readers refuse newer versions.
+inline constexpr std::int32_t kSchemaVersion = 1;
+
+// The tables of schema v1, in creation order.
+std::vector<std::string_view> tableNames();
+// The full CREATE statements of schema v1 (tables and views; indexes come at close).
+std::string_view schemaSql();
+// CREATE INDEX statements built when a run closes.
+std::string_view indexSql();
+
+}  // namespace torchscope::store

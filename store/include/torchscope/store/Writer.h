@@ -1,0 +1,91 @@
+// Writer: appends records to a store from any thread. A background thread owns the SQLite
+// connection and commits what was queued in batched transactions (WAL), every
+// `flush_interval` or sooner when the queue fills, so a crash loses at most about one
+// interval. Indexes are built when the run closes. The file is readable while it is written.
+//
+// Error contract: add() never throws and never blocks for I/O; with OverflowPolicy::kDrop a full
+// queue drops the record and counts it. A failing disk (SQLITE_FULL, I/O errors) stops writing,
+// counts what is lost from then on and reports it in stats(); it never crashes the host process.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "torchscope/store/Records.h"
+#include "torchscope/store/Result.h"
+
+namespace torchscope::store {
+
+enum class OverflowPolicy {
+  kBlock,  // producers wait for the writer thread (tools, importers)
+  kDrop,   // producers never wait; the record is dropped and counted (the collector)
+};
+
+enum class OpenMode {
+  kCreate,  // a new store; an existing file at the path is replaced
+  kAppend,  // add rows to an existing store (findings, fix experiments)
+};
+
+struct WriterOptions {
+  OpenMode mode = OpenMode::kCreate;
+  OverflowPolicy overflow = OverflowPolicy::kBlock;
+  std::size_t max_pending_records = 1 << 20;  // bounds the queue's memory
+  std::chrono::milliseconds flush_interval{100};
+};
+
+struct WriterStats {
+  std::uint64_t written = 0;   // records committed
+  std::uint64_t dropped = 0;   // records lost to a full queue or a failed disk
+  std::uint64_t batches = 0;   // transactions committed
+  std::string last_error;      // empty while healthy
+};
+
+class Writer {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Writer>> open(const std::string& path, WriterOptions options = {});
+  ~Writer();  // close() if not closed yet
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void setRun(const RunInfo& run);
+  void add(RunAttribute record);
+  void add(Process record);
+  void add(Thread record);
+  void add(Device record);
+  void add(ApiCall record);
+  void add(Kernel record);
+  void add(Memcpy record);
+  void add(Memset record);
+  void add(Sync record);
+  void add(NvtxEvent record);
+  void add(CpuOp record);
+  void add(Compile record);
+  void add(GraphBreak record);
+  void add(Recompile record);
+  void add(Step record);
+  void add(Finding record);
+  void add(FixExperiment record);
+  void add(Diagnostic record);
+
+  // Blocks until everything added before the call is committed (or lost to an error).
+  void flush();
+  // Commits the rest, records drop counts, sets run.end_ns when end_ns >= 0, builds the indexes
+  // and stops the thread. Safe to call twice.
+  Result<void> close(Nanos end_ns = -1);
+  // Stops the background thread without writing anything more: for a forked child that must
+  // not touch its parent's store.
+  void abandon();
+
+  [[nodiscard]] WriterStats stats() const;
+  [[nodiscard]] const std::string& path() const;
+
+  class Impl;
+
+ private:
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace torchscope::store

@@ -1,0 +1,409 @@
+#include "torchscope/store/Writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "Sqlite.h"
+#include "StoreFile.h"
+#include "Tables.h"
+#include "torchscope/store/Schema.h"
+
+namespace torchscope::store {
+
+namespace {
+
+using RecordTypes = std::tuple<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent,
+                               CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, Diagnostic>;
+
+template <class Tuple>
+struct VectorsOf;
+template <class... Ts>
+struct VectorsOf<std::tuple<Ts...>> {
+  using type = std::tuple<std::vector<Ts>...>;
+};
+using Batch = VectorsOf<RecordTypes>::type;
+
+// The prepared INSERT for one record type, made on first use.
+template <class T>
+struct InsertStatement {
+  sqlite::Statement stmt;
+};
+template <class Tuple>
+struct StatementsOf;
+template <class... Ts>
+struct StatementsOf<std::tuple<Ts...>> {
+  using type = std::tuple<InsertStatement<Ts>..., InsertStatement<RunInfo>>;
+};
+
+// Maps text to its row in `strings`, inserting new text inside the current transaction.
+class Interner {
+ public:
+  Result<void> load(sqlite::Database& db) {
+    auto stmt = db.prepare("SELECT id, value FROM strings");
+    if (!stmt) return stmt.error();
+    while (stmt->step() == SQLITE_ROW) ids_.emplace(stmt->columnText(1), stmt->columnInt(0));
+    return {};
+  }
+
+  Result<std::int64_t> id(sqlite::Database& db, const std::string& text) {
+    if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+    if (!insert_.get()) {
+      auto stmt = db.prepare("INSERT INTO strings (value) VALUES (?)");
+      if (!stmt) return stmt.error();
+      insert_ = std::move(*stmt);
+    }
+    insert_.bind(1, std::string_view(text));
+    const int rc = insert_.step();
+    insert_.reset();
+    if (rc != SQLITE_DONE) return db.error("cannot intern a string", rc);
+    const std::int64_t id = sqlite3_last_insert_rowid(db.get());
+    ids_.emplace(text, id);
+    return id;
+  }
+
+  void clear() { ids_.clear(); }
+
+ private:
+  std::unordered_map<std::string, std::int64_t> ids_;
+  sqlite::Statement insert_;
+};
+
+void bindField(sqlite::Statement& stmt, int index, std::int64_t value) { stmt.bind(index, value); }
+void bindField(sqlite::Statement& stmt, int index, double value) { stmt.bind(index, value); }
+void bindField(sqlite::Statement& stmt, int index, bool value) { stmt.bind(index, value); }
+void bindField(sqlite::Statement& stmt, int index, const std::string& value) {
+  stmt.bind(index, std::string_view(value));
+}
+
+template <class T>
+Result<void> bindRow(sqlite::Database& db, sqlite::Statement& stmt, const T& row, Interner& interner) {
+  int index = 1;
+  std::optional<Error> failure;
+  auto bindColumn = [&](const auto& column) {
+    const auto& value = row.*(column.member);
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+      if (column.interned) {
+        auto id = interner.id(db, value);
+        if (!id) {
+          failure = id.error();
+          return;
+        }
+        stmt.bind(index++, *id);
+        return;
+      }
+    }
+    bindField(stmt, index++, value);
+  };
+  std::apply([&](const auto&... column) { (bindColumn(column), ...); }, tables::Traits<T>::columns());
+  if (failure) return *failure;
+  return {};
+}
+
+}  // namespace
+
+class Writer::Impl {
+ public:
+  Impl(std::string path, WriterOptions options, sqlite::Database db)
+      : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+
+  Result<void> start() {
+    if (options_.mode == OpenMode::kAppend) {
+      if (auto loaded = interner_.load(db_); !loaded) return loaded.error();
+    }
+    thread_ = std::thread([this] { run(); });
+    return {};
+  }
+
+  template <class T>
+  void enqueue(T&& record) {
+    std::unique_lock lock(mutex_);
+    if (failed_ || closing_) {
+      ++dropped_;
+      return;
+    }
+    if (pending_count_ >= options_.max_pending_records) {
+      if (options_.overflow == OverflowPolicy::kDrop) {
+        ++dropped_;
+        return;
+      }
+      wake_.notify_one();
+      space_.wait(lock, [&] { return pending_count_ < options_.max_pending_records || failed_; });
+      if (failed_) {
+        ++dropped_;
+        return;
+      }
+    }
+    std::get<std::vector<std::decay_t<T>>>(pending_).push_back(std::forward<T>(record));
+    ++pending_count_;
+    ++enqueued_;
+    if (pending_count_ == kEarlyCommitRecords) wake_.notify_one();
+  }
+
+  void setRun(const RunInfo& run) {
+    std::lock_guard lock(mutex_);
+    pending_run_ = run;
+    ++enqueued_;
+  }
+
+  void flush() {
+    std::unique_lock lock(mutex_);
+    if (!thread_.joinable()) return;
+    const std::uint64_t target = enqueued_;
+    ++flush_waiters_;
+    wake_.notify_one();
+    done_.wait(lock, [&] { return committed_ >= target || failed_ || stopped_; });
+    --flush_waiters_;
+  }
+
+  Result<void> close(Nanos end_ns) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return {};
+      closed_ = true;
+      closing_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    return finish(end_ns);
+  }
+
+  WriterStats stats() const {
+    std::lock_guard lock(mutex_);
+    return WriterStats{written_, dropped_, batches_, last_error_};
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  // Early commit threshold: keeps transactions short and the queue's memory small.
+  static constexpr std::size_t kEarlyCommitRecords = 64 * 1024;
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait_for(lock, options_.flush_interval, [&] {
+        return closing_ || flush_waiters_ > 0 || pending_count_ >= kEarlyCommitRecords;
+      });
+      const bool stop = closing_;
+      if (pending_count_ > 0 || pending_run_) {
+        Batch batch;
+        std::swap(batch, pending_);
+        const std::size_t count = pending_count_;
+        pending_count_ = 0;
+        auto run = std::move(pending_run_);
+        pending_run_.reset();
+        const std::uint64_t target = enqueued_;
+        lock.unlock();
+        space_.notify_all();
+        auto committed = commit(batch, run);
+        lock.lock();
+        if (committed) {
+          written_ += count;
+          ++batches_;
+        } else {
+          dropped_ += count;
+          last_error_ = committed.error().message;
+          failed_ = true;
+          space_.notify_all();
+        }
+        committed_ = target;
+      } else {
+        committed_ = enqueued_;
+      }
+      done_.notify_all();
+      if (stop) break;
+    }
+    stopped_ = true;
+    done_.notify_all();
+  }
+
+  Result<void> commit(Batch& batch, const std::optional<RunInfo>& run) {
+    if (auto begun = db_.exec("BEGIN"); !begun) return begun;
+    Result<void> result;
+    if (run) result = writeRows(std::vector<RunInfo>{*run});
+    std::apply(
+        [&](auto&... rows) {
+          ((result = result ? writeRows(rows) : result), ...);
+        },
+        batch);
+    if (!result) {
+      (void)db_.exec("ROLLBACK");
+      interner_.clear();  // ids handed out in the rolled-back transaction are gone
+      return result;
+    }
+    return db_.exec("COMMIT");
+  }
+
+  template <class T>
+  Result<void> writeRows(const std::vector<T>& rows) {
+    if (rows.empty()) return {};
+    sqlite::Statement& stmt = std::get<InsertStatement<T>>(statements_).stmt;
+    if (!stmt.get()) {
+      auto prepared = db_.prepare(tables::insertSql<T>());
+      if (!prepared) return prepared.error();
+      stmt = std::move(*prepared);
+    }
+    for (const T& row : rows) {
+      if (auto bound = bindRow(db_, stmt, row, interner_); !bound) return bound;
+      const int rc = stmt.step();
+      stmt.reset();
+      if (rc != SQLITE_DONE) {
+        return db_.error(std::string("cannot write to ") + std::string(tables::Traits<T>::kTable), rc);
+      }
+    }
+    return {};
+  }
+
+  Result<void> finish(Nanos end_ns) {
+    WriterStats totals = stats();
+    if (!failed_) {
+      std::vector<Diagnostic> lost;
+      if (totals.dropped > 0) {
+        lost.push_back({"store", "warning",
+                        std::to_string(totals.dropped) + " records were dropped (queue full or write error)",
+                        static_cast<std::int64_t>(totals.dropped)});
+      }
+      if (auto begun = db_.exec("BEGIN"); !begun) return begun;
+      Result<void> result = writeRows(lost);
+      if (result && end_ns >= 0) {
+        result = db_.exec("UPDATE run SET end_ns = " + std::to_string(end_ns) + " WHERE id = 1");
+      }
+      if (!result) {
+        (void)db_.exec("ROLLBACK");
+        return result;
+      }
+      if (auto done = db_.exec("COMMIT"); !done) return done;
+      if (auto indexed = db_.exec(indexSql()); !indexed) return indexed;
+      (void)db_.exec("PRAGMA optimize");
+      // A closed store is one self-contained file; a live reader keeps it in WAL mode, which is fine.
+      (void)db_.exec("PRAGMA journal_mode = DELETE");
+    }
+    statements_ = {};
+    db_ = sqlite::Database();
+    if (!totals.last_error.empty()) {
+      return makeError(ErrorCode::kIo, path_ + ": " + totals.last_error);
+    }
+    return {};
+  }
+
+  std::string path_;
+  WriterOptions options_;
+  sqlite::Database db_;  // used by the writer thread only, then by finish()
+  Interner interner_;
+  StatementsOf<RecordTypes>::type statements_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;   // the writer thread waits for work
+  std::condition_variable space_;  // producers wait for room (kBlock)
+  std::condition_variable done_;   // flush() waits for commits
+  Batch pending_;
+  std::optional<RunInfo> pending_run_;
+  std::size_t pending_count_ = 0;
+  std::uint64_t enqueued_ = 0;
+  std::uint64_t committed_ = 0;
+  int flush_waiters_ = 0;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool failed_ = false;
+  bool stopped_ = false;
+  std::uint64_t written_ = 0;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t batches_ = 0;
+  std::string last_error_;
+  std::thread thread_;
+};
+
+namespace {
+
+Result<sqlite::Database> createStoreFile(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string file = path + suffix;
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
+      return makeError(ErrorCode::kIo, "cannot replace " + file + ": " + std::strerror(errno));
+    }
+  }
+  auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!db) return db.error();
+  const std::string setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
+                            "PRAGMA cache_size = -16384; PRAGMA application_id = " +
+                            std::to_string(kApplicationId) + "; BEGIN;" + std::string(schemaSql()) +
+                            "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
+                            std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
+                            "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
+  if (auto created = db->exec(setup); !created) {
+    return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+  }
+  return db;
+}
+
+Result<sqlite::Database> appendStoreFile(const std::string& path) {
+  auto db = openStoreFile(path, /*writable=*/true);
+  if (!db) return db.error();
+  if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !setup) {
+    return makeError(setup.error().code, path + ": " + setup.error().message);
+  }
+  return db;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, WriterOptions options) {
+  if (path.empty()) return makeError(ErrorCode::kInvalidArgument, "no store path given");
+  if (options.max_pending_records == 0) options.max_pending_records = 1;
+  auto db = options.mode == OpenMode::kCreate ? createStoreFile(path) : appendStoreFile(path);
+  if (!db) return db.error();
+  auto impl = std::make_unique<Impl>(path, options, std::move(*db));
+  if (auto started = impl->start(); !started) return started.error();
+  return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+}
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Writer::~Writer() {
+  if (impl_) (void)impl_->close(-1);
+}
+
+void Writer::setRun(const RunInfo& run) { impl_->setRun(run); }
+void Writer::add(RunAttribute record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Process record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Thread record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Device record) { impl_->enqueue(std::move(record)); }
+void Writer::add(ApiCall record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Kernel record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Memcpy record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Memset record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Sync record) { impl_->enqueue(std::move(record)); }
+void Writer::add(NvtxEvent record) { impl_->enqueue(std::move(record)); }
+void Writer::add(CpuOp record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Compile record) { impl_->enqueue(std::move(record)); }
+void Writer::add(GraphBreak record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Recompile record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Step record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Finding record) { impl_->enqueue(std::move(record)); }
+void Writer::add(FixExperiment record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Diagnostic record) { impl_->enqueue(std::move(record)); }
+
+void Writer::flush() { impl_->flush(); }
+Result<void> Writer::close(Nanos end_ns) { return impl_->close(end_ns); }
+
+void Writer::abandon() {
+  // After fork() only the calling thread exists; the writer thread and its locks are gone
+  // and the SQLite connection belongs to the parent. Leaking is the only safe choice.
+  (void)impl_.release();
+}
+
+WriterStats Writer::stats() const { return impl_->stats(); }
+const std::string& Writer::path() const { return impl_->path(); }
+
+}  // namespace torchscope::store
