@@ -31,6 +31,19 @@ constexpr std::string_view kTimedTables[][3] = {
     {"recompiles", "ts_ns", "ts_ns"},    {"steps", "start_ns", "end_ns"},
 };
 
+class StatementRow final : public Row {
+ public:
+  explicit StatementRow(const sqlite::Statement& stmt) : stmt_(stmt) {}
+  int columns() const override { return sqlite3_column_count(stmt_.get()); }
+  bool isNull(int column) const override { return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL; }
+  std::int64_t integer(int column) const override { return stmt_.columnInt(column); }
+  double real(int column) const override { return stmt_.columnDouble(column); }
+  std::string text(int column) const override { return stmt_.columnText(column); }
+
+ private:
+  const sqlite::Statement& stmt_;
+};
+
 }  // namespace
 
 class Reader::Impl {
@@ -83,6 +96,27 @@ class Reader::Impl {
     return std::optional<TimeRange>(TimeRange{stmt->columnInt(0), stmt->columnInt(1)});
   }
 
+  Result<void> query(std::string_view sql, const std::function<void(const Row&)>& on_row,
+                     const std::vector<QueryParam>& params) {
+    auto stmt = db_.prepare(sql);
+    if (!stmt) return stmt.error();
+    int index = 1;
+    for (const auto& param : params) {
+      std::visit([&](const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+          stmt->bind(index++, std::string_view(value));
+        } else {
+          stmt->bind(index++, value);
+        }
+      }, param);
+    }
+    const StatementRow row(*stmt);
+    int rc;
+    while ((rc = stmt->step()) == SQLITE_ROW) on_row(row);
+    if (rc != SQLITE_DONE) return db_.error(path_ + ": query failed", rc);
+    return {};
+  }
+
   const std::string& path() const { return path_; }
   std::int32_t version() const { return version_; }
 
@@ -116,6 +150,11 @@ Result<RunInfo> Reader::run() const {
 
 Result<std::map<std::string, std::int64_t>> Reader::counts() const { return impl_->counts(); }
 Result<std::optional<TimeRange>> Reader::timeSpan() const { return impl_->timeSpan(); }
+
+Result<void> Reader::query(std::string_view sql, const std::function<void(const Row&)>& on_row,
+                           const std::vector<QueryParam>& params) const {
+  return impl_->query(sql, on_row, params);
+}
 
 template <class T>
 Result<std::vector<T>> Reader::load(const LoadOptions& options) const {

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "torchscope/store/Records.h"
@@ -28,6 +30,19 @@ struct LoadOptions {
   std::optional<TimeRange> range;
   std::optional<std::int64_t> limit;
 };
+
+// One row of a query() result; columns are numbered from 0.
+class Row {
+ public:
+  virtual ~Row() = default;
+  [[nodiscard]] virtual int columns() const = 0;
+  [[nodiscard]] virtual bool isNull(int column) const = 0;
+  [[nodiscard]] virtual std::int64_t integer(int column) const = 0;
+  [[nodiscard]] virtual double real(int column) const = 0;
+  [[nodiscard]] virtual std::string text(int column) const = 0;
+};
+
+using QueryParam = std::variant<std::int64_t, double, std::string>;
 
 class Reader {
  public:
@@ -49,6 +64,11 @@ class Reader {
   // Instantiated for every struct in Records.h except RunInfo.
   template <class T>
   [[nodiscard]] Result<std::vector<T>> load(const LoadOptions& options = {}) const;
+
+  // Runs read-only SQL over the store (tables and views of docs/FORMAT.md) with `?` parameters
+  // bound in order, calling on_row for each result row. For aggregations that must stay in SQL.
+  [[nodiscard]] Result<void> query(std::string_view sql, const std::function<void(const Row&)>& on_row,
+                                   const std::vector<QueryParam>& params = {}) const;
 
   class Impl;
 
