@@ -52,6 +52,17 @@ int main(int argc, char** argv) {
   addDemoCommand(app);
   addOptimizeCommand(app);
 
+  // CLI11 reports an unknown command as a missing one; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      std::cerr << "torchscope: unknown command '" << argv[1] << "'\n";
+      std::cerr << "Run 'torchscope --help' for the list of commands.\n";
+      return kExitUsage;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <atomic>
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -147,7 +147,7 @@ class Writer::Impl {
     std::get<std::vector<std::decay_t<T>>>(pending_).push_back(std::forward<T>(record));
     ++pending_count_;
     ++enqueued_;
-    if (pending_count_ == kEarlyCommitRecords) wake_.notify_one();
+    if (pending_count_ == earlyCommitRecords()) wake_.notify_one();
   }
 
   void setRun(const RunInfo& run) {
@@ -160,10 +160,9 @@ class Writer::Impl {
     std::unique_lock lock(mutex_);
     if (!thread_.joinable()) return;
     const std::uint64_t target = enqueued_;
-    ++flush_waiters_;
+    flush_target_ = std::max(flush_target_, target);
     wake_.notify_one();
     done_.wait(lock, [&] { return committed_ >= target || failed_ || stopped_; });
-    --flush_waiters_;
   }
 
   Result<void> close(Nanos end_ns) {
@@ -186,14 +185,17 @@ class Writer::Impl {
   const std::string& path() const { return path_; }
 
  private:
-  // Early commit threshold: keeps transactions short and the queue's memory small.
-  static constexpr std::size_t kEarlyCommitRecords = 64 * 1024;
+  // Commit before the interval ends once this many records wait: keeps transactions short and
+  // leaves producers room to go on while a batch is written.
+  std::size_t earlyCommitRecords() const {
+    return std::max<std::size_t>(1, std::min<std::size_t>(64 * 1024, options_.max_pending_records / 2));
+  }
 
   void run() {
     std::unique_lock lock(mutex_);
     while (true) {
       wake_.wait_for(lock, options_.flush_interval, [&] {
-        return closing_ || flush_waiters_ > 0 || pending_count_ >= kEarlyCommitRecords;
+        return closing_ || flush_target_ > committed_ || pending_count_ >= earlyCommitRecords();
       });
       const bool stop = closing_;
       if (pending_count_ > 0 || pending_run_) {
@@ -312,7 +314,7 @@ class Writer::Impl {
   std::size_t pending_count_ = 0;
   std::uint64_t enqueued_ = 0;
   std::uint64_t committed_ = 0;
-  int flush_waiters_ = 0;
+  std::uint64_t flush_target_ = 0;  // flush() waits until committed_ reaches this
   bool closing_ = false;
   bool closed_ = false;
   bool failed_ = false;

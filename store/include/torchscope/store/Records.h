@@ -24,11 +24,13 @@ struct RunInfo {
   Nanos end_ns = -1;
   std::int64_t exit_code = -1;
   std::string source;  // "collector", "import:torch_trace", "import:kineto", ...
+  bool operator==(const RunInfo&) const = default;
 };
 
 struct RunAttribute {
   std::string key;
   std::string value;
+  bool operator==(const RunAttribute&) const = default;
 };
 
 struct Process {
@@ -41,12 +43,14 @@ struct Process {
   std::int64_t world_size = -1;
   Nanos start_ns = 0;
   Nanos end_ns = -1;
+  bool operator==(const Process&) const = default;
 };
 
 struct Thread {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
   std::string name;
+  bool operator==(const Thread&) const = default;
 };
 
 struct Device {
@@ -57,6 +61,7 @@ struct Device {
   std::int64_t total_memory_bytes = -1;
   std::int64_t multiprocessor_count = -1;
   std::string properties;  // JSON object of everything else known
+  bool operator==(const Device&) const = default;
 };
 
 struct ApiCall {
@@ -69,6 +74,7 @@ struct ApiCall {
   std::int64_t cbid = -1;  // CUPTI callback id
   std::int64_t correlation_id = -1;
   std::int64_t return_code = 0;
+  bool operator==(const ApiCall&) const = default;
 };
 
 struct Kernel {
@@ -85,6 +91,7 @@ struct Kernel {
   std::int64_t registers_per_thread = -1;
   std::int64_t static_shared_bytes = -1;
   std::int64_t dynamic_shared_bytes = -1;
+  bool operator==(const Kernel&) const = default;
 };
 
 struct Memcpy {
@@ -100,6 +107,7 @@ struct Memcpy {
   bool pageable = false;  // either side in pageable host memory
   bool async = false;
   std::int64_t correlation_id = -1;
+  bool operator==(const Memcpy&) const = default;
 };
 
 struct Memset {
@@ -112,6 +120,7 @@ struct Memset {
   std::int64_t value = 0;
   std::string memory_kind;
   std::int64_t correlation_id = -1;
+  bool operator==(const Memset&) const = default;
 };
 
 // A host-device synchronisation: the host was blocked from start_ns to end_ns.
@@ -129,6 +138,7 @@ struct Sync {
   std::int64_t line = -1;
   std::string function;
   std::string stack;  // JSON array of {"file","line","function"}, innermost last
+  bool operator==(const Sync&) const = default;
 };
 
 struct NvtxEvent {
@@ -139,6 +149,7 @@ struct NvtxEvent {
   std::string name;    // interned
   std::string domain;  // interned
   std::string kind;    // "range" | "mark"
+  bool operator==(const NvtxEvent&) const = default;
 };
 
 struct CpuOp {
@@ -150,6 +161,7 @@ struct CpuOp {
   std::string category;  // "cpu_op" | "user_annotation" | "python_function" | ...
   std::int64_t correlation_id = -1;  // external correlation to API calls
   std::string args;      // JSON object
+  bool operator==(const CpuOp&) const = default;
 };
 
 struct Compile {
@@ -176,6 +188,7 @@ struct Compile {
   std::string fail_type;
   std::string fail_reason;
   std::string restart_reasons;  // JSON array of strings
+  bool operator==(const Compile&) const = default;
 };
 
 struct GraphBreak {
@@ -192,6 +205,7 @@ struct GraphBreak {
   std::int64_t line = -1;
   std::string function;
   std::string user_stack;   // JSON array of {"file","line","function"}, innermost last
+  bool operator==(const GraphBreak&) const = default;
 };
 
 struct Recompile {
@@ -206,6 +220,7 @@ struct Recompile {
   std::string cause;           // "dynamic-shape" | "python-scalar" | "type-or-identity" | "other"
   std::int64_t cache_size = -1;
   bool limit_hit = false;      // the recompile limit was hit: the frame falls back to eager
+  bool operator==(const Recompile&) const = default;
 };
 
 struct Step {
@@ -215,6 +230,7 @@ struct Step {
   Nanos start_ns = 0;
   Nanos end_ns = 0;
   std::string source;  // "optimizer" | "marker" | "nvtx" | "import"
+  bool operator==(const Step&) const = default;
 };
 
 struct Finding {
@@ -232,6 +248,7 @@ struct Finding {
   std::string fix_id;
   std::string fix_summary;
   std::string fix_kind;  // "runtime" | "source" | ""
+  bool operator==(const Finding&) const = default;
 };
 
 struct FixExperiment {
@@ -254,6 +271,7 @@ struct FixExperiment {
   double max_rel_diff = 0;
   std::string diff;     // unified diff for source fixes
   std::string details;  // JSON
+  bool operator==(const FixExperiment&) const = default;
 };
 
 // Something the collector or an importer wants the user to know: skipped input, drops, missing torch.
@@ -262,6 +280,7 @@ struct Diagnostic {
   std::string severity;  // "error" | "warning" | "info"
   std::string message;
   std::int64_t count = 1;
+  bool operator==(const Diagnostic&) const = default;
 };
 
 }  // namespace torchscope::store

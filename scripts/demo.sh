@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds torchscope and runs the demo: the bundled sample profiled on
+# the CPU, its findings, the fixes applied and the speed-up measured.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/build.sh" dev
+exec "$root/build/dev/bin/torchscope" demo "$@"

@@ -1,0 +1,235 @@
+// The writer under load, concurrency, crashes and failing disks.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "TempDir.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::store {
+namespace {
+
+Kernel kernel(std::int64_t i, std::int64_t thread = 0) {
+  Kernel k;
+  k.pid = thread;
+  k.device = 0;
+  k.stream = 7;
+  k.start_ns = i * 10;
+  k.end_ns = i * 10 + 5;
+  k.name = "void gemm_kernel<" + std::to_string(i % 50) + ">";
+  k.correlation_id = i;
+  return k;
+}
+
+std::int64_t countOf(const std::string& path, const std::string& table) {
+  auto reader = Reader::open(path);
+  if (!reader) return -1;
+  auto counts = (*reader)->counts();
+  return counts ? counts->at(table) : -1;
+}
+
+TEST(Writer, OneMillionEventsComeBack) {
+  testing::TempDir dir;
+  const std::string path = dir.file("big.db");
+  constexpr std::int64_t kEvents = 1'000'000;
+  {
+    auto writer = Writer::open(path);
+    ASSERT_TRUE(writer);
+    for (std::int64_t i = 0; i < kEvents; ++i) (*writer)->add(kernel(i));
+    ASSERT_TRUE((*writer)->close());
+    EXPECT_EQ((*writer)->stats().written, static_cast<std::uint64_t>(kEvents));
+    EXPECT_EQ((*writer)->stats().dropped, 0u);
+  }
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader);
+  auto rows = (*reader)->load<Kernel>();
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), static_cast<std::size_t>(kEvents));
+  for (std::int64_t i = 0; i < kEvents; i += 99'991) EXPECT_EQ((*rows)[static_cast<std::size_t>(i)], kernel(i));
+  std::int64_t distinct_names = -1;
+  ASSERT_TRUE((*reader)->query("SELECT count(*) FROM strings", [&](const Row& r) { distinct_names = r.integer(0); }));
+  EXPECT_EQ(distinct_names, 50) << "kernel names are interned once each";
+}
+
+TEST(Writer, EightThreadsWriteAtOnce) {
+  testing::TempDir dir;
+  const std::string path = dir.file("threads.db");
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 20'000;
+  {
+    WriterOptions options;
+    options.max_pending_records = 4096;  // small queue: producers really contend and wait
+    auto writer = Writer::open(path, options);
+    ASSERT_TRUE(writer);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          (*writer)->add(kernel(i, t));
+          if (i % 5000 == 0) (*writer)->add(Step{t, t, i, i, i + 1, "marker"});
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    ASSERT_TRUE((*writer)->close());
+    EXPECT_EQ((*writer)->stats().dropped, 0u);
+  }
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader);
+  for (int t = 0; t < kThreads; ++t) {
+    std::int64_t rows = 0, sum = 0;
+    ASSERT_TRUE((*reader)->query("SELECT count(*), sum(correlation_id) FROM kernels WHERE pid = ?",
+                                 [&](const Row& r) { rows = r.integer(0), sum = r.integer(1); },
+                                 {std::int64_t{t}}));
+    EXPECT_EQ(rows, kPerThread);
+    EXPECT_EQ(sum, static_cast<std::int64_t>(kPerThread) * (kPerThread - 1) / 2);
+  }
+  EXPECT_EQ(countOf(path, "steps"), kThreads * 4);
+}
+
+TEST(Writer, FileIsReadableWhileWritten) {
+  testing::TempDir dir;
+  const std::string path = dir.file("live.db");
+  auto writer = Writer::open(path);
+  ASSERT_TRUE(writer);
+  for (int i = 0; i < 1000; ++i) (*writer)->add(kernel(i));
+  (*writer)->flush();
+  EXPECT_EQ(countOf(path, "kernels"), 1000);
+  for (int i = 0; i < 500; ++i) (*writer)->add(kernel(i));
+  (*writer)->flush();
+  EXPECT_EQ(countOf(path, "kernels"), 1500);
+  ASSERT_TRUE((*writer)->close());
+}
+
+TEST(Writer, DropPolicyCountsWhatItLoses) {
+  testing::TempDir dir;
+  const std::string path = dir.file("drop.db");
+  WriterOptions options;
+  options.overflow = OverflowPolicy::kDrop;
+  options.max_pending_records = 10;
+  options.flush_interval = std::chrono::milliseconds(10'000);  // nothing drains the queue during the burst
+  auto writer = Writer::open(path, options);
+  ASSERT_TRUE(writer);
+  constexpr int kBurst = 100'000;
+  for (int i = 0; i < kBurst; ++i) (*writer)->add(kernel(i));
+  const auto before_close = (*writer)->stats();
+  ASSERT_TRUE((*writer)->close());
+  const auto stats = (*writer)->stats();
+  EXPECT_GT(before_close.dropped, 0u);
+  EXPECT_EQ(stats.written + stats.dropped, static_cast<std::uint64_t>(kBurst));
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader);
+  auto diagnostics = (*reader)->load<Diagnostic>();
+  ASSERT_TRUE(diagnostics);
+  ASSERT_EQ(diagnostics->size(), 1u);
+  EXPECT_EQ((*diagnostics)[0].count, static_cast<std::int64_t>(stats.dropped));
+  EXPECT_EQ(countOf(path, "kernels"), static_cast<std::int64_t>(stats.written));
+}
+
+TEST(Writer, AppendKeepsRowsAndInternedStrings) {
+  testing::TempDir dir;
+  const std::string path = dir.file("append.db");
+  {
+    auto writer = Writer::open(path);
+    ASSERT_TRUE(writer);
+    (*writer)->add(kernel(1));
+    ASSERT_TRUE((*writer)->close(100));
+  }
+  {
+    WriterOptions options;
+    options.mode = OpenMode::kAppend;
+    auto writer = Writer::open(path, options);
+    ASSERT_TRUE(writer) << writer.error().message;
+    (*writer)->add(kernel(1));  // same name: must reuse the interned string
+    (*writer)->add(Finding{"sync/item", "warning", "t", "m", "train.py", 3, "f", 1, 0.5, 0.1, "{}", "x", "y", "source"});
+    ASSERT_TRUE((*writer)->close());
+  }
+  EXPECT_EQ(countOf(path, "kernels"), 2);
+  EXPECT_EQ(countOf(path, "findings"), 1);
+  EXPECT_EQ(countOf(path, "strings"), 1);
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader);
+  auto run = (*reader)->run();
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->end_ns, 100) << "appending without an end time keeps the run's end";
+}
+
+// A writer killed with SIGKILL mid-run leaves a file that opens with every committed batch.
+TEST(Writer, SigkillKeepsCommittedBatches) {
+  testing::TempDir dir;
+  const std::string path = dir.file("killed.db");
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    auto writer = Writer::open(path);
+    if (!writer) _exit(3);
+    for (std::int64_t batch = 0;; ++batch) {
+      for (std::int64_t i = 0; i < 1000; ++i) (*writer)->add(kernel(batch * 1000 + i));
+      (*writer)->flush();
+      const std::int64_t committed = (batch + 1) * 1000;
+      if (write(pipe_fds[1], &committed, sizeof committed) != sizeof committed) _exit(4);
+      for (std::int64_t i = 0; i < 700; ++i) (*writer)->add(kernel(-i));  // in flight when killed
+    }
+  }
+  close(pipe_fds[1]);
+  std::int64_t committed = 0, value = 0;
+  while (committed < 20'000 && read(pipe_fds[0], &value, sizeof value) == sizeof value) committed = value;
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  while (read(pipe_fds[0], &value, sizeof value) == sizeof value) committed = value;
+  close(pipe_fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message;
+  std::int64_t complete_batches_rows = 0;
+  ASSERT_TRUE((*reader)->query("SELECT count(*) FROM kernels WHERE correlation_id >= 0",
+                               [&](const Row& r) { complete_batches_rows = r.integer(0); }));
+  EXPECT_GE(complete_batches_rows, committed);
+  auto run = (*reader)->run();
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->end_ns, -1) << "a killed run has no end: readers treat it as partial";
+}
+
+// A full disk stops the writer with an error and counts the loss; the process carries on.
+TEST(Writer, FullDiskIsReportedNotFatal) {
+  testing::TempDir dir;
+  const std::string path = dir.file("full.db");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    auto writer = Writer::open(path);
+    if (!writer) _exit(3);
+    rlimit limit{512 * 1024, 512 * 1024};  // the file may not grow past 512 KiB: writes fail with EFBIG
+    setrlimit(RLIMIT_FSIZE, &limit);
+    for (std::int64_t i = 0; i < 200'000; ++i) (*writer)->add(kernel(i));
+    auto closed = (*writer)->close();
+    const auto stats = (*writer)->stats();
+    if (closed) _exit(5);                          // the failure must be reported
+    if (stats.dropped == 0) _exit(6);              // and the loss counted
+    if (stats.last_error.empty()) _exit(7);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the writer crashed on a full disk";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message;
+  EXPECT_GE(countOf(path, "kernels"), 0);
+}
+
+}  // namespace
+}  // namespace torchscope::store
