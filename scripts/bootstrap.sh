@@ -25,6 +25,7 @@ apt_packages=(
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   clang libclang-rt-14-dev
+  zlib1g-dev
 )
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -1,12 +1,56 @@
-// torchscope compare: placeholder until the owning module lands; replaced in the same change.
+// torchscope compare: the CI gate between a baseline run and a new one.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
 #include "Commands.h"
+#include "torchscope/analyzer/Compare.h"
 
 namespace torchscope::cli {
 
 void addCompareCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("compare", "(compare is not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] { fail(kExitUsage, "'compare' is not available in this build"); });
+  struct Options {
+    std::string base;
+    std::string candidate;
+    double threshold = 5;
+    std::string format = "text";
+    std::string output;
+  };
+  auto options = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "compare", "Compare a new run with a baseline: step time, compile time, new graph breaks, recompiles and syncs");
+  cmd->add_option("base", options->base, "Baseline store")->required();
+  cmd->add_option("new", options->candidate, "Store of the new run")->required();
+  cmd->add_option("--threshold", options->threshold,
+                  "Percent of step-time (or compile-time) growth that counts as a regression (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--format", options->format, "Output format: text, json, markdown, sarif, junit or html");
+  cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->footer("Exit codes: 0 no regression, 1 a significant regression beyond the threshold or a new problem "
+              "(or an I/O error), 2 bad input.");
+  cmd->callback([options] {
+    const auto format = analyzer::parseFormat(options->format);
+    if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
+    analyzer::CompareOptions compare_options;
+    compare_options.threshold_percent = options->threshold;
+    auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);
+    if (!comparison) {
+      fail(comparison.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, comparison.error().message);
+    }
+    analyzer::RenderOptions render_options;
+    render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    const std::string text = analyzer::renderComparison(*comparison, *format, render_options);
+    if (options->output.empty()) {
+      std::cout << text << std::flush;
+    } else {
+      std::ofstream file(options->output, std::ios::binary | std::ios::trunc);
+      file << text;
+      file.close();
+      if (!file) fail(kExitFailure, "cannot write " + options->output);
+    }
+    if (comparison->failed()) throw CommandExit{kExitFailure};
+  });
 }
 
 }  // namespace torchscope::cli

@@ -1,12 +1,42 @@
-// torchscope export: placeholder until the owning module lands; replaced in the same change.
+// torchscope export RUN.db --format chrome -o trace.json: a store as Chrome trace-event JSON.
+#include <fmt/format.h>
+
+#include <iostream>
+
 #include "Commands.h"
+#include "torchscope/interop/ChromeExport.h"
 
 namespace torchscope::cli {
 
+namespace {
+
+struct ExportOptions {
+  std::string store;
+  std::string format = "chrome";
+  std::string output = "-";
+};
+
+void runExport(const ExportOptions& options) {
+  const bool to_stdout = options.output == "-";
+  auto report = to_stdout ? interop::exportChromeTrace(options.store, std::cout)
+                          : interop::exportChromeTrace(options.store, options.output);
+  if (!report) fail(report.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, report.error().message);
+  if (!to_stdout) {
+    std::cerr << fmt::format("torchscope: wrote {} events ({} API->GPU flows) to {}\n", report->events, report->flows,
+                             options.output);
+  }
+}
+
+}  // namespace
+
 void addExportCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("export", "(export is not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] { fail(kExitUsage, "'export' is not available in this build"); });
+  auto options = std::make_shared<ExportOptions>();
+  auto* cmd = app.add_subcommand(
+      "export", "Export a store as Chrome trace-event JSON for Perfetto UI (ui.perfetto.dev) and chrome://tracing");
+  cmd->add_option("store", options->store, "The store (RUN.db)")->required();
+  cmd->add_option("--format", options->format, "Output format (only chrome)")->check(CLI::IsMember({"chrome"}));
+  cmd->add_option("-o,--output", options->output, "The JSON file to write, or - for standard output");
+  cmd->callback([options] { runExport(*options); });
 }
 
 }  // namespace torchscope::cli

@@ -1,12 +1,47 @@
-// torchscope import: placeholder until the owning module lands; replaced in the same change.
+// torchscope import FILE|DIR... -o RUN.db: TORCH_TRACE logs and PyTorch profiler traces into a store.
+#include <fmt/format.h>
+
+#include <iostream>
+
 #include "Commands.h"
+#include "torchscope/interop/Import.h"
 
 namespace torchscope::cli {
 
+namespace {
+
+struct ImportOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool quiet = false;
+};
+
+void runImport(const ImportOptions& options) {
+  std::string command_line = "torchscope import";
+  for (const auto& input : options.inputs) command_line += " " + input;
+  auto report = interop::importToStore(options.inputs, options.output, command_line);
+  if (!report) {
+    const bool bad_input = report.error().code == ErrorCode::kNotFound || report.error().code == ErrorCode::kInvalidArgument;
+    fail(bad_input ? kExitUsage : kExitFailure, report.error().message);
+  }
+  if (!options.quiet) {
+    for (const auto& note : report->notes) std::cerr << "torchscope: " << note << "\n";
+  }
+  std::cerr << "torchscope: " << interop::summarize(*report) << " -> " << options.output << "\n";
+}
+
+}  // namespace
+
 void addImportCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("import", "(import is not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] { fail(kExitUsage, "'import' is not available in this build"); });
+  auto options = std::make_shared<ImportOptions>();
+  auto* cmd = app.add_subcommand(
+      "import",
+      "Import TORCH_TRACE logs (a file or a directory of per-rank files) and PyTorch profiler (Kineto) traces "
+      "(.json or .json.gz) into a new store. Malformed lines are skipped, counted and reported.");
+  cmd->add_option("inputs", options->inputs, "Files or directories to import")->required();
+  cmd->add_option("-o,--output", options->output, "The store to create (RUN.db); an existing file is replaced")->required();
+  cmd->add_flag("-q,--quiet", options->quiet, "Do not list ignored directory entries");
+  cmd->callback([options] { runImport(*options); });
 }
 
 }  // namespace torchscope::cli

@@ -1,12 +1,182 @@
-// torchscope run: placeholder until the owning module lands; replaced in the same change.
+// torchscope run: runs a job with the collector preloaded and says where its store is.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
 #include "Commands.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/store/Writer.h"
 
 namespace torchscope::cli {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile sig_atomic_t job_pid = 0;
+
+// Signals meant for the job that reach only torchscope (kill <pid>) are passed on.
+void forwardSignal(int signal_number) {
+  if (job_pid > 0) kill(job_pid, signal_number);
+}
+
+void setJobEnvironment(const std::string& store_path, bool summary) {
+  const std::string library = installation().collector_library;
+  const char* preload = std::getenv("LD_PRELOAD");
+  const std::string combined = preload != nullptr && *preload != '\0' ? std::string(preload) + ":" + library : library;
+  setenv("LD_PRELOAD", combined.c_str(), 1);
+  setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
+  const fs::path bridge = fs::path(installation().source_dir) / "collector" / "python";
+  std::error_code error;
+  if (std::getenv("TORCHSCOPE_BRIDGE_DIR") == nullptr && fs::is_directory(bridge, error)) {
+    setenv("TORCHSCOPE_BRIDGE_DIR", bridge.c_str(), 1);
+  }
+  if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
+  unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
+}
+
+// Starts the job; returns its pid, or fails with the reason exec() gave.
+pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary) {
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(status_pipe[0]);
+    setJobEnvironment(store_path, summary);
+    std::vector<char*> argv;
+    for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int exec_errno = errno;
+    ssize_t ignored = write(status_pipe[1], &exec_errno, sizeof(exec_errno));
+    (void)ignored;
+    _exit(127);
+  }
+  close(status_pipe[1]);
+  int exec_errno = 0;
+  const ssize_t got = read(status_pipe[0], &exec_errno, sizeof(exec_errno));
+  close(status_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof(exec_errno))) {
+    waitpid(pid, nullptr, 0);
+    fail(kExitFailure, "cannot run '" + command.front() + "': " + std::strerror(exec_errno));
+  }
+  return pid;
+}
+
+// The job's exit status as a shell reports it: the exit code, or 128+n after signal n.
+int waitForJob(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return kExitFailure;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return kExitFailure;
+}
+
+// The collector cannot see how the job ends; the launcher records it in the job's store.
+void recordExitCode(const std::string& store_path, int exit_code) {
+  auto reader = store::Reader::open(store_path);
+  if (!reader) return;
+  auto run = (*reader)->run();
+  reader.value().reset();
+  if (!run) return;
+  auto writer = store::Writer::open(store_path, store::WriterOptions{store::OpenMode::kAppend});
+  if (!writer) return;
+  run->exit_code = exit_code;
+  (*writer)->setRun(*run);
+  (void)(*writer)->close();
+}
+
+// Stores of the job's other processes: <stem>[.rank<r>].<pid>.db next to the main one.
+std::vector<fs::path> childStores(const fs::path& main_store) {
+  std::vector<fs::path> found;
+  std::error_code error;
+  const std::string prefix = main_store.stem().string() + ".";
+  const std::string extension = main_store.extension().string();
+  for (const auto& entry : fs::directory_iterator(main_store.parent_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path() != main_store && name.rfind(prefix, 0) == 0 && entry.path().extension() == extension) {
+      found.push_back(entry.path());
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
 void addRunCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "(run is not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] { fail(kExitUsage, "'run' is not available in this build"); });
+  struct Options {
+    std::string output;
+    bool no_summary = false;
+    std::vector<std::string> command;
+  };
+  auto options = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("run", "Run a job under the collector and write its store");
+  cmd->footer(
+      "Example: torchscope run -o run.db -- python train.py --epochs 1\n"
+      "The job's stdin, stdout and stderr are untouched and its exit code is passed on (128+n when\n"
+      "signal n ended it). Other processes of the job write <stem>[.rank<r>].<pid>.db next to the store.");
+  cmd->add_option("-o,--output", options->output, "Store to write (default: torchscope-<pid>.db in the current directory)");
+  cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
+  cmd->add_option("command", options->command, "The job: a command and its arguments, after --")->required();
+  cmd->callback([options] {
+    std::error_code error;
+    if (!fs::exists(installation().collector_library, error)) {
+      fail(kExitFailure, "collector library not found: " + installation().collector_library +
+                             " (build torchscope_collector or set TORCHSCOPE_COLLECTOR_LIBRARY)");
+    }
+    fs::path store_path = options->output;
+    if (!store_path.empty()) {
+      store_path = fs::absolute(store_path, error).lexically_normal();
+      if (!fs::is_directory(store_path.parent_path(), error)) {
+        fail(kExitUsage, "cannot write " + options->output + ": its directory does not exist");
+      }
+      if (fs::is_directory(store_path, error)) fail(kExitUsage, "cannot write " + options->output + ": it is a directory");
+    }
+    if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
+    const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary);
+    // While the job runs a Ctrl-C belongs to it (the terminal sends it to both); signals sent to
+    // torchscope alone are passed on. The job was forked before this, so it keeps its defaults.
+    job_pid = pid;
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction forward {};
+    forward.sa_handler = &forwardSignal;
+    struct sigaction old_int {}, old_quit {}, old_term {}, old_hup {};
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    sigaction(SIGTERM, &forward, &old_term);
+    sigaction(SIGHUP, &forward, &old_hup);
+    const int exit_code = waitForJob(pid);
+    job_pid = 0;
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
+
+    if (fs::exists(store_path, error)) {
+      recordExitCode(store_path.string(), exit_code);
+      const std::size_t children = childStores(store_path).size();
+      std::cerr << "torchscope: store written to " << store_path.string();
+      if (children > 0) std::cerr << " (and " << children << " for the job's other processes, next to it)";
+      std::cerr << "\n";
+    } else {
+      std::cerr << "torchscope: no store was written to " << store_path.string()
+                << " (the job is not a Python process, or Python ran with -S/-I/-E)\n";
+    }
+    throw CommandExit{exit_code};
+  });
 }
 
 }  // namespace torchscope::cli

@@ -175,6 +175,7 @@ struct Compile {
   std::int64_t co_firstlineno = -1;
   Nanos start_ns = 0;
   Nanos end_ns = 0;
+  // torch's nested cumulative stage times: dynamo_ns contains aot_ns, which contains inductor_ns.
   Nanos dynamo_ns = -1;
   Nanos aot_ns = -1;
   Nanos inductor_ns = -1;
@@ -229,7 +230,7 @@ struct Step {
   std::int64_t index = 0;
   Nanos start_ns = 0;
   Nanos end_ns = 0;
-  std::string source;  // "optimizer" | "marker" | "nvtx" | "import"
+  std::string source;  // "optimizer" | "zero_grad" | "marker" | "nvtx" | "import"
   bool operator==(const Step&) const = default;
 };
 

@@ -14,6 +14,7 @@ namespace torchscope::cupti {
 
 struct GpuTracingOptions {
   std::size_t max_buffer_bytes = std::size_t{256} << 20;  // host memory for activity buffers
+  std::size_t buffer_bytes = std::size_t{8} << 20;        // one activity buffer (capped by the above)
   bool trace_nvtx = true;
   bool trace_driver_api = false;
 };
@@ -30,12 +31,17 @@ using SourceLocator = bool (*)(SourceLocation* out);
 
 // Starts tracing into `writer` (which must outlive stopGpuTracing()). Fails with kUnsupported and
 // a message such as "no CUDA driver: GPU tracing off" or "CUPTI is in use by another tool
-// (torch.profiler, nsys): GPU tracing off"; the job is never affected.
+// (torch.profiler, nsys): GPU tracing off"; the job is never affected. The failure is also stored
+// as a "cupti" Diagnostic, so the caller only has to print the message once. Also fails with
+// kInvalidArgument when tracing is already on. Must run before the job's first NVTX call for NVTX
+// ranges to be traced (it sets NVTX_INJECTION64_PATH). The locator runs on the thread that makes a
+// blocking CUDA call, inside the call.
 [[nodiscard]] Result<void> startGpuTracing(store::Writer& writer, const GpuTracingOptions& options,
                                            SourceLocator locator);
-// Hands every completed buffer to the writer.
+// Hands every completed buffer to the writer, with the drop counts seen so far as Diagnostics.
 void flushGpuTracing();
-// Flushes and detaches from CUPTI. Safe to call when tracing never started.
+// Flushes the tail and detaches from CUPTI. Safe to call when tracing never started, and twice.
+// Not async-signal-safe: call it from a normal thread (atexit, a signal-watching thread).
 void stopGpuTracing();
 // In a forked child: forget the parent's tracing without calling into CUPTI.
 void gpuTracingAtForkChild();

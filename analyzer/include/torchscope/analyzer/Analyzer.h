@@ -1,0 +1,69 @@
+// The rule engine: reads one or more stores and returns ranked findings, each with its evidence
+// and the fix it proposes (docs/rules.md documents every rule, docs/FORMAT.md the store).
+//
+// Error contract: analyze() fails with the store's error (kNotFound, kNotTorchscope, kVersion,
+// kCorrupt) for a file it cannot read, naming the file; it never throws. A store from a run that
+// did not finish (run.end_ns == -1) is analysed and marked partial, with a note.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchscope/store/Reader.h"
+#include "torchscope/store/Records.h"
+#include "torchscope/store/Result.h"
+
+namespace torchscope::analyzer {
+
+// A finding uses the store's row type so that it can be saved as it is.
+using Finding = store::Finding;
+
+// GPU and CPU activity of one time bucket, for the timeline overview of the HTML report.
+struct TimelineBucket {
+  double start_s = 0;        // from the start of the run
+  double gpu_busy_s = 0;     // kernel time that falls in the bucket (summed over devices)
+  double cpu_op_s = 0;       // CPU op time that starts in the bucket
+  double sync_s = 0;         // host time blocked in syncs that start in the bucket
+};
+
+// What one store says about its run, besides the findings.
+struct RunSummary {
+  std::string path;
+  store::RunInfo run;
+  bool partial = false;             // the run did not finish (crash, kill)
+  double duration_s = 0;            // wall span of the run
+  std::vector<double> step_seconds; // every step in order
+  std::vector<double> steady_step_seconds;  // steps that do not overlap a compilation, first step dropped
+  double steady_step_median_s = 0;
+  double compile_seconds = 0;
+  std::int64_t compiles = 0;
+  std::int64_t graph_breaks = 0;
+  std::int64_t recompiles = 0;
+  std::int64_t syncs = 0;
+  std::int64_t kernels = 0;
+  std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0
+};
+
+struct Analysis {
+  std::vector<RunSummary> runs;
+  std::vector<Finding> findings;   // most impact first
+  std::vector<std::string> notes;  // partial runs, missing data, rules that could not run
+};
+
+struct AnalyzeOptions {
+  int timeline_buckets = 0;  // 0: no timeline overview (it costs one more pass over the kernels)
+};
+
+// Analyses every store; findings with the same rule and location across stores are merged.
+[[nodiscard]] Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOptions& options = {});
+// Analyses one open store.
+[[nodiscard]] Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions& options = {});
+
+// Replaces the findings saved in the store at `path` with `findings` (for the GUI).
+[[nodiscard]] Result<void> saveFindings(const std::string& path, const std::vector<Finding>& findings);
+
+// Every rule id the engine can report, "<family>/<cause>".
+[[nodiscard]] const std::vector<std::string>& ruleIds();
+
+}  // namespace torchscope::analyzer

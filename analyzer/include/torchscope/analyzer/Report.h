@@ -1,0 +1,29 @@
+// Renders an Analysis in the formats users and their tools read. docs/rules.md documents the JSON
+// schema; SARIF follows 2.1.0, JUnit the format CI servers parse. Renderers never fail: every
+// string from the store is escaped for the target format.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "torchscope/analyzer/Analyzer.h"
+
+namespace torchscope::analyzer {
+
+enum class Format { kText, kJson, kMarkdown, kSarif, kJunit, kHtml };
+
+// "text", "json", "markdown", "sarif", "junit", "html"; nullopt for anything else.
+[[nodiscard]] std::optional<Format> parseFormat(std::string_view name);
+inline constexpr std::string_view kFormatNames = "text|json|markdown|sarif|junit|html";
+
+struct RenderOptions {
+  bool color = false;  // ANSI colour in text output (only for a terminal)
+};
+
+[[nodiscard]] std::string render(const Analysis& analysis, Format format, const RenderOptions& options = {});
+
+// The JSON schema version written in every JSON report ("schema" key).
+inline constexpr std::string_view kJsonSchema = "torchscope.findings/1";
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,212 @@
+#include "torchscope/analyzer/Analyzer.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "Rules.h"
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+int severityRank(const std::string& severity) {
+  if (severity == "error") return 0;
+  if (severity == "warning") return 1;
+  return 2;
+}
+
+void rank(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    return std::make_tuple(-a.impact_seconds, severityRank(a.severity), a.rule, a.file, a.line) <
+           std::make_tuple(-b.impact_seconds, severityRank(b.severity), b.rule, b.file, b.line);
+  });
+}
+
+Result<std::vector<TimelineBucket>> timeline(const store::Reader& reader, const Facts& facts, int buckets) {
+  std::vector<TimelineBucket> result(static_cast<std::size_t>(buckets));
+  const store::Nanos span = std::max<store::Nanos>(1, facts.end_ns - facts.begin_ns);
+  const double width_s = toSeconds(static_cast<double>(span)) / buckets;
+  for (int i = 0; i < buckets; ++i) result[static_cast<std::size_t>(i)].start_s = width_s * i;
+  struct Series {
+    std::string_view table;
+    double TimelineBucket::*field;
+  };
+  for (const Series series : {Series{"kernels", &TimelineBucket::gpu_busy_s}, Series{"cpu_ops", &TimelineBucket::cpu_op_s},
+                              Series{"syncs", &TimelineBucket::sync_s}}) {
+    auto done = reader.query(
+        fmt::format("SELECT (start_ns - ?) * ? / ? AS b, sum(end_ns - start_ns) FROM {} GROUP BY b", series.table),
+        [&](const store::Row& row) {
+          const std::int64_t bucket = row.integer(0);
+          if (bucket >= 0 && bucket < buckets) result[static_cast<std::size_t>(bucket)].*series.field += toSeconds(row.real(1));
+        },
+        {facts.begin_ns, static_cast<std::int64_t>(buckets), span});
+    if (!done) return done.error();
+  }
+  return result;
+}
+
+RunSummary summarize(const store::Reader& reader, const Facts& facts) {
+  RunSummary summary;
+  summary.path = reader.path();
+  summary.run = facts.run;
+  summary.partial = facts.partial;
+  summary.duration_s = facts.duration_s;
+  for (const auto& step : facts.steps) summary.step_seconds.push_back(toSeconds(static_cast<double>(step.end_ns - step.start_ns)));
+  summary.steady_step_seconds = facts.steady_step_seconds;
+  summary.steady_step_median_s = facts.steady_step_median_s;
+  summary.compile_seconds = facts.compile_seconds;
+  summary.compiles = static_cast<std::int64_t>(facts.compiles.size());
+  summary.graph_breaks = facts.count("graph_breaks");
+  summary.recompiles = facts.count("recompiles");
+  summary.syncs = facts.count("syncs");
+  summary.kernels = facts.count("kernels");
+  return summary;
+}
+
+using FindingKey = std::tuple<std::string, std::string, std::int64_t, std::string>;
+
+// Same rule at the same place in several processes' stores: one finding with the counts and impact added up.
+std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_store, double total_duration_s) {
+  std::map<FindingKey, Finding> merged;
+  std::map<FindingKey, int> stores;
+  std::vector<FindingKey> order;
+  for (auto& findings : per_store) {
+    for (auto& finding : findings) {
+      FindingKey key{finding.rule, finding.file, finding.line, finding.function};
+      auto [it, inserted] = merged.try_emplace(key, finding);
+      if (inserted) {
+        order.push_back(key);
+      } else {
+        it->second.count += finding.count;
+        it->second.impact_seconds += finding.impact_seconds;
+        if (severityRank(finding.severity) < severityRank(it->second.severity)) it->second.severity = finding.severity;
+      }
+      ++stores[key];
+    }
+  }
+  std::vector<Finding> result;
+  for (const auto& key : order) {
+    Finding finding = std::move(merged[key]);
+    if (stores[key] > 1) {
+      auto evidence = nlohmann::json::parse(finding.evidence, nullptr, false);
+      if (evidence.is_object()) {
+        evidence["stores"] = stores[key];
+        finding.evidence = evidence.dump();
+      }
+      finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
+    }
+    result.push_back(std::move(finding));
+  }
+  return result;
+}
+
+}  // namespace
+
+const std::vector<RuleFamily>& ruleFamilies() {
+  static const std::vector<RuleFamily> families = {
+      {"recompile", recompileRules,
+       {"recompile/dynamic-shape", "recompile/python-scalar", "recompile/limit-hit", "recompile/other"}},
+      {"graph-break", graphBreakRules,
+       {"graph-break/data-dependent-branch", "graph-break/item", "graph-break/print", "graph-break/unsupported-call",
+        "graph-break/dynamic-output-shape", "graph-break/other"}},
+      {"sync", syncRules,
+       {"sync/item", "sync/host-copy", "sync/nonzero", "sync/repeat-interleave", "sync/synchronize", "sync/other"}},
+      {"memcpy", memcpyRules, {"memcpy/pageable"}},
+      {"gpu", gpuRules, {"gpu/idle", "gpu/launch-bound"}},
+      {"precision", precisionRules, {"precision/fp32-matmul"}},
+      {"compile", compileRules, {"compile/time", "compile/not-compiled"}},
+      {"inference", inferenceRules,
+       {"inference/no-inference-mode", "vision/channels-last", "quantization/candidate", "attention/manual"}},
+  };
+  return families;
+}
+
+const std::vector<std::string>& ruleIds() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> all;
+    for (const auto& family : ruleFamilies()) all.insert(all.end(), family.rule_ids.begin(), family.rule_ids.end());
+    return all;
+  }();
+  return ids;
+}
+
+Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions& options) {
+  auto facts = collectFacts(reader);
+  if (!facts) return facts.error();
+  Analysis analysis;
+  analysis.runs.push_back(summarize(reader, *facts));
+  if (facts->partial) {
+    analysis.notes.push_back(fmt::format("{}: the run did not finish (crashed or killed); the analysis is partial and "
+                                         "covers what was recorded", reader.path()));
+  }
+  if (facts->steps.empty()) {
+    analysis.notes.push_back(fmt::format("{}: no training steps were recorded; per-step figures use the whole run",
+                                         reader.path()));
+  }
+  const Context context{reader, *facts};
+  for (const auto& family : ruleFamilies()) {
+    if (auto done = family.run(context, analysis.findings); !done) {
+      // A damaged file fails the analysis; anything else costs only this family's findings.
+      if (done.error().code == ErrorCode::kCorrupt) return done.error();
+      analysis.notes.push_back(fmt::format("{}: the {} rules could not run: {}", reader.path(), family.family,
+                                           done.error().message));
+    }
+  }
+  if (options.timeline_buckets > 0) {
+    auto buckets = timeline(reader, *facts, options.timeline_buckets);
+    if (!buckets) return buckets.error();
+    analysis.runs.back().timeline = std::move(*buckets);
+  }
+  rank(analysis.findings);
+  return analysis;
+}
+
+Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
+  if (paths.empty()) return makeError(ErrorCode::kInvalidArgument, "no store to analyse");
+  Analysis combined;
+  std::vector<std::vector<Finding>> per_store;
+  double total_duration_s = 0;
+  for (const auto& path : paths) {
+    auto reader = store::Reader::open(path);
+    if (!reader) return reader.error();
+    auto analysis = analyzeStore(**reader, options);
+    if (!analysis) return makeError(analysis.error().code, path + ": " + analysis.error().message);
+    for (auto& run : analysis->runs) {
+      total_duration_s += run.duration_s;
+      combined.runs.push_back(std::move(run));
+    }
+    combined.notes.insert(combined.notes.end(), analysis->notes.begin(), analysis->notes.end());
+    per_store.push_back(std::move(analysis->findings));
+  }
+  combined.findings = mergeAcrossStores(std::move(per_store), total_duration_s);
+  rank(combined.findings);
+  return combined;
+}
+
+Result<void> saveFindings(const std::string& path, const std::vector<Finding>& findings) {
+  {
+    auto reader = store::Reader::open(path);  // refuses foreign and newer files before anything is written
+    if (!reader) return reader.error();
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 5000);
+    rc = sqlite3_exec(db, "DELETE FROM findings", nullptr, nullptr, nullptr);
+  }
+  const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) return makeError(ErrorCode::kIo, path + ": cannot replace the findings: " + message);
+
+  auto writer = store::Writer::open(path, {.mode = store::OpenMode::kAppend});
+  if (!writer) return writer.error();
+  for (const auto& finding : findings) (*writer)->add(finding);
+  return (*writer)->close();
+}
+
+}  // namespace torchscope::analyzer

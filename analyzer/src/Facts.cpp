@@ -1,0 +1,181 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+
+#include "Rules.h"
+#include "Stats.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+bool overlaps(const store::Step& step, const store::Compile& compile) {
+  return compile.start_ns < step.end_ns && compile.end_ns > step.start_ns;
+}
+
+}  // namespace
+
+std::int64_t Facts::count(const std::string& table) const {
+  const auto found = counts.find(table);
+  return found == counts.end() ? 0 : found->second;
+}
+
+double Facts::fraction(double seconds) const {
+  if (duration_s <= 0) return 0;
+  return std::clamp(seconds / duration_s, 0.0, 1.0);
+}
+
+Result<Facts> collectFacts(const store::Reader& reader) {
+  Facts facts;
+  auto run = reader.run();
+  if (!run) return run.error();
+  facts.run = *run;
+  facts.partial = run->end_ns < 0;
+  auto counts = reader.counts();
+  if (!counts) return counts.error();
+  facts.counts = std::move(*counts);
+  facts.begin_ns = run->start_ns;
+  facts.end_ns = run->end_ns;
+  // The span of the rows costs a pass over every table: only for runs that did not record their own span.
+  if (run->start_ns <= 0 || run->end_ns < run->start_ns) {
+    auto span = reader.timeSpan();
+    if (!span) return span.error();
+    if (*span) {
+      facts.begin_ns = run->start_ns > 0 ? std::min(run->start_ns, (*span)->begin_ns) : (*span)->begin_ns;
+      facts.end_ns = std::max(run->end_ns, (*span)->end_ns);
+    } else {
+      facts.begin_ns = std::max<store::Nanos>(0, run->start_ns);
+      facts.end_ns = facts.begin_ns;
+    }
+  }
+  facts.duration_s = toSeconds(static_cast<double>(facts.end_ns - facts.begin_ns));
+
+  auto steps = reader.load<store::Step>();
+  if (!steps) return steps.error();
+  facts.steps = std::move(*steps);
+  auto compiles = reader.load<store::Compile>();
+  if (!compiles) return compiles.error();
+  facts.compiled = !compiles->empty();
+  auto recompiles = reader.load<store::Recompile>();
+  if (!recompiles) return recompiles.error();
+  facts.recompiles = std::move(*recompiles);
+  for (const auto& compile : *compiles) {
+    facts.compile_seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+  }
+
+  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up).
+  std::vector<store::Step> steady;
+  for (std::size_t i = 0; i < facts.steps.size(); ++i) {
+    const auto& step = facts.steps[i];
+    if (i == 0 && facts.steps.size() >= 3) continue;
+    if (std::any_of(compiles->begin(), compiles->end(), [&](const auto& c) { return overlaps(step, c); })) continue;
+    steady.push_back(step);
+  }
+  for (const auto& step : steady) facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(step.end_ns - step.start_ns)));
+  facts.steady_step_median_s = median(facts.steady_step_seconds);
+  if (!steady.empty()) {
+    facts.steady_begin_ns = steady.front().start_ns;
+    facts.steady_end_ns = steady.back().end_ns;
+  } else {
+    facts.steady_begin_ns = facts.begin_ns;
+    facts.steady_end_ns = facts.end_ns;
+  }
+
+  facts.compiles = std::move(*compiles);
+
+  auto devices = reader.load<store::Device>();
+  if (!devices) return devices.error();
+  for (const auto& device : *devices) facts.compute_major[device.device] = device.compute_major;
+
+  if (auto scanned = scanActivity(reader, facts); !scanned) return scanned.error();
+
+  const bool optimizer_steps = std::any_of(facts.steps.begin(), facts.steps.end(),
+                                           [](const auto& step) { return step.source == "optimizer"; });
+  const bool backward_ops = std::any_of(facts.cpu_op_names.begin(), facts.cpu_op_names.end(), [](const auto& op) {
+    return containsAny(op.name, {"Backward", "autograd::engine", "Optimizer.step"});
+  });
+  facts.training = optimizer_steps || backward_ops;
+  return facts;
+}
+
+double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_id, std::int64_t frame_compile_id) {
+  double seconds = 0;
+  for (const auto& compile : facts.compiles) {
+    if (compile.pid == pid && compile.frame_id == frame_id && compile.frame_compile_id == frame_compile_id) {
+      seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+    }
+  }
+  return seconds;
+}
+
+std::int64_t distinctShapes(const Facts& facts) {
+  static const std::regex kSizes(R"((expected|actual) (\d+))");
+  std::set<std::string> sizes;
+  for (const auto& recompile : facts.recompiles) {
+    if (recompile.cause != "dynamic-shape") continue;
+    for (std::sregex_iterator it(recompile.guard_failures.begin(), recompile.guard_failures.end(), kSizes), end;
+         it != end; ++it) {
+      sizes.insert((*it)[2].str());
+    }
+  }
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(sizes.size()));
+}
+
+Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,
+                    const FixProposal& fix) {
+  Finding finding;
+  finding.rule = std::move(rule);
+  finding.severity = std::move(severity);
+  finding.title = std::move(title);
+  finding.message = std::move(message);
+  finding.fix_id = std::string(fix.id);
+  finding.fix_summary = fix.summary;
+  finding.fix_kind = std::string(fix.kind);
+  finding.evidence = "{}";
+  return finding;
+}
+
+void setImpact(Finding& finding, const Facts& facts, double seconds) {
+  finding.impact_seconds = std::max(0.0, seconds);
+  finding.impact_fraction = facts.fraction(finding.impact_seconds);
+}
+
+void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = evidence.dump(); }
+
+std::string formatSeconds(double seconds) {
+  if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
+  if (seconds >= 1e-3) return fmt::format("{:.1f} ms", seconds * 1e3);
+  return fmt::format("{:.0f} us", seconds * 1e6);
+}
+
+std::string formatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
+
+std::string formatLocation(const std::string& file, std::int64_t line) {
+  if (file.empty()) return "";
+  return line >= 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
+Result<std::vector<std::string>> queryTexts(const store::Reader& reader, std::string_view sql,
+                                            const std::vector<store::QueryParam>& params) {
+  std::vector<std::string> values;
+  auto done = reader.query(sql, [&](const store::Row& row) { values.push_back(row.text(0)); }, params);
+  if (!done) return done.error();
+  return values;
+}
+
+bool containsAny(std::string_view text, std::initializer_list<std::string_view> needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view needle) { return text.find(needle) != std::string_view::npos; });
+}
+
+std::string lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,118 @@
+// What every rule sees: the store and the facts computed once per store, plus helpers that build
+// findings the same way everywhere. One file per rule family under rules/.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "Activity.h"
+#include "torchscope/analyzer/Analyzer.h"
+
+namespace torchscope::analyzer {
+
+// Time and count of one kernel or CPU op name (kernels: per device).
+struct NameStat {
+  std::string name;
+  std::int64_t device = -1;
+  std::int64_t count = 0;
+  double seconds = 0;
+};
+
+struct Facts {
+  store::RunInfo run;
+  bool partial = false;
+  store::Nanos begin_ns = 0;  // run span
+  store::Nanos end_ns = 0;
+  double duration_s = 0;
+  std::map<std::string, std::int64_t> counts;  // rows per table
+  std::vector<store::Step> steps;
+  store::Nanos steady_begin_ns = 0;  // window of the steady-state steps (the whole run when there are none)
+  store::Nanos steady_end_ns = 0;
+  std::vector<double> steady_step_seconds;
+  double steady_step_median_s = 0;
+  bool compiled = false;   // torch.compile ran at least once
+  double compile_seconds = 0;
+  std::vector<store::Compile> compiles;      // small tables, loaded whole
+  std::vector<store::Recompile> recompiles;
+  bool training = false;   // backward ops or optimizer steps were seen
+  std::map<std::int64_t, std::int64_t> compute_major;  // device -> compute capability major
+  std::vector<NameStat> kernel_names;  // per (name, device)
+  std::vector<NameStat> cpu_op_names;  // per name
+  LaunchCost launch;           // mean cudaLaunchKernel call (sampled)
+  KernelWindow kernel_window;  // GPU activity in the steady-state window
+  std::int64_t aten_ops = 0;
+  std::int64_t small_aten_ops = 0;  // shorter than kSmallOpNanos: dominated by dispatch overhead
+  static constexpr std::int64_t kSmallOpNanos = 50'000;
+
+  [[nodiscard]] std::int64_t count(const std::string& table) const;
+  [[nodiscard]] std::int64_t stepCount() const { return static_cast<std::int64_t>(steps.size()); }
+  // Share of the run's duration, in [0, 1].
+  [[nodiscard]] double fraction(double seconds) const;
+};
+
+[[nodiscard]] Result<Facts> collectFacts(const store::Reader& reader);
+
+// Compile time of the compilations with this compile id, in seconds.
+double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_id, std::int64_t frame_compile_id);
+// Distinct input shapes the run showed: 1 + the distinct sizes named by shape guard failures
+// ("expected 3, actual 4"); 1 for a run that never recompiled for a shape.
+std::int64_t distinctShapes(const Facts& facts);
+
+struct Context {
+  const store::Reader& reader;
+  const Facts& facts;
+};
+
+using RuleFunction = Result<void> (*)(const Context&, std::vector<Finding>&);
+
+struct RuleFamily {
+  std::string_view family;
+  RuleFunction run;
+  std::vector<std::string> rule_ids;
+};
+
+// Rule families, one per file under rules/.
+Result<void> recompileRules(const Context& context, std::vector<Finding>& out);
+Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out);
+Result<void> syncRules(const Context& context, std::vector<Finding>& out);
+Result<void> memcpyRules(const Context& context, std::vector<Finding>& out);
+Result<void> gpuRules(const Context& context, std::vector<Finding>& out);
+Result<void> precisionRules(const Context& context, std::vector<Finding>& out);
+Result<void> compileRules(const Context& context, std::vector<Finding>& out);
+Result<void> inferenceRules(const Context& context, std::vector<Finding>& out);
+
+const std::vector<RuleFamily>& ruleFamilies();
+
+// Helpers shared by the rules.
+struct FixProposal {
+  std::string_view id;  // from FixIds.h, or "" when no automatic fix exists
+  std::string summary;
+  std::string_view kind;  // fix::kRuntime | fix::kSource | ""
+};
+
+Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,
+                    const FixProposal& fix);
+void setImpact(Finding& finding, const Facts& facts, double seconds);
+void setEvidence(Finding& finding, const nlohmann::json& evidence);
+
+// "1.23 s", "45.6 ms", "789 us"
+std::string formatSeconds(double seconds);
+std::string formatPercent(double fraction);
+// A location for messages: "train.py:42" or "train.py" or "".
+std::string formatLocation(const std::string& file, std::int64_t line);
+
+inline double toSeconds(double nanos) { return nanos / 1e9; }
+
+// Runs `sql` and returns one column of text values.
+Result<std::vector<std::string>> queryTexts(const store::Reader& reader, std::string_view sql,
+                                            const std::vector<store::QueryParam>& params = {});
+
+bool containsAny(std::string_view text, std::initializer_list<std::string_view> needles);
+std::string lowercase(std::string_view text);
+
+}  // namespace torchscope::analyzer

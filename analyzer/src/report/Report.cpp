@@ -1,0 +1,81 @@
+// Format dispatch and the JSON report (the contract other tools read; schema in docs/rules.md).
+#include "torchscope/analyzer/Report.h"
+
+#include "Reports.h"
+
+namespace torchscope::analyzer {
+
+std::optional<Format> parseFormat(std::string_view name) {
+  if (name == "text") return Format::kText;
+  if (name == "json") return Format::kJson;
+  if (name == "markdown") return Format::kMarkdown;
+  if (name == "sarif") return Format::kSarif;
+  if (name == "junit") return Format::kJunit;
+  if (name == "html") return Format::kHtml;
+  return std::nullopt;
+}
+
+std::string render(const Analysis& analysis, Format format, const RenderOptions& options) {
+  switch (format) {
+    case Format::kText: return report::text(analysis, options);
+    case Format::kJson: return report::json(analysis);
+    case Format::kMarkdown: return report::markdown(analysis);
+    case Format::kSarif: return report::sarif(analysis);
+    case Format::kJunit: return report::junit(analysis);
+    case Format::kHtml: return report::html(analysis);
+  }
+  return {};
+}
+
+namespace report {
+
+nlohmann::json findingJson(const Finding& finding) {
+  auto evidence = nlohmann::json::parse(sanitizeUtf8(finding.evidence), nullptr, false);
+  if (evidence.is_discarded()) evidence = nlohmann::json::object();
+  return {
+      {"rule", finding.rule},
+      {"severity", finding.severity},
+      {"title", sanitizeUtf8(finding.title)},
+      {"message", sanitizeUtf8(finding.message)},
+      {"location",
+       {{"file", sanitizeUtf8(finding.file)},
+        {"line", finding.line >= 0 ? nlohmann::json(finding.line) : nlohmann::json(nullptr)},
+        {"function", sanitizeUtf8(finding.function)}}},
+      {"count", finding.count},
+      {"impact", {{"seconds", finding.impact_seconds}, {"fraction", finding.impact_fraction}}},
+      {"evidence", evidence},
+      {"fix", {{"id", finding.fix_id}, {"summary", sanitizeUtf8(finding.fix_summary)}, {"kind", finding.fix_kind}}},
+  };
+}
+
+nlohmann::json runJson(const RunSummary& run) {
+  return {
+      {"path", sanitizeUtf8(run.path)},
+      {"command_line", sanitizeUtf8(run.run.command_line)},
+      {"host", sanitizeUtf8(run.run.host)},
+      {"gpu_name", sanitizeUtf8(run.run.gpu_name)},
+      {"torch_version", sanitizeUtf8(run.run.torch_version)},
+      {"partial", run.partial},
+      {"duration_seconds", run.duration_s},
+      {"steps", run.step_seconds.size()},
+      {"steady_step_median_seconds", run.steady_step_median_s},
+      {"compile_seconds", run.compile_seconds},
+      {"compiles", run.compiles},
+      {"graph_breaks", run.graph_breaks},
+      {"recompiles", run.recompiles},
+      {"syncs", run.syncs},
+  };
+}
+
+std::string json(const Analysis& analysis) {
+  nlohmann::json document = {{"schema", kJsonSchema}, {"runs", nlohmann::json::array()},
+                             {"notes", nlohmann::json::array()}, {"findings", nlohmann::json::array()}};
+  for (const auto& run : analysis.runs) document["runs"].push_back(runJson(run));
+  for (const auto& note : analysis.notes) document["notes"].push_back(sanitizeUtf8(note));
+  for (const auto& finding : analysis.findings) document["findings"].push_back(findingJson(finding));
+  return document.dump(2) + "\n";
+}
+
+}  // namespace report
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,81 @@
+// Text (terminal) and Markdown reports.
+#include <fmt/format.h>
+
+#include "Reports.h"
+
+namespace torchscope::analyzer::report {
+
+namespace {
+
+std::string paint(const RenderOptions& options, std::string_view code, std::string_view text) {
+  if (!options.color) return std::string(text);
+  return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
+}
+
+std::string_view severityColor(const std::string& severity) {
+  if (severity == "error") return "1;31";
+  if (severity == "warning") return "1;33";
+  return "1;36";
+}
+
+std::string runLine(const RunSummary& run) {
+  std::string line = fmt::format("{}: {:.2f} s", run.path, run.duration_s);
+  if (!run.step_seconds.empty()) {
+    line += fmt::format(", {} steps, steady-state step median {:.2f} ms", run.step_seconds.size(),
+                        run.steady_step_median_s * 1e3);
+  }
+  if (run.compiles > 0) line += fmt::format(", {} compilations ({:.2f} s)", run.compiles, run.compile_seconds);
+  if (run.partial) line += " [partial: the run did not finish]";
+  return line;
+}
+
+}  // namespace
+
+std::string text(const Analysis& analysis, const RenderOptions& options) {
+  std::string out;
+  for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run)) + "\n";
+  for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
+  if (analysis.findings.empty()) {
+    out += "\nNo findings: nothing in this run needs attention.\n";
+    return out;
+  }
+  out += fmt::format("\n{} finding(s), most impact first:\n", analysis.findings.size());
+  int index = 0;
+  for (const auto& finding : analysis.findings) {
+    out += fmt::format("\n{:>2}. {} {}  {}\n", ++index, paint(options, severityColor(finding.severity), finding.severity),
+                       paint(options, "1", finding.rule), sanitizeUtf8(finding.title));
+    std::string where = sanitizeUtf8(location(finding));
+    out += fmt::format("    {}{}x, impact {:.3f} s ({:.1f} % of the run)\n", where.empty() ? "" : where + " | ",
+                       finding.count, finding.impact_seconds, finding.impact_fraction * 100);
+    out += "    " + sanitizeUtf8(finding.message) + "\n";
+    out += fmt::format("    fix{}: {}\n",
+                       finding.fix_id.empty() ? std::string(" (by hand)")
+                                              : fmt::format(" [{} | {}]", finding.fix_id, finding.fix_kind),
+                       sanitizeUtf8(finding.fix_summary));
+  }
+  return out;
+}
+
+std::string markdown(const Analysis& analysis) {
+  std::string out = "## torchscope findings\n\n";
+  for (const auto& run : analysis.runs) out += "- " + escapeMarkdown(runLine(run)) + "\n";
+  for (const auto& note : analysis.notes) out += "- **Note:** " + escapeMarkdown(note) + "\n";
+  out += "\n";
+  if (analysis.findings.empty()) return out + "No findings: nothing in this run needs attention.\n";
+  out += "| # | Severity | Rule | Location | Count | Impact | Fix |\n|---|---|---|---|---|---|---|\n";
+  int index = 0;
+  for (const auto& finding : analysis.findings) {
+    out += fmt::format("| {} | {} | `{}` | {} | {} | {:.3f} s ({:.1f} %) | {} |\n", ++index, finding.severity,
+                       finding.rule, escapeMarkdown(location(finding)), finding.count, finding.impact_seconds,
+                       finding.impact_fraction * 100, finding.fix_id.empty() ? "by hand" : "`" + finding.fix_id + "`");
+  }
+  out += "\n";
+  index = 0;
+  for (const auto& finding : analysis.findings) {
+    out += fmt::format("### {}. {}\n\n{}\n\n**Fix:** {}\n\n", ++index, escapeMarkdown(finding.title),
+                       escapeMarkdown(finding.message), escapeMarkdown(finding.fix_summary));
+  }
+  return out;
+}
+
+}  // namespace torchscope::analyzer::report

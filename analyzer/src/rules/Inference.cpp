@@ -1,0 +1,190 @@
+// Model-level advice from op and kernel names: inference/no-inference-mode, vision/channels-last,
+// quantization/candidate and attention/manual.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "../Rules.h"
+#include "torchscope/analyzer/FixIds.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+constexpr std::int64_t kMinimumInferenceOps = 100;
+constexpr double kAutogradOverheadPerOp = 2e-6;  // graph recording and version counters per op
+constexpr double kConvShare = 0.1;
+constexpr double kChannelsLastGain = 0.2;  // typical NHWC convolution speed-up on tensor cores and oneDNN
+constexpr double kLinearShare = 0.3;
+constexpr double kQuantizationGain = 0.5;  // dynamic int8 runs Linear/LSTM about 2x faster on CPU
+constexpr std::int64_t kMinimumAttentionBlocks = 2;
+constexpr double kSdpaGain = 0.5;
+
+double opSeconds(const Facts& facts, std::initializer_list<std::string_view> names, std::int64_t* count = nullptr) {
+  double seconds = 0;
+  for (const auto& stat : facts.cpu_op_names) {
+    for (std::string_view name : names) {
+      if (stat.name == name) {
+        seconds += stat.seconds;
+        if (count) *count += stat.count;
+      }
+    }
+  }
+  return seconds;
+}
+
+std::int64_t atenOps(const Facts& facts) {
+  std::int64_t ops = 0;
+  for (const auto& stat : facts.cpu_op_names) ops += stat.name.rfind("aten::", 0) == 0 ? stat.count : 0;
+  return ops;
+}
+
+bool anyName(const std::vector<NameStat>& stats, std::initializer_list<std::string_view> needles) {
+  for (const auto& stat : stats) {
+    if (containsAny(lowercase(stat.name), needles)) return true;
+  }
+  return false;
+}
+
+Result<void> noInferenceMode(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  const std::int64_t ops = atenOps(facts);
+  if (facts.training || ops < kMinimumInferenceOps) return {};
+  if (anyName(facts.cpu_op_names, {"inference_mode", "inferencemode", "no_grad"})) return {};
+  auto marked = queryTexts(context.reader,
+                           "SELECT key FROM run_attributes WHERE (key LIKE '%inference_mode%' AND value IN ('1', 'true')) "
+                           "OR (key LIKE '%grad_enabled%' AND value IN ('0', 'false'))");
+  if (!marked) return marked.error();
+  if (!marked->empty()) return {};
+  Finding finding = makeFinding(
+      "inference/no-inference-mode", "info", "Inference runs with autograd enabled",
+      fmt::format("The job ran {} aten ops and no backward pass, with no sign of torch.inference_mode(). Autograd "
+                  "still records every op for a backward that never comes.",
+                  ops),
+      {fix::kInferenceMode, "wrap the inference loop in `with torch.inference_mode():`", fix::kSource});
+  finding.count = ops;
+  setImpact(finding, facts, static_cast<double>(ops) * kAutogradOverheadPerOp);
+  setEvidence(finding, {{"aten_ops", ops}, {"backward_ops", 0}});
+  out.push_back(std::move(finding));
+  return {};
+}
+
+Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  std::int64_t convolutions = 0;
+  const double conv_s = opSeconds(facts, {"aten::convolution"}, &convolutions);
+  if (convolutions == 0) return {};
+  double conversion_s = 0;
+  bool nhwc_kernels = false;
+  for (const auto& stat : facts.kernel_names) {
+    const std::string name = lowercase(stat.name);
+    if (containsAny(name, {"nchwtonhwc", "nhwctonchw"})) {
+      conversion_s += stat.seconds;
+    } else if (containsAny(name, {"nhwc", "channels_last"})) {
+      nhwc_kernels = true;
+    }
+  }
+  if (nhwc_kernels || facts.fraction(conv_s) < kConvShare) return {};
+  Finding finding = makeFinding(
+      "vision/channels-last", "info", "Convolutions run in NCHW memory format",
+      fmt::format("{} convolutions took {} ({} of the run) in the default NCHW layout{}. Channels-last (NHWC) "
+                  "convolutions are faster on tensor cores and in oneDNN and avoid layout conversions.",
+                  convolutions, formatSeconds(conv_s), formatPercent(facts.fraction(conv_s)),
+                  conversion_s > 0 ? fmt::format(", plus {} converting layouts", formatSeconds(conversion_s)) : ""),
+      {fix::kChannelsLast, "model.to(memory_format=torch.channels_last) and the same for the inputs", fix::kSource});
+  finding.count = convolutions;
+  setImpact(finding, facts, conv_s * kChannelsLastGain + conversion_s);
+  setEvidence(finding, {{"convolutions", convolutions}, {"convolution_seconds", conv_s},
+                        {"layout_conversion_seconds", conversion_s}});
+  out.push_back(std::move(finding));
+  return {};
+}
+
+Result<void> quantizationCandidate(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  // Dynamic quantization targets CPU inference.
+  if (facts.training || facts.count("kernels") > 0) return {};
+  std::int64_t calls = 0;
+  double linear_s = opSeconds(facts, {"aten::linear", "aten::lstm", "aten::gru"}, &calls);
+  if (calls == 0) linear_s = opSeconds(facts, {"aten::addmm"}, &calls);
+  const double share = facts.fraction(linear_s);
+  if (calls == 0 || share < kLinearShare) return {};
+  Finding finding = makeFinding(
+      "quantization/candidate", "info", "Linear/LSTM-heavy inference: a candidate for dynamic quantization",
+      fmt::format("Linear and recurrent layers took {} of this CPU inference run ({} calls). Dynamic int8 "
+                  "quantization runs them 2-4x faster with a small accuracy cost; check accuracy after.",
+                  formatPercent(share), calls),
+      {fix::kQuantizeDynamic, "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)",
+       fix::kSource});
+  finding.count = calls;
+  setImpact(finding, facts, linear_s * kQuantizationGain);
+  setEvidence(finding, {{"linear_seconds", linear_s}, {"share_of_run", share}, {"calls", calls}});
+  out.push_back(std::move(finding));
+  return {};
+}
+
+// Hand-written attention shows as matmul -> softmax -> matmul on one thread, outermost ops only.
+Result<void> manualAttention(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  if (anyName(facts.cpu_op_names, {"scaled_dot_product", "flash_attention", "efficient_attention"}) ||
+      anyName(facts.kernel_names, {"flash", "fmha", "efficient_attention", "sdpa"})) {
+    return {};
+  }
+  struct ThreadState {
+    store::Nanos last_end = -1;
+    int stage = 0;  // 0: nothing, 1: matmul seen, 2: matmul then softmax
+    store::Nanos block_start = 0;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, ThreadState> threads;
+  std::int64_t blocks = 0;
+  double block_s = 0;
+  auto done = context.reader.query(
+      "SELECT c.pid, c.tid, c.start_ns, c.end_ns, s.value FROM cpu_ops c JOIN strings s ON s.id = c.name_id "
+      "WHERE c.name_id IN (SELECT id FROM strings WHERE value IN ('aten::matmul', 'aten::bmm', 'aten::baddbmm', "
+      "'aten::einsum', 'aten::softmax', 'aten::_softmax', 'aten::_safe_softmax')) ORDER BY c.pid, c.tid, c.start_ns",
+      [&](const store::Row& row) {
+        ThreadState& state = threads[{row.integer(0), row.integer(1)}];
+        const store::Nanos start = row.integer(2);
+        const store::Nanos end = row.integer(3);
+        if (start < state.last_end) return;  // nested inside the previous outer op
+        state.last_end = end;
+        const bool softmax = row.text(4).find("softmax") != std::string::npos;
+        if (!softmax && state.stage == 2) {
+          ++blocks;
+          block_s += toSeconds(static_cast<double>(end - state.block_start));
+          state.stage = 1;
+          state.block_start = start;
+        } else if (!softmax) {
+          state.stage = 1;
+          state.block_start = start;
+        } else {
+          state.stage = state.stage == 1 ? 2 : 0;
+        }
+      });
+  if (!done) return done.error();
+  if (blocks < kMinimumAttentionBlocks) return {};
+  Finding finding = makeFinding(
+      "attention/manual", "info", "Hand-written attention (matmul, softmax, matmul)",
+      fmt::format("The ops show {} attention blocks written as matmul -> softmax -> matmul ({} in total). "
+                  "torch.nn.functional.scaled_dot_product_attention runs them as one fused (flash) kernel with "
+                  "less memory.",
+                  blocks, formatSeconds(block_s)),
+      {fix::kSdpa, "replace softmax(q @ k.transpose(-2, -1) * scale) @ v by F.scaled_dot_product_attention(q, k, v)",
+       fix::kSource});
+  finding.count = blocks;
+  setImpact(finding, facts, block_s * kSdpaGain);
+  setEvidence(finding, {{"blocks", blocks}, {"block_seconds", block_s}});
+  out.push_back(std::move(finding));
+  return {};
+}
+
+}  // namespace
+
+Result<void> inferenceRules(const Context& context, std::vector<Finding>& out) {
+  for (auto rule : {noInferenceMode, channelsLast, quantizationCandidate, manualAttention}) {
+    if (auto done = rule(context, out); !done) return done;
+  }
+  return {};
+}
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,115 @@
+// sync/*: host-device synchronisations repeated at one user line, with the time the host was blocked.
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+
+#include "../Rules.h"
+#include "torchscope/analyzer/FixIds.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+struct Cause {
+  std::string_view id;
+  FixProposal fix;
+};
+
+Cause classifySync(const std::string& op, const std::string& sync_kind) {
+  const std::string text = lowercase(op);
+  if (containsAny(text, {"repeat_interleave"})) {
+    return {"repeat-interleave",
+            {fix::kRepeatInterleaveOutputSize, "pass output_size= to torch.repeat_interleave so it need not read the "
+                                               "repeats back from the GPU", fix::kSource}};
+  }
+  if (containsAny(text, {"nonzero", "masked_select", "aten::index", "masked_scatter", "unique"})) {
+    return {"nonzero", {"", "use a static-shape alternative (torch.where, multiplying by the mask) instead of "
+                            "nonzero or boolean-mask indexing", ""}};
+  }
+  if (containsAny(text, {"item", "_local_scalar_dense", "is_nonzero", "__bool__"})) {
+    return {"item", {fix::kItemAccumulateTensor, "keep the value on the GPU (accumulate into a tensor) and read it "
+                                                 "once at the end instead of calling .item() every step", fix::kSource}};
+  }
+  if (containsAny(text, {"aten::to", "_to_copy", "copy_", "cpu", "tolist", "numpy", "memcpy"}) || sync_kind == "memcpy") {
+    return {"host-copy", {fix::kItemAccumulateTensor, "keep tensors on the GPU and copy to the host once at the end "
+                                                      "(or non_blocking=True into pinned memory)", fix::kSource}};
+  }
+  if (containsAny(text, {"devicesynchronize", "cuda.synchronize", "stream.synchronize"}) || text == "synchronize") {
+    return {"synchronize", {"", "remove the explicit synchronize from the step; time with CUDA events if needed", ""}};
+  }
+  return {"other", {"", "find what reads GPU data on the host at this line (torch.cuda.set_sync_debug_mode('warn') "
+                        "names it) and keep it on the GPU", ""}};
+}
+
+struct Site {
+  std::string rule;
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  bool operator<(const Site& other) const {
+    return std::tie(rule, file, line, function) < std::tie(other.rule, other.file, other.line, other.function);
+  }
+};
+
+struct Group {
+  std::int64_t count = 0;
+  double blocked_s = 0;
+  FixProposal fix;
+  std::map<std::string, std::int64_t> ops;
+};
+
+// A sync that happens once (the end of a script, a final metric) is not a per-step problem.
+constexpr std::int64_t kMinimumCount = 2;
+// Below this share of the run the host hardly waited.
+constexpr double kMinimumFraction = 0.001;
+
+}  // namespace
+
+Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  if (facts.count("syncs") == 0) return {};
+  std::map<Site, Group> groups;
+  auto grouped = context.reader.query(
+      "SELECT o.value, f.value, t.line, t.function, t.n, t.ns, t.kind FROM (SELECT op_id, file_id, line, function, "
+      "count(*) AS n, sum(end_ns - start_ns) AS ns, min(sync_kind) AS kind FROM syncs "
+      "GROUP BY op_id, file_id, line, function) t JOIN strings o ON o.id = t.op_id JOIN strings f ON f.id = t.file_id",
+      [&](const store::Row& row) {
+        const std::string op = row.text(0);
+        const Cause cause = classifySync(op, row.text(6));
+        Group& group = groups[{"sync/" + std::string(cause.id), row.text(1), row.integer(2), row.text(3)}];
+        group.count += row.integer(4);
+        group.blocked_s += toSeconds(row.real(5));
+        group.fix = cause.fix;
+        group.ops[op] += row.integer(4);
+      });
+  if (!grouped) return grouped.error();
+
+  const double steps = static_cast<double>(std::max<std::int64_t>(1, facts.stepCount()));
+  for (const auto& [site, group] : groups) {
+    const double fraction = facts.fraction(group.blocked_s);
+    if (group.count < kMinimumCount || fraction < kMinimumFraction) continue;
+    const double per_step_s = group.blocked_s / steps;
+    const std::string where = formatLocation(site.file, site.line);
+    Finding finding = makeFinding(
+        site.rule, fraction >= 0.05 ? "warning" : "info",
+        fmt::format("Host waits for the GPU at {} ({})", where.empty() ? "an unknown line" : where,
+                    group.ops.begin()->first),
+        fmt::format("The host was blocked {} times here, {} in total ({} of the run{}). Every sync empties the GPU's "
+                    "queue, so the GPU idles while Python catches up.",
+                    group.count, formatSeconds(group.blocked_s), formatPercent(fraction),
+                    facts.stepCount() > 0 ? fmt::format(", {} per step", formatSeconds(per_step_s)) : ""),
+        group.fix);
+    finding.file = site.file;
+    finding.line = site.line;
+    finding.function = site.function;
+    finding.count = group.count;
+    setImpact(finding, facts, group.blocked_s);
+    setEvidence(finding, {{"ops", group.ops}, {"blocked_seconds", group.blocked_s},
+                          {"blocked_seconds_per_step", per_step_s}, {"steps", facts.stepCount()}});
+    out.push_back(std::move(finding));
+  }
+  return {};
+}
+
+}  // namespace torchscope::analyzer

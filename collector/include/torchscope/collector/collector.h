@@ -1,0 +1,57 @@
+/* The collector's C ABI: the only symbols libtorchscope_collector.so exports.
+ *
+ * The library is loaded into a user's job with LD_PRELOAD (or CUDA_INJECTION64_PATH) and owns
+ * one store per process. The Python bridge (collector/python) calls these functions through
+ * ctypes to hand over what it sees inside the interpreter.
+ *
+ * Error contract: no function throws or aborts; each one catches everything at this boundary.
+ * Functions returning int return 0 on success and -1 when the record was not taken (no store
+ * open in this process, malformed input, or an internal error); the job is never affected.
+ */
+#ifndef TORCHSCOPE_COLLECTOR_COLLECTOR_H
+#define TORCHSCOPE_COLLECTOR_COLLECTOR_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this process writes a store, 0 otherwise. */
+int torchscope_is_active(void);
+
+/* Path of this process's store, "" when none is open. The pointer stays valid until exit. */
+const char* torchscope_store_path(void);
+
+/* One record as a JSON object. kind is one of:
+ *   "compile"     fields of store::Compile (times: start_ns, end_ns, dynamo_ns, aot_ns, inductor_ns)
+ *   "graph_break" fields of store::GraphBreak (hints and user_stack as JSON arrays)
+ *   "recompile"   fields of store::Recompile; guard_failures is a JSON array of raw guard texts;
+ *                 cause and limit_hit are derived here (store::classifyRecompile,
+ *                 store::isRecompileLimitHit over guard_failures and an optional "message")
+ *   "sync"        fields of store::Sync
+ *   "diagnostic"  {"severity", "message"}; the source is "bridge"
+ *   "run"         any of python_version, torch_version, cuda_version, driver_version, gpu_name
+ *   "attribute"   {"key", "value"}
+ *   "device"      fields of store::Device
+ * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
+int torchscope_record_json(const char* kind, const char* json);
+
+/* One training step on the calling thread; source is "optimizer", "marker" or "nvtx". */
+int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, const char* source);
+
+/* The bridge finished its start-up in this interpreter. Installs SIGTERM/SIGINT handlers that
+ * flush the store (only now, so that Python's own SIGINT handling is in place first). */
+void torchscope_bridge_started(void);
+
+/* Commits everything recorded so far. */
+void torchscope_flush(void);
+
+/* Entry point for CUDA_INJECTION64_PATH: initialises the collector if LD_PRELOAD did not. */
+int InitializeInjection(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TORCHSCOPE_COLLECTOR_COLLECTOR_H */

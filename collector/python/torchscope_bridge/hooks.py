@@ -1,0 +1,383 @@
+"""The bridge's hooks into torch: structured-trace events, optimizer steps, sync warnings.
+
+torch is never imported by the bridge itself: the hooks go in right after the job imports it,
+so a job that does not use torch pays nothing and import order stays the job's own.
+"""
+
+import atexit
+import functools
+import importlib
+import importlib.util
+import logging
+import os
+import re
+import sys
+import threading
+import time
+
+from . import parse
+
+_MIN_TORCH = (2, 5)
+_SYNC_WARNING = "called a synchronizing CUDA operation"
+_SYNC_OPS = re.compile(r"\.(item|cpu|tolist|numpy|nonzero|repeat_interleave|to|cuda|any|all)\(")
+
+_abi = None
+_torch = None
+_prefixes = ()
+_lock = threading.Lock()
+# Recompiles wait for their compile's metrics (code object, cache size, limit), keyed by compile id.
+_pending_recompiles = {}
+_cache_hits = {}
+# The code object of each frame id, for compiles that torch reports without one (a limit hit).
+_frame_code = {}
+_limit_messages = []
+
+
+def _now():
+    return time.monotonic_ns()
+
+
+def _wall_to_monotonic_ns():
+    return time.monotonic_ns() - time.time_ns()
+
+
+def _ids(metadata):
+    return {key: metadata.get(key) for key in ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id")}
+
+
+def _key(metadata):
+    return metadata.get("frame_id"), metadata.get("frame_compile_id")
+
+
+# --- structured trace -------------------------------------------------------------------------
+
+
+class TraceHandler(logging.Handler):
+    """Receives torch's structured-trace records (the `torch.__trace` logger) in process."""
+
+    def emit(self, record):
+        try:
+            metadata = getattr(record, "metadata", None)
+            if not isinstance(metadata, dict):
+                return
+            if "compilation_metrics" in metadata:
+                _on_compilation_metrics(metadata)
+                return
+            artifact = metadata.get("artifact")
+            if not isinstance(artifact, dict):
+                return
+            name = artifact.get("name", "")
+            payload = getattr(record, "payload", None) or ""
+            if name == "dynamo_graph_break_reason":
+                _on_graph_break(metadata, payload)
+            elif name == "recompile_reasons":
+                _on_recompile_reasons(metadata, payload)
+            elif name.startswith("fx_graph_cache_"):
+                _cache_hits[_key(metadata)] = 1 if name.endswith("_hit") else 0
+        except Exception:  # never disturb torch's logging
+            pass
+
+    def handleError(self, record):  # noqa: N802 - logging's API
+        pass
+
+
+def _on_graph_break(metadata, payload):
+    fields = parse.graph_break(payload, _prefixes)
+    fields.update(_ids(metadata))
+    fields["ts_ns"] = _now()
+    _abi.record("graph_break", fields)
+
+
+def _on_recompile_reasons(metadata, payload):
+    fields = _ids(metadata)
+    fields["ts_ns"] = _now()
+    fields["guard_failures"] = parse.guard_failures(payload)
+    with _lock:
+        _pending_recompiles[_key(metadata)] = fields
+
+
+def _on_compilation_metrics(metadata):
+    metrics = metadata["compilation_metrics"]
+    key = _key(metadata)
+    fields = parse.compile_record(metrics, _ids(metadata), _wall_to_monotonic_ns(), _cache_hits.pop(key, -1))
+    code = {name: fields[name] for name in ("co_name", "co_filename", "co_firstlineno")}
+    if code["co_name"]:
+        _frame_code[fields["frame_id"]] = code
+    _abi.record("compile", fields)
+    with _lock:
+        recompile = _pending_recompiles.pop(key, None)
+    if recompile is None:
+        return
+    for name in ("co_name", "co_filename", "co_firstlineno", "cache_size"):
+        if fields[name] not in ("", -1):
+            recompile[name] = fields[name]
+    if "cache_size" not in recompile:
+        recompile["cache_size"] = recompile["frame_compile_id"]
+    recompile["message"] = fields["fail_reason"]
+    _record_recompile(recompile)
+
+
+def _record_recompile(fields):
+    for name, value in _frame_code.get(fields.get("frame_id"), {}).items():
+        fields.setdefault(name, value)
+    code = fields.get("co_name"), fields.get("co_filename")
+    for message in _limit_messages:
+        site = parse.limit_warning_site(message)
+        if site and site[:2] == code:
+            fields["limit_hit"] = 1
+    _abi.record("recompile", fields)
+
+
+class LimitWarningFilter(logging.Filter):
+    """Notes torch's "hit config.recompile_limit" warning; the warning itself is left alone."""
+
+    def filter(self, record):
+        try:
+            message = record.getMessage()
+            if "recompile_limit" in message or "cache_size_limit" in message:
+                _limit_messages.append(message)
+        except Exception:
+            pass
+        return True
+
+
+def _attach_trace_handler():
+    from torch._logging import _internal
+
+    handler = TraceHandler()
+
+    def attach():
+        if handler not in _internal.trace_log.handlers:
+            _internal.trace_log.addHandler(handler)
+        if _internal.trace_log.level != logging.DEBUG:
+            _internal.trace_log.setLevel(logging.DEBUG)
+
+    attach()
+    # torch._logging.set_logs() clears the trace logger's handlers: put ours back each time.
+    original_init_logs = _internal._init_logs
+
+    def init_logs(*args, **kwargs):
+        result = original_init_logs(*args, **kwargs)
+        attach()
+        return result
+
+    _internal._init_logs = init_logs
+    logging.getLogger("torch._dynamo.convert_frame").addFilter(LimitWarningFilter())
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+
+class _Steps:
+    def __init__(self):
+        self.index = 0
+        self.last_ns = None
+        self.optimizer_id = None
+        self.optimizer_hooked = False  # optimizer.step() post-hooks fire: they mark the steps
+        self.markers = False
+
+    def end_step(self, source):
+        now = _now()
+        if self.last_ns is not None:
+            _abi.step(self.index, self.last_ns, now, source)
+            self.index += 1
+        self.last_ns = now
+
+
+_steps = _Steps()
+
+
+def _on_optimizer_step(optimizer, args, kwargs):
+    # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
+    if _torch.compiler.is_compiling():
+        return
+    if _steps.markers:
+        return
+    if _steps.optimizer_id is None:
+        _steps.optimizer_id = id(optimizer)
+    elif _steps.optimizer_id != id(optimizer):
+        return  # several optimizers: the first one to step marks the steps
+    _steps.optimizer_hooked = True
+    _steps.end_step(b"optimizer")
+
+
+def _hook_zero_grad(optimizer_class):
+    """A compiled optimizer step (torch.compile(optimizer.step)) runs no post-hooks; zero_grad(), called
+    once per step outside compiled code, then marks the steps instead."""
+    original = optimizer_class.zero_grad
+
+    @functools.wraps(original)
+    def zero_grad(self, *args, **kwargs):
+        if not _torch.compiler.is_compiling() and not _steps.markers and not _steps.optimizer_hooked:
+            if _steps.optimizer_id is None:
+                _steps.optimizer_id = id(self)
+            if _steps.optimizer_id == id(self):
+                _steps.end_step(b"zero_grad")
+        return original(self, *args, **kwargs)
+
+    optimizer_class.zero_grad = zero_grad
+
+
+def mark_step():
+    """torchscope.step(): the end of one training step."""
+    if _abi is None:
+        return
+    if _torch is not None and _torch.compiler.is_compiling():
+        return
+    _steps.markers = True
+    _steps.end_step(b"marker")
+
+
+# --- host-device syncs ------------------------------------------------------------------------
+
+
+def _user_stack():
+    frames = []
+    frame = sys._getframe(1)
+    while frame is not None and len(frames) < 32:
+        code = frame.f_code
+        if not parse.is_internal(code.co_filename, _prefixes) and "/warnings.py" not in code.co_filename:
+            frames.append({"file": code.co_filename, "line": frame.f_lineno, "function": code.co_name})
+        frame = frame.f_back
+    frames.reverse()
+    return frames
+
+
+def _enable_sync_warnings():
+    """torch's sync debug mode "warn": each synchronizing op becomes a Sync row, not a printed warning."""
+    set_mode = getattr(_torch._C, "_cuda_set_sync_debug_mode", None)
+    if set_mode is None or not _torch.version.cuda:
+        return
+    import linecache
+    import warnings
+
+    set_mode(1)  # set directly: torch.cuda.set_sync_debug_mode() would initialise CUDA now
+    warnings.filterwarnings("always", message=_SYNC_WARNING)
+    original_showwarning = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if _SYNC_WARNING not in str(message):
+            return original_showwarning(message, category, filename, lineno, file, line)
+        try:
+            stack = _user_stack()
+            site = stack[-1] if stack else {"file": filename, "line": lineno, "function": ""}
+            op = _SYNC_OPS.search(linecache.getline(site["file"], site["line"]))
+            now = _now()
+            _abi.record("sync", {"start_ns": now, "end_ns": now, "sync_kind": "python",
+                                 "op": op.group(1) if op else "", "file": site["file"], "line": site["line"],
+                                 "function": site["function"], "stack": stack})
+        except Exception:
+            pass
+        return None
+
+    warnings.showwarning = showwarning
+
+
+# --- start-up and exit ------------------------------------------------------------------------
+
+
+def _version_tuple(version):
+    numbers = re.findall(r"\d+", str(version).split("+")[0])[:2]
+    return tuple(int(number) for number in numbers)
+
+
+def _on_torch_imported(torch):
+    global _torch, _prefixes
+    try:
+        version = str(getattr(torch, "__version__", ""))
+        cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
+        _abi.record("run", {"torch_version": version, "cuda_version": cuda})
+        if _version_tuple(version) < _MIN_TORCH:
+            _abi.diagnostic("warning", f"torch {version} is older than 2.5: compile events were not recorded")
+            return
+        _torch = torch
+        _prefixes = parse.internal_prefixes(torch)
+        _attach_trace_handler()
+        optimizer_module = importlib.import_module("torch.optim.optimizer")
+        optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
+        _hook_zero_grad(optimizer_module.Optimizer)
+        _enable_sync_warnings()
+    except Exception as error:
+        _abi.diagnostic("error", f"the Python bridge could not hook into torch: {type(error).__name__}: {error}")
+
+
+class TorchImportWatcher:
+    """A meta-path finder that runs the torch hooks as soon as `import torch` has finished."""
+
+    def __init__(self):
+        self._searching = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" or self._searching:
+            return None
+        self._searching = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                find_spec = getattr(finder, "find_spec", None)
+                if finder is self or find_spec is None:
+                    continue
+                spec = find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._searching = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        loader = spec.loader
+        original_exec_module = loader.exec_module
+
+        def exec_module(module):
+            original_exec_module(module)
+            _on_torch_imported(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _record_devices():
+    if _torch is None or not _torch.cuda.is_available() or not _torch.cuda.is_initialized():
+        return
+    for index in range(_torch.cuda.device_count()):
+        props = _torch.cuda.get_device_properties(index)
+        _abi.record("device", {"device": index, "name": props.name, "compute_major": props.major,
+                               "compute_minor": props.minor, "total_memory_bytes": props.total_memory,
+                               "multiprocessor_count": props.multi_processor_count})
+        if index == _torch.cuda.current_device():
+            _abi.record("run", {"gpu_name": props.name})
+
+
+def _at_exit():
+    try:
+        with _lock:
+            pending = list(_pending_recompiles.values())
+            _pending_recompiles.clear()
+        for fields in pending:
+            _record_recompile(fields)
+        _record_devices()
+    except Exception:
+        pass
+
+
+def _after_fork_in_child():
+    global _steps
+    _steps = _Steps()
+    _pending_recompiles.clear()
+    _cache_hits.clear()
+    _frame_code.clear()
+
+
+def install(abi):
+    global _abi
+    _abi = abi
+    atexit.register(_at_exit)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    if "torch" in sys.modules:
+        _on_torch_imported(sys.modules["torch"])
+    elif importlib.util.find_spec("torch") is None:
+        abi.diagnostic("warning", f"torch is not installed for {sys.executable}: "
+                                  "no compile, graph-break or step events were recorded")
+    else:
+        sys.meta_path.insert(0, TorchImportWatcher())

@@ -1,0 +1,240 @@
+// The C ABI of collector.h: turns the bridge's JSON objects into store records. Nothing thrown
+// below may leave this file.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "Collector.h"
+#include "Signals.h"
+#include "torchscope/collector/collector.h"
+#include "torchscope/store/Classify.h"
+
+namespace torchscope::collector {
+namespace {
+
+using nlohmann::json;
+
+std::int64_t currentThreadId() { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
+
+std::int64_t integer(const json& object, const char* key, std::int64_t fallback = -1) {
+  const auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
+  if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
+  return fallback;
+}
+
+std::string text(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// A JSON array column: kept as given when it is an array, "[]" otherwise.
+std::string array(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_array() ? it->dump() : "[]";
+}
+
+bool recordCompile(Collector& collector, const json& in) {
+  store::Compile out;
+  out.pid = getpid();
+  out.frame_id = integer(in, "frame_id");
+  out.frame_compile_id = integer(in, "frame_compile_id");
+  out.attempt = integer(in, "attempt", 0);
+  out.compiled_autograd_id = integer(in, "compiled_autograd_id");
+  out.co_name = text(in, "co_name");
+  out.co_filename = text(in, "co_filename");
+  out.co_firstlineno = integer(in, "co_firstlineno");
+  out.start_ns = integer(in, "start_ns", 0);
+  out.end_ns = integer(in, "end_ns", out.start_ns);
+  out.dynamo_ns = integer(in, "dynamo_ns");
+  out.aot_ns = integer(in, "aot_ns");
+  out.inductor_ns = integer(in, "inductor_ns");
+  out.graph_count = integer(in, "graph_count");
+  out.graph_op_count = integer(in, "graph_op_count");
+  out.graph_node_count = integer(in, "graph_node_count");
+  out.guard_count = integer(in, "guard_count");
+  out.cache_size = integer(in, "cache_size");
+  out.cache_hit = integer(in, "cache_hit");
+  out.status = text(in, "status");
+  out.fail_type = text(in, "fail_type");
+  out.fail_reason = text(in, "fail_reason");
+  out.restart_reasons = array(in, "restart_reasons");
+  collector.tally().compiles += 1;
+  return collector.add(std::move(out));
+}
+
+bool recordGraphBreak(Collector& collector, const json& in) {
+  store::GraphBreak out;
+  out.pid = getpid();
+  out.frame_id = integer(in, "frame_id");
+  out.frame_compile_id = integer(in, "frame_compile_id");
+  out.attempt = integer(in, "attempt");
+  out.ts_ns = integer(in, "ts_ns", 0);
+  out.break_type = text(in, "break_type");
+  out.reason = text(in, "reason");
+  out.explanation = text(in, "explanation");
+  out.hints = array(in, "hints");
+  out.file = text(in, "file");
+  out.line = integer(in, "line");
+  out.function = text(in, "function");
+  out.user_stack = array(in, "user_stack");
+  collector.tally().graph_breaks += 1;
+  return collector.add(std::move(out));
+}
+
+bool recordRecompile(Collector& collector, const json& in) {
+  store::Recompile out;
+  out.pid = getpid();
+  out.frame_id = integer(in, "frame_id");
+  out.frame_compile_id = integer(in, "frame_compile_id");
+  out.ts_ns = integer(in, "ts_ns", 0);
+  out.co_name = text(in, "co_name");
+  out.co_filename = text(in, "co_filename");
+  out.co_firstlineno = integer(in, "co_firstlineno");
+  out.guard_failures = array(in, "guard_failures");
+  out.cache_size = integer(in, "cache_size");
+  // Classified here so that the live collector and the importers agree on the same text.
+  std::string guards;
+  if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
+    for (const json& guard : *it) guards += (guard.is_string() ? guard.get<std::string>() : guard.dump()) + "\n";
+  }
+  out.cause = store::classifyRecompile(guards);
+  out.limit_hit = integer(in, "limit_hit", 0) == 1 || store::isRecompileLimitHit(text(in, "message"));
+  collector.tally().recompiles += 1;
+  return collector.add(std::move(out));
+}
+
+bool recordSync(Collector& collector, const json& in) {
+  store::Sync out;
+  out.pid = getpid();
+  out.tid = currentThreadId();
+  out.start_ns = integer(in, "start_ns", 0);
+  out.end_ns = integer(in, "end_ns", out.start_ns);
+  out.sync_kind = in.contains("sync_kind") ? text(in, "sync_kind") : "python";
+  out.origin = "python";
+  out.op = text(in, "op");
+  out.stream = integer(in, "stream");
+  out.file = text(in, "file");
+  out.line = integer(in, "line");
+  out.function = text(in, "function");
+  out.stack = array(in, "stack");
+  collector.tally().syncs += 1;
+  return collector.add(std::move(out));
+}
+
+bool recordDevice(Collector& collector, const json& in) {
+  store::Device out;
+  out.device = integer(in, "device", 0);
+  out.name = text(in, "name");
+  out.compute_major = integer(in, "compute_major");
+  out.compute_minor = integer(in, "compute_minor");
+  out.total_memory_bytes = integer(in, "total_memory_bytes");
+  out.multiprocessor_count = integer(in, "multiprocessor_count");
+  out.properties = in.contains("properties") ? in["properties"].dump() : "{}";
+  return collector.add(std::move(out));
+}
+
+bool recordRun(Collector& collector, const json& in) {
+  bool all = true;
+  for (const auto& [key, value] : in.items()) {
+    all = collector.setRunField(key, value.is_string() ? value.get<std::string>() : value.dump()) && all;
+  }
+  return all;
+}
+
+bool record(const std::string& kind, const json& in) {
+  Collector& collector = Collector::instance();
+  if (!collector.active() || !in.is_object()) return false;
+  if (kind == "compile") return recordCompile(collector, in);
+  if (kind == "graph_break") return recordGraphBreak(collector, in);
+  if (kind == "recompile") return recordRecompile(collector, in);
+  if (kind == "sync") return recordSync(collector, in);
+  if (kind == "device") return recordDevice(collector, in);
+  if (kind == "run") return recordRun(collector, in);
+  if (kind == "attribute") return collector.add(store::RunAttribute{text(in, "key"), text(in, "value")});
+  if (kind == "diagnostic") {
+    const std::string severity = text(in, "severity");
+    collector.diagnostic("bridge", severity.empty() ? "warning" : severity, text(in, "message"));
+    collector.tally().notes += 1;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace torchscope::collector
+
+using torchscope::collector::Collector;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int torchscope_is_active(void) {
+  try {
+    return Collector::instance().active() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+__attribute__((visibility("default"))) const char* torchscope_store_path(void) {
+  try {
+    // One copy per process, kept for the caller: the path never changes once open.
+    static thread_local std::string path;
+    path = Collector::instance().storePath();
+    return path.c_str();
+  } catch (...) {
+    return "";
+  }
+}
+
+__attribute__((visibility("default"))) int torchscope_record_json(const char* kind, const char* json) {
+  if (kind == nullptr || json == nullptr) return -1;
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) return -1;
+    return torchscope::collector::record(kind, parsed) ? 0 : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+__attribute__((visibility("default"))) int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns,
+                                                                  const char* source) {
+  try {
+    Collector& collector = Collector::instance();
+    torchscope::store::Step step;
+    step.pid = getpid();
+    step.tid = torchscope::collector::currentThreadId();
+    step.index = index;
+    step.start_ns = start_ns;
+    step.end_ns = end_ns;
+    step.source = source != nullptr ? source : "marker";
+    if (!collector.add(std::move(step))) return -1;
+    collector.tally().steps += 1;
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+__attribute__((visibility("default"))) void torchscope_bridge_started(void) {
+  try {
+    Collector::instance().bridgeStarted();
+    torchscope::collector::installSignalHandlers();
+  } catch (...) {
+  }
+}
+
+__attribute__((visibility("default"))) void torchscope_flush(void) {
+  try {
+    Collector::instance().flush();
+  } catch (...) {
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,297 @@
+#include "Collector.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "Environment.h"
+#include "Gpu.h"
+#include "torchscope/store/Clock.h"
+
+namespace torchscope::collector {
+
+namespace {
+
+std::string readSmallFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// /proc/self/cmdline as one line, arguments quoted when they contain spaces.
+std::string commandLine() {
+  const std::string raw = readSmallFile("/proc/self/cmdline");
+  std::string line;
+  std::size_t begin = 0;
+  while (begin < raw.size()) {
+    std::size_t end = raw.find('\0', begin);
+    if (end == std::string::npos) end = raw.size();
+    std::string argument = raw.substr(begin, end - begin);
+    if (!line.empty()) line += ' ';
+    line += argument.find_first_of(" \t\"'") == std::string::npos ? argument : "'" + argument + "'";
+    begin = end + 1;
+  }
+  return line;
+}
+
+std::string hostName() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "";
+  return buffer;
+}
+
+std::int64_t envInteger(const char* name) {
+  const std::string value = envString(name);
+  if (value.empty()) return -1;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(value.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' ? parsed : -1;
+}
+
+std::string processName() {
+  std::string name = readSmallFile("/proc/self/comm");
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+  return name;
+}
+
+bool nvidiaDriverPresent() {
+  std::error_code ignored;
+  return std::filesystem::exists("/proc/driver/nvidia/version", ignored);
+}
+
+void writeStderr(const std::string& line) {
+  const std::string text = line + "\n";
+  ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+std::string plural(std::int64_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void Tally::reset() {
+  compiles = 0;
+  graph_breaks = 0;
+  recompiles = 0;
+  steps = 0;
+  syncs = 0;
+  notes = 0;
+}
+
+bool Tally::empty() const {
+  return compiles.load() + graph_breaks.load() + recompiles.load() + steps.load() + syncs.load() + notes.load() == 0;
+}
+
+std::string storePathFor(const std::string& requested, pid_t pid, bool first_process, const std::string& rank) {
+  if (first_process) return requested;
+  std::filesystem::path path(requested);
+  const std::string extension = path.has_extension() ? path.extension().string() : ".db";
+  std::string name = path.stem().string();
+  if (!rank.empty()) name += ".rank" + rank;
+  name += "." + std::to_string(pid) + extension;
+  return (path.parent_path() / name).string();
+}
+
+Collector& Collector::instance() {
+  // Never destroyed: exit handlers, fork handlers and late GPU callbacks may still use it.
+  static Collector* collector = new Collector();
+  return *collector;
+}
+
+void Collector::start(bool python) {
+  std::lock_guard lock(mutex_);
+  if (owner_pid_.load() == getpid()) return;
+  python_ = python;
+  verbose_ = envFlag("TORCHSCOPE_VERBOSE", false);
+  // A process outside Python only has GPU activity to record, and only with an NVIDIA driver.
+  if (!python && !(kGpuTracingBuiltIn && nvidiaDriverPresent())) return;
+  openStore();
+  startGpu();
+  if (!python && !gpu_started_) {
+    // Nothing to record here (no GPU): leave no empty store behind.
+    owner_pid_ = -1;
+    closeAndRemove(writer_.exchange(nullptr));
+  }
+}
+
+void Collector::closeAndRemove(store::Writer* writer) {
+  if (writer == nullptr) return;
+  (void)writer->close();
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ignored);
+}
+
+void Collector::openStore() {
+  const pid_t pid = getpid();
+  const bool first = envInteger("TORCHSCOPE_ROOT_PID") == pid;
+  std::string rank = envString("RANK");
+  if (rank.empty()) rank = envString("LOCAL_RANK");
+  path_ = storePathFor(requestedOutput(), pid, first, rank);
+
+  store::WriterOptions options;
+  options.mode = store::OpenMode::kCreate;
+  options.overflow = store::OverflowPolicy::kDrop;
+  auto opened = store::Writer::open(path_, options);
+  if (!opened) {
+    if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) {
+      writeStderr("torchscope: cannot write " + path_ + ": " + opened.error().message);
+    }
+    return;
+  }
+  store::Writer* writer = opened.value().release();
+
+  run_ = store::RunInfo{};
+  run_.command_line = commandLine();
+  run_.host = hostName();
+  run_.torchscope_version = TORCHSCOPE_VERSION;
+  run_.start_ns = store::monotonicNow();
+  run_.start_wall_ns = store::wallNow();
+  run_.source = "collector";
+  writer->setRun(run_);
+
+  store::Process process;
+  process.pid = pid;
+  process.parent_pid = getppid();
+  process.name = processName();
+  process.command_line = run_.command_line;
+  process.rank = envInteger("RANK");
+  process.local_rank = envInteger("LOCAL_RANK");
+  process.world_size = envInteger("WORLD_SIZE");
+  process.start_ns = run_.start_ns;
+  writer->add(process);
+
+  owner_pid_ = pid;
+  writer_.store(writer, std::memory_order_release);
+}
+
+void Collector::startGpu() {
+  store::Writer* writer = writer_.load();
+  if (writer == nullptr || !envFlag("TORCHSCOPE_GPU", true)) return;
+  std::string failure;
+  gpu_started_ = startGpuTracingFor(*writer, python_, &failure);
+  // The backend stores its own diagnostic; the user sees the line only when asking for it.
+  if (!gpu_started_ && !failure.empty() && verbose_) writeStderr("torchscope: " + failure);
+}
+
+void Collector::shutdown() {
+  // Checked before locking: a vfork() child shares this memory and must not touch it.
+  if (owner_pid_.load() != getpid()) return;
+  if (open_after_fork_.load()) (void)openAfterFork();
+  std::lock_guard lock(mutex_);
+  store::Writer* writer = writer_.load();
+  if (writer == nullptr) return;
+  const bool traced_gpu = gpu_started_;
+  if (gpu_started_) {
+    stopGpuTracingNow();
+    gpu_started_ = false;
+  }
+  if (python_ && !bridge_started_.load()) {
+    writer->add(store::Diagnostic{
+        "collector", "warning",
+        "the Python bridge did not start in this interpreter (python -S, -I or -E, or PYTHONPATH replaced): "
+        "only process information was recorded",
+        1});
+  }
+  const bool first = envInteger("TORCHSCOPE_ROOT_PID") == getpid();
+  if (!first && !forked_ && !traced_gpu && tally_.empty()) {
+    // A helper process the job started (a compiler probe, a shell) that saw nothing: no store.
+    writer_.store(nullptr, std::memory_order_release);
+    closeAndRemove(writer);
+    return;
+  }
+  const store::Nanos end_ns = store::monotonicNow();
+  store::Process process;
+  process.pid = getpid();
+  process.parent_pid = getppid();
+  process.name = processName();
+  process.command_line = run_.command_line;
+  process.rank = envInteger("RANK");
+  process.local_rank = envInteger("LOCAL_RANK");
+  process.world_size = envInteger("WORLD_SIZE");
+  process.start_ns = run_.start_ns;
+  process.end_ns = end_ns;
+  writer->add(process);
+  writer_.store(nullptr, std::memory_order_release);
+  // The writer is closed but not deleted: a thread still holding the pointer only sees a drop.
+  (void)writer->close(end_ns);
+  if (first && python_ && envFlag("TORCHSCOPE_SUMMARY", true)) printSummary(path_);
+}
+
+void Collector::beforeFork() {
+  mutex_.lock();
+  // A quiet writer thread holds no SQLite lock that the child would inherit locked.
+  if (store::Writer* writer = writer_.load()) writer->flush();
+}
+
+void Collector::afterForkInParent() { mutex_.unlock(); }
+
+void Collector::afterForkInChild() {
+  if (store::Writer* writer = writer_.exchange(nullptr)) writer->abandon();
+  if (gpu_started_) gpuTracingForgetInChild();
+  gpu_started_ = false;
+  tally_.reset();
+  bridge_started_.store(true);  // the parent's bridge lives on in the child
+  forked_ = true;
+  const bool had_store = owner_pid_.load() != -1;
+  owner_pid_ = had_store && python_ ? getpid() : -1;
+  open_after_fork_.store(had_store && python_);
+  mutex_.unlock();
+}
+
+store::Writer* Collector::openAfterFork() {
+  std::lock_guard lock(mutex_);
+  if (open_after_fork_.exchange(false)) openStore();
+  return writer_.load();
+}
+
+std::string Collector::storePath() const {
+  std::lock_guard lock(mutex_);
+  return writer_.load() != nullptr ? path_ : std::string();
+}
+
+void Collector::flush() {
+  std::lock_guard lock(mutex_);
+  if (gpu_started_) flushGpuTracingNow();
+  if (store::Writer* writer = writer_.load(std::memory_order_acquire)) writer->flush();
+}
+
+bool Collector::setRunField(const std::string& key, const std::string& value) {
+  std::lock_guard lock(mutex_);
+  store::Writer* writer = writer_.load();
+  if (writer == nullptr) return false;
+  if (key == "python_version") {
+    run_.python_version = value;
+  } else if (key == "torch_version") {
+    run_.torch_version = value;
+  } else if (key == "cuda_version") {
+    run_.cuda_version = value;
+  } else if (key == "driver_version") {
+    run_.driver_version = value;
+  } else if (key == "gpu_name") {
+    run_.gpu_name = value;
+  } else if (key == "command_line") {
+    run_.command_line = value;
+  } else {
+    return false;
+  }
+  writer->setRun(run_);
+  return true;
+}
+
+void Collector::diagnostic(const std::string& source, const std::string& severity, const std::string& message) {
+  add(store::Diagnostic{source, severity, message, 1});
+}
+
+void Collector::printSummary(const std::string& path) const {
+  writeStderr("torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
+              plural(tally_.graph_breaks.load(), "graph break") + ", " +
+              plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
+              (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +
+              path);
+}
+
+}  // namespace torchscope::collector

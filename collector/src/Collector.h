@@ -1,0 +1,96 @@
+// The per-process collector: owns this process's store, names it, and keeps the run's metadata.
+// One instance per process (created on first use and never destroyed, so that exit handlers and
+// late callbacks can still reach it). Every method is safe to call from any thread and never
+// throws; records arriving when no store is open are ignored.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "torchscope/store/Records.h"
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::collector {
+
+// Counts shown in the exit summary.
+struct Tally {
+  std::atomic<std::int64_t> compiles{0};
+  std::atomic<std::int64_t> graph_breaks{0};
+  std::atomic<std::int64_t> recompiles{0};
+  std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> syncs{0};
+  std::atomic<std::int64_t> notes{0};  // diagnostics from the bridge
+  [[nodiscard]] bool empty() const;
+  void reset();
+};
+
+class Collector {
+ public:
+  static Collector& instance();
+
+  // Opens this process's store (once per process). `python` says whether the bridge will run.
+  void start(bool python);
+  // Commits the rest and closes the store; only the process that opened it does anything.
+  void shutdown();
+
+  // fork(): the parent quiesces its writer; the child forgets it and opens a store of its own.
+  void beforeFork();
+  void afterForkInParent();
+  void afterForkInChild();
+
+  [[nodiscard]] bool active() const {
+    return writer_.load(std::memory_order_acquire) != nullptr || open_after_fork_.load();
+  }
+  [[nodiscard]] std::string storePath() const;
+
+  template <class T>
+  bool add(T record) {
+    store::Writer* writer = writer_.load(std::memory_order_acquire);
+    if (writer == nullptr && open_after_fork_.load()) writer = openAfterFork();
+    if (writer == nullptr) return false;
+    writer->add(std::move(record));
+    return true;
+  }
+  void flush();
+
+  // Updates one field of the run's metadata (python_version, torch_version, ...).
+  bool setRunField(const std::string& key, const std::string& value);
+  void diagnostic(const std::string& source, const std::string& severity, const std::string& message);
+  void bridgeStarted() { bridge_started_.store(true); }
+
+  Tally& tally() { return tally_; }
+
+ private:
+  Collector() = default;
+  void openStore();
+  store::Writer* openAfterFork();
+  void startGpu();
+  void printSummary(const std::string& path) const;
+  void closeAndRemove(store::Writer* writer);
+
+  mutable std::mutex mutex_;  // guards the lifecycle and run_
+  std::atomic<store::Writer*> writer_{nullptr};
+  std::atomic<pid_t> owner_pid_{-1};
+  bool python_ = false;
+  bool verbose_ = false;
+  bool gpu_started_ = false;
+  bool forked_ = false;  // this process is a fork() child of a traced process
+  // A fork() child opens its store on its first record or at exit, so that a child that goes
+  // straight on to exec() another program leaves no store behind.
+  std::atomic<bool> open_after_fork_{false};
+  std::atomic<bool> bridge_started_{false};
+  std::string path_;
+  store::RunInfo run_;
+  Tally tally_;
+};
+
+// The path a process writes to: the requested path for the job's first process, and
+// `<stem>[.rank<r>].<pid>.db` next to it for every other process.
+[[nodiscard]] std::string storePathFor(const std::string& requested, pid_t pid, bool first_process,
+                                       const std::string& rank);
+
+}  // namespace torchscope::collector

@@ -1,0 +1,83 @@
+#include "Environment.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
+namespace torchscope::collector {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kUnset = "<unset>";
+
+std::string executableName() {
+  std::error_code error;
+  return fs::read_symlink("/proc/self/exe", error).filename().string();
+}
+
+// The bridge directory: TORCHSCOPE_BRIDGE_DIR, an installed share/torchscope/python next to the
+// library, or the source tree's collector/python.
+std::string bridgeDirectory() {
+  std::error_code error;
+  if (std::string dir = envString("TORCHSCOPE_BRIDGE_DIR"); !dir.empty() && fs::is_directory(dir, error)) return dir;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&bridgeDirectory), &info) != 0 && info.dli_fname != nullptr) {
+    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / "share" / "torchscope" / "python";
+    if (fs::is_directory(installed, error)) return installed.string();
+  }
+  if (fs::is_directory(TORCHSCOPE_BRIDGE_SOURCE_DIR, error)) return TORCHSCOPE_BRIDGE_SOURCE_DIR;
+  return "";
+}
+
+}  // namespace
+
+std::string envString(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+bool envFlag(const char* name, bool fallback) {
+  std::string value = envString(name);
+  if (value.empty()) return fallback;
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  return !(value == "0" || value == "false" || value == "off" || value == "no");
+}
+
+bool isPythonProcess() {
+  if (dlsym(RTLD_DEFAULT, "Py_BytesMain") != nullptr || dlsym(RTLD_DEFAULT, "Py_Main") != nullptr) return true;
+  return executableName().rfind("python", 0) == 0;
+}
+
+void claimJobEnvironment() {
+  if (envString("TORCHSCOPE_ROOT_PID").empty()) {
+    setenv("TORCHSCOPE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+  }
+  std::string output = envString("TORCHSCOPE_OUTPUT");
+  if (output.empty()) output = "torchscope-" + envString("TORCHSCOPE_ROOT_PID") + ".db";
+  std::error_code error;
+  const fs::path absolute = fs::absolute(output, error);
+  setenv("TORCHSCOPE_OUTPUT", (error ? output : absolute.lexically_normal().string()).c_str(), 1);
+}
+
+std::string requestedOutput() { return envString("TORCHSCOPE_OUTPUT"); }
+
+void prepareBridgePath() {
+  const std::string bridge = bridgeDirectory();
+  if (bridge.empty()) return;
+  const char* current = std::getenv("PYTHONPATH");
+  const std::string original = current != nullptr ? current : "";
+  // A parent outside Python may have prepended it already.
+  if (original == bridge || original.rfind(bridge + ":", 0) == 0) return;
+  setenv("TORCHSCOPE_SAVED_PYTHONPATH", current != nullptr ? current : std::string(kUnset).c_str(), 1);
+  setenv("TORCHSCOPE_BRIDGE_DIR", bridge.c_str(), 1);
+  const std::string combined = original.empty() ? bridge : bridge + ":" + original;
+  setenv("PYTHONPATH", combined.c_str(), 1);
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,26 @@
+// What the collector reads from and arranges in the process environment at load time.
+#pragma once
+
+#include <string>
+
+namespace torchscope::collector {
+
+// The variable's value, or "" when unset.
+[[nodiscard]] std::string envString(const char* name);
+// "0", "false", "off", "no" are false; any other non-empty value is true.
+[[nodiscard]] bool envFlag(const char* name, bool fallback);
+
+// True when this process is a Python interpreter (the bridge can run in it).
+[[nodiscard]] bool isPythonProcess();
+
+// Marks the job's first traced process (TORCHSCOPE_ROOT_PID) and makes TORCHSCOPE_OUTPUT absolute,
+// so that every process of the job names its store next to the same requested path.
+void claimJobEnvironment();
+// The absolute store path the job asked for: TORCHSCOPE_OUTPUT, or torchscope-<root pid>.db.
+[[nodiscard]] std::string requestedOutput();
+
+// Prepends the bridge directory to PYTHONPATH (remembering the original for the bridge to
+// restore) so that the interpreter imports the bridge's sitecustomize at start-up.
+void prepareBridgePath();
+
+}  // namespace torchscope::collector

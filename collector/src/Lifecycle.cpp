@@ -1,0 +1,102 @@
+// Load-time start-up, fork handling and exit handling of the collector library.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "Collector.h"
+#include "Environment.h"
+#include "Signals.h"
+#include "torchscope/collector/collector.h"
+
+namespace torchscope::collector {
+namespace {
+
+pid_t initialized_pid = -1;
+
+void onExit() {
+  try {
+    Collector::instance().shutdown();
+  } catch (...) {
+  }
+}
+
+void beforeFork() {
+  try {
+    Collector::instance().beforeFork();
+  } catch (...) {
+  }
+}
+
+void afterForkInParent() {
+  try {
+    Collector::instance().afterForkInParent();
+  } catch (...) {
+  }
+}
+
+void afterForkInChild() {
+  try {
+    initialized_pid = getpid();
+    Collector::instance().afterForkInChild();
+    restartSignalHelperInChild();
+  } catch (...) {
+  }
+}
+
+void initialize() {
+  if (initialized_pid == getpid()) return;
+  initialized_pid = getpid();
+  if (envFlag("TORCHSCOPE_DISABLE", false)) return;
+  claimJobEnvironment();
+  const bool python = isPythonProcess();
+  if (python) prepareBridgePath();
+  Collector& collector = Collector::instance();
+  collector.start(python);
+  // Registered after the store opened, so that it runs before the destructors of anything the
+  // store created.
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    pthread_atfork(&beforeFork, &afterForkInParent, &afterForkInChild);
+    std::atexit(&onExit);
+  }
+  // In Python the bridge installs them once the interpreter's own SIGINT handler is in place.
+  if (!python && collector.active()) installSignalHandlers();
+}
+
+__attribute__((constructor)) void loadCollector() {
+  try {
+    initialize();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+}  // namespace torchscope::collector
+
+extern "C" {
+
+__attribute__((visibility("default"))) int InitializeInjection(void) {
+  try {
+    torchscope::collector::initialize();
+    return 1;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// os._exit() (multiprocessing and DataLoader workers end this way) skips atexit: close the store
+// first. Calls from a vfork() child are recognised by their pid and do nothing.
+__attribute__((visibility("default"))) void _exit(int status) {
+  torchscope::collector::onExit();
+  using ExitFunction = void (*)(int);
+  static const auto real_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
+  if (real_exit != nullptr) real_exit(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+}  // extern "C"

@@ -1,0 +1,21 @@
+// The calling thread's Python stack, read through the interpreter's C API found with dlsym, so
+// that the library does not link against any particular libpython.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torchscope::collector {
+
+struct PythonFrame {
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+};
+
+// The user's frames (torch's and the bridge's own frames left out), outermost first. Empty when
+// the thread does not hold the GIL, since only then is the interpreter's state safe to read.
+[[nodiscard]] std::vector<PythonFrame> currentUserFrames();
+
+}  // namespace torchscope::collector

@@ -1,0 +1,104 @@
+#include "Signals.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <thread>
+
+#include "Collector.h"
+
+namespace torchscope::collector {
+
+namespace {
+
+constexpr std::array<int, 2> kSignals = {SIGTERM, SIGINT};
+constexpr int kShutdownWaitMs = 3000;
+
+struct HelperChannel {
+  int request[2] = {-1, -1};  // handler -> helper
+  int reply[2] = {-1, -1};    // helper -> handler
+  std::atomic<pid_t> pid{-1};   // the process whose helper thread is running
+};
+
+HelperChannel channel;
+struct sigaction previous[NSIG];
+std::atomic<bool> installed{false};
+
+bool isHandlerFunction(const struct sigaction& action) {
+  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
+  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
+void startHelper() {
+  if (pipe2(channel.request, O_CLOEXEC) != 0) return;
+  if (pipe2(channel.reply, O_CLOEXEC) != 0) return;
+  const int request_fd = channel.request[0];
+  const int reply_fd = channel.reply[1];
+  std::thread([request_fd, reply_fd] {
+    char signal_byte = 0;
+    while (read(request_fd, &signal_byte, 1) == 1) {
+      try {
+        Collector::instance().shutdown();
+      } catch (...) {
+      }
+      ssize_t ignored = write(reply_fd, &signal_byte, 1);
+      (void)ignored;
+    }
+  }).detach();
+  channel.pid = getpid();
+}
+
+void onSignal(int signal_number, siginfo_t* info, void* context) {
+  const struct sigaction& before = previous[signal_number];
+  if (isHandlerFunction(before)) {
+    if ((before.sa_flags & SA_SIGINFO) != 0) {
+      before.sa_sigaction(signal_number, info, context);
+    } else {
+      before.sa_handler(signal_number);
+    }
+    return;
+  }
+  if (before.sa_handler == SIG_IGN) return;
+  const int saved_errno = errno;
+  if (channel.pid.load() == getpid()) {
+    const char signal_byte = static_cast<char>(signal_number);
+    if (write(channel.request[1], &signal_byte, 1) == 1) {
+      pollfd reply{channel.reply[0], POLLIN, 0};
+      if (poll(&reply, 1, kShutdownWaitMs) == 1) {
+        char reply_byte = 0;
+        ssize_t ignored = read(channel.reply[0], &reply_byte, 1);
+        (void)ignored;
+      }
+    }
+  }
+  // Default action from here: the signal is delivered again once this handler returns.
+  sigaction(signal_number, &before, nullptr);
+  raise(signal_number);
+  errno = saved_errno;
+}
+
+}  // namespace
+
+void installSignalHandlers() {
+  if (installed.exchange(true)) return;
+  startHelper();
+  for (int signal_number : kSignals) {
+    struct sigaction action {};
+    action.sa_sigaction = &onSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, &previous[signal_number]);
+  }
+}
+
+void restartSignalHelperInChild() {
+  if (!installed.load()) return;
+  startHelper();
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,28 @@
+// `torchscope export --format chrome`: a store as Chrome trace-event JSON
+// ({"traceEvents": [...], "displayTimeUnit": "ms"}) that Perfetto UI and chrome://tracing open.
+// Layout follows the PyTorch profiler's: host processes and threads by pid/tid, one process per
+// GPU (pid = device) with one track per stream (tid = stream), `ac2g` flows from each API call to
+// the GPU work it launched, and torch.compile work on a "torch.compile" track of its process.
+// Timestamps are microseconds from the run's first event; baseTimeNanoseconds holds that origin.
+//
+// Error contract: exportChromeTrace() fails with the store's open errors (kNotFound,
+// kNotTorchscope, kVersion, kCorrupt) and kIo when the output cannot be written.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "torchscope/store/Result.h"
+
+namespace torchscope::interop {
+
+struct ExportReport {
+  std::int64_t events = 0;  // entries of traceEvents
+  std::int64_t flows = 0;   // API -> GPU flow pairs
+};
+
+[[nodiscard]] Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostream& out);
+[[nodiscard]] Result<ExportReport> exportChromeTrace(const std::string& store_path, const std::string& output_path);
+
+}  // namespace torchscope::interop

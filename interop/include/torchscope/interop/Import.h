@@ -1,0 +1,47 @@
+// `torchscope import`: TORCH_TRACE logs and Kineto traces into a new store.
+//
+// Error contract: importToStore() fails with kNotFound for a missing path, kInvalidArgument for
+// a file that is neither format (or a directory with nothing to import), kIo when the store
+// cannot be written. Malformed lines inside a recognised file are skipped, counted, written as
+// store::Diagnostic rows and reported in ImportReport; they never fail the import.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchscope/interop/Trace.h"
+#include "torchscope/store/Result.h"
+
+namespace torchscope::interop {
+
+struct ImportedFile {
+  std::string path;
+  InputFormat format = InputFormat::kUnknown;
+};
+
+struct ImportReport {
+  std::vector<ImportedFile> files;
+  std::int64_t records = 0;    // rows written, all tables
+  std::int64_t malformed = 0;  // lines/events skipped
+  std::vector<SkippedInput> skipped;
+  std::vector<std::string> notes;  // directory entries ignored, time-base assumptions
+};
+
+// Reads a file, gunzipping it when it starts with the gzip magic bytes.
+[[nodiscard]] Result<std::string> readInputFile(const std::string& path);
+
+// Expands directories (their *.log, *.json and *.gz files, sorted) and checks every file's format.
+[[nodiscard]] Result<std::vector<ImportedFile>> resolveInputs(const std::vector<std::string>& paths,
+                                                              std::vector<std::string>& notes);
+
+// Parses every input into one trace (files of both formats may be mixed: all times are wall-clock ns).
+[[nodiscard]] Result<ImportedTrace> parseInputs(const std::vector<ImportedFile>& files);
+
+[[nodiscard]] Result<ImportReport> importToStore(const std::vector<std::string>& paths, const std::string& store_path,
+                                                 const std::string& command_line = "");
+
+// One line for stderr: what was imported and what was skipped.
+[[nodiscard]] std::string summarize(const ImportReport& report);
+
+}  // namespace torchscope::interop

@@ -1,0 +1,350 @@
+#include "torchscope/interop/ChromeExport.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::interop {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// torch.compile work has no thread of its own in the store: it gets a named track per process.
+constexpr std::int64_t kCompileTrack = 0x7fffff00;
+
+std::string quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string dumped(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json parsedOr(const std::string& text, Json fallback) {
+  Json value = Json::parse(text, nullptr, false);
+  return value.is_discarded() ? fallback : value;
+}
+
+std::string capitalized(std::string word) {
+  if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
+  return word;
+}
+
+// The inverse of the Kineto importer's mapping, so that a round trip keeps the kind.
+std::string kinetoSyncKind(const std::string& kind) {
+  static const std::map<std::string, std::string> kNames = {{"stream", "Stream Sync"}, {"event", "Event Sync"},
+                                                            {"context", "Context Sync"}, {"device", "Device Sync"},
+                                                            {"stream-wait-event", "Stream Wait Event"}};
+  auto it = kNames.find(kind);
+  return it != kNames.end() ? it->second : kind;
+}
+
+template <class T>
+Result<std::vector<T>> loadAll(const store::Reader& reader) {
+  return reader.load<T>();
+}
+
+class ChromeWriter {
+ public:
+  ChromeWriter(std::ostream& out, store::Nanos origin) : out_(out), origin_(origin) {}
+
+  // Microseconds with the nanoseconds kept exactly as three decimals.
+  static std::string micros(store::Nanos ns) {
+    const store::Nanos magnitude = ns < 0 ? -ns : ns;
+    return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
+  }
+
+  void raw(const std::string& event) {
+    out_ << (events_ == 0 ? "\n" : ",\n") << event;
+    ++events_;
+  }
+
+  void name(std::string_view kind, std::int64_t pid, std::int64_t tid, const std::string& label) {
+    raw(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", kind, pid, tid, quoted(label)));
+  }
+
+  void slice(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos start,
+             store::Nanos end, const Json& args) {
+    raw(fmt::format(R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", category,
+                    quoted(label), pid, tid, micros(start - origin_), micros(std::max<store::Nanos>(0, end - start)),
+                    dumped(args)));
+  }
+
+  void instant(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos ts,
+               const Json& args) {
+    raw(fmt::format(R"({{"ph":"i","s":"t","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", category,
+                    quoted(label), pid, tid, micros(ts - origin_), dumped(args)));
+  }
+
+  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, store::Nanos ts) {
+    raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase, id, pid,
+                    tid, micros(ts - origin_), phase == 'f' ? R"(,"bp":"e")" : ""));
+  }
+
+  [[nodiscard]] std::int64_t events() const { return events_; }
+
+ private:
+  std::ostream& out_;
+  store::Nanos origin_;
+  std::int64_t events_ = 0;
+};
+
+struct StoreContents {
+  store::RunInfo run;
+  std::vector<store::Process> processes;
+  std::vector<store::Thread> threads;
+  std::vector<store::Device> devices;
+  std::vector<store::ApiCall> api_calls;
+  std::vector<store::Kernel> kernels;
+  std::vector<store::Memcpy> memcpys;
+  std::vector<store::Memset> memsets;
+  std::vector<store::Sync> syncs;
+  std::vector<store::NvtxEvent> nvtx;
+  std::vector<store::CpuOp> cpu_ops;
+  std::vector<store::Compile> compiles;
+  std::vector<store::GraphBreak> graph_breaks;
+  std::vector<store::Recompile> recompiles;
+  std::vector<store::Step> steps;
+};
+
+Result<StoreContents> loadStore(const store::Reader& reader) {
+  StoreContents contents;
+  auto run = reader.run();
+  if (!run) return run.error();
+  contents.run = *run;
+  Error failure;
+  bool failed = false;
+  const auto load = [&](auto& rows) {
+    using Row = typename std::decay_t<decltype(rows)>::value_type;
+    auto loaded = loadAll<Row>(reader);
+    if (!loaded) {
+      failure = loaded.error();
+      failed = true;
+      return;
+    }
+    rows = std::move(*loaded);
+  };
+  load(contents.processes);
+  load(contents.threads);
+  load(contents.devices);
+  load(contents.api_calls);
+  load(contents.kernels);
+  load(contents.memcpys);
+  load(contents.memsets);
+  load(contents.syncs);
+  load(contents.nvtx);
+  load(contents.cpu_ops);
+  load(contents.compiles);
+  load(contents.graph_breaks);
+  load(contents.recompiles);
+  load(contents.steps);
+  if (failed) return failure;
+  return contents;
+}
+
+void writeNames(const StoreContents& store, ChromeWriter& writer) {
+  for (const auto& process : store.processes) {
+    std::string label = process.name.empty() ? fmt::format("pid {}", process.pid) : process.name;
+    if (process.rank >= 0 && label.find("rank") == std::string::npos) label += fmt::format(" (rank {})", process.rank);
+    writer.name("process_name", process.pid, 0, label);
+  }
+  for (const auto& thread : store.threads) {
+    writer.name("thread_name", thread.pid, thread.tid, thread.name.empty() ? fmt::format("thread {}", thread.tid) : thread.name);
+  }
+  std::map<std::int64_t, std::string> device_names;
+  for (const auto& device : store.devices) device_names[device.device] = device.name;
+  std::set<std::pair<std::int64_t, std::int64_t>> streams;
+  for (const auto& kernel : store.kernels) streams.insert({kernel.device, kernel.stream});
+  for (const auto& copy : store.memcpys) streams.insert({copy.device, copy.stream});
+  for (const auto& memset : store.memsets) streams.insert({memset.device, memset.stream});
+  std::set<std::int64_t> gpus;
+  for (const auto& [device, stream] : streams) {
+    if (gpus.insert(device).second) {
+      const std::string& model = device_names[device];
+      writer.name("process_name", device, 0, model.empty() ? fmt::format("GPU {}", device) : fmt::format("GPU {} ({})", device, model));
+    }
+    writer.name("thread_name", device, stream, fmt::format("stream {}", stream));
+  }
+  std::set<std::int64_t> compiling;
+  for (const auto& compile : store.compiles) compiling.insert(compile.pid);
+  for (const auto& graph_break : store.graph_breaks) compiling.insert(graph_break.pid);
+  for (const auto& recompile : store.recompiles) compiling.insert(recompile.pid);
+  for (std::int64_t pid : compiling) writer.name("thread_name", pid, kCompileTrack, "torch.compile");
+}
+
+void writeHost(const StoreContents& store, ChromeWriter& writer) {
+  std::set<std::tuple<std::int64_t, std::int64_t, std::string>> annotated_steps;
+  for (const auto& op : store.cpu_ops) {
+    Json args = parsedOr(op.args, Json::object());
+    if (!args.is_object()) args = Json::object();
+    if (op.correlation_id >= 0 && !args.contains("External id")) args["External id"] = op.correlation_id;
+    writer.slice(op.category.empty() ? "cpu_op" : op.category, op.name, op.pid, op.tid, op.start_ns, op.end_ns, args);
+    if (op.name.rfind("ProfilerStep#", 0) == 0) annotated_steps.insert({op.pid, op.start_ns, op.name});
+  }
+  for (const auto& call : store.api_calls) {
+    writer.slice(call.api == "driver" ? "cuda_driver" : "cuda_runtime", call.name, call.pid, call.tid, call.start_ns,
+                 call.end_ns, {{"cbid", call.cbid}, {"correlation", call.correlation_id}});
+  }
+  for (const auto& sync : store.syncs) {
+    const std::string label = sync.op.empty() ? kinetoSyncKind(sync.sync_kind) : sync.op;
+    Json args = {{"cuda_sync_kind", kinetoSyncKind(sync.sync_kind)}, {"stream", sync.stream}, {"correlation", sync.correlation_id}};
+    if (!sync.file.empty()) args["user_line"] = fmt::format("{}:{}", sync.file, sync.line);
+    writer.slice("cuda_sync", label, sync.pid, sync.tid, sync.start_ns, sync.end_ns, args);
+    writer.instant("sync", "sync: " + label, sync.pid, sync.tid, sync.start_ns, args);
+  }
+  for (const auto& step : store.steps) {
+    const std::string label = fmt::format("ProfilerStep#{}", step.index);
+    if (annotated_steps.count({step.pid, step.start_ns, label}) != 0) continue;  // already a user_annotation
+    writer.slice("user_annotation", label, step.pid, step.tid, step.start_ns, step.end_ns, {{"source", step.source}});
+  }
+  for (const auto& event : store.nvtx) {
+    if (event.kind == "mark") {
+      writer.instant("nvtx", event.name, event.pid, event.tid, event.start_ns, {{"domain", event.domain}});
+    } else {
+      writer.slice("nvtx", event.name, event.pid, event.tid, event.start_ns, event.end_ns, {{"domain", event.domain}});
+    }
+  }
+}
+
+void writeCompiles(const StoreContents& store, ChromeWriter& writer) {
+  const auto millis = [](store::Nanos ns) { return ns < 0 ? Json(nullptr) : Json(static_cast<double>(ns) / 1e6); };
+  for (const auto& compile : store.compiles) {
+    std::string label = fmt::format("[{}/{}{}] {}", compile.frame_id, compile.frame_compile_id,
+                                    compile.attempt > 0 ? fmt::format("_{}", compile.attempt) : "", compile.co_name);
+    writer.slice("torch_compile", label, compile.pid, kCompileTrack, compile.start_ns, compile.end_ns,
+                 {{"status", compile.status}, {"co_filename", compile.co_filename}, {"co_firstlineno", compile.co_firstlineno},
+                  {"dynamo_ms", millis(compile.dynamo_ns)}, {"aot_autograd_ms", millis(compile.aot_ns)},
+                  {"inductor_ms", millis(compile.inductor_ns)}, {"cache_hit", compile.cache_hit},
+                  {"fail_type", compile.fail_type}, {"fail_reason", compile.fail_reason},
+                  {"restart_reasons", parsedOr(compile.restart_reasons, Json::array())}});
+  }
+  for (const auto& graph_break : store.graph_breaks) {
+    const std::string what = graph_break.break_type.empty() ? graph_break.reason.substr(0, graph_break.reason.find('\n'))
+                                                             : graph_break.break_type;
+    writer.instant("graph_break", "graph break: " + what, graph_break.pid, kCompileTrack, graph_break.ts_ns,
+                   {{"compile_id", fmt::format("{}/{}", graph_break.frame_id, graph_break.frame_compile_id)},
+                    {"file", graph_break.file}, {"line", graph_break.line}, {"function", graph_break.function},
+                    {"reason", graph_break.reason}, {"hints", parsedOr(graph_break.hints, Json::array())}});
+  }
+  for (const auto& recompile : store.recompiles) {
+    writer.instant("recompile", fmt::format("recompile: {} ({})", recompile.co_name, recompile.cause), recompile.pid,
+                   kCompileTrack, recompile.ts_ns,
+                   {{"compile_id", fmt::format("{}/{}", recompile.frame_id, recompile.frame_compile_id)},
+                    {"cause", recompile.cause}, {"limit_hit", recompile.limit_hit},
+                    {"guard_failures", parsedOr(recompile.guard_failures, Json::array())}});
+  }
+}
+
+// GPU work on pid = device, tid = stream, with a flow from the API call that launched it.
+std::int64_t writeDevice(const StoreContents& store, ChromeWriter& writer) {
+  std::map<std::int64_t, std::int64_t> process_ordinal;
+  for (const auto& call : store.api_calls) process_ordinal.emplace(call.pid, static_cast<std::int64_t>(process_ordinal.size()));
+  std::unordered_map<std::int64_t, const store::ApiCall*> launches;
+  const auto key = [&](std::int64_t pid, std::int64_t correlation) {
+    auto it = process_ordinal.find(pid);
+    return it == process_ordinal.end() ? -1 : (it->second << 40) | (correlation & ((1LL << 40) - 1));
+  };
+  for (const auto& call : store.api_calls) {
+    if (call.correlation_id >= 0) launches.emplace(key(call.pid, call.correlation_id), &call);
+  }
+  std::int64_t flows = 0;
+  const auto link = [&](std::int64_t pid, std::int64_t correlation, std::int64_t device, std::int64_t stream, store::Nanos start) {
+    if (correlation < 0) return;
+    auto it = launches.find(key(pid, correlation));
+    if (it == launches.end()) return;
+    const std::int64_t id = process_ordinal.size() == 1 ? correlation : it->first;
+    writer.flow('s', id, it->second->pid, it->second->tid, it->second->start_ns);
+    writer.flow('f', id, device, stream, start);
+    ++flows;
+  };
+  for (const auto& kernel : store.kernels) {
+    Json args = {{"device", kernel.device}, {"context", kernel.context}, {"stream", kernel.stream}, {"correlation", kernel.correlation_id}};
+    if (kernel.grid_x >= 0) args["grid"] = {kernel.grid_x, kernel.grid_y, kernel.grid_z};
+    if (kernel.block_x >= 0) args["block"] = {kernel.block_x, kernel.block_y, kernel.block_z};
+    if (kernel.registers_per_thread >= 0) args["registers per thread"] = kernel.registers_per_thread;
+    if (kernel.static_shared_bytes >= 0) args["shared memory"] = kernel.static_shared_bytes;
+    writer.slice("kernel", kernel.name, kernel.device, kernel.stream, kernel.start_ns, kernel.end_ns, args);
+    link(kernel.pid, kernel.correlation_id, kernel.device, kernel.stream, kernel.start_ns);
+  }
+  for (const auto& copy : store.memcpys) {
+    const std::string label = fmt::format("Memcpy {} ({} -> {})", copy.copy_kind, capitalized(copy.src_kind), capitalized(copy.dst_kind));
+    writer.slice("gpu_memcpy", label, copy.device, copy.stream, copy.start_ns, copy.end_ns,
+                 {{"device", copy.device}, {"stream", copy.stream}, {"correlation", copy.correlation_id}, {"bytes", copy.bytes}});
+    link(copy.pid, copy.correlation_id, copy.device, copy.stream, copy.start_ns);
+  }
+  for (const auto& memset : store.memsets) {
+    writer.slice("gpu_memset", fmt::format("Memset ({})", capitalized(memset.memory_kind)), memset.device, memset.stream,
+                 memset.start_ns, memset.end_ns,
+                 {{"device", memset.device}, {"stream", memset.stream}, {"correlation", memset.correlation_id}, {"bytes", memset.bytes}});
+    link(memset.pid, memset.correlation_id, memset.device, memset.stream, memset.start_ns);
+  }
+  return flows;
+}
+
+Json deviceProperties(const StoreContents& store) {
+  Json devices = Json::array();
+  for (const auto& device : store.devices) {
+    Json properties = parsedOr(device.properties, Json::object());
+    if (!properties.is_object()) properties = Json::object();
+    properties["id"] = device.device;
+    if (!device.name.empty()) properties["name"] = device.name;
+    if (device.compute_major >= 0) properties["computeMajor"] = device.compute_major;
+    if (device.compute_minor >= 0) properties["computeMinor"] = device.compute_minor;
+    if (device.total_memory_bytes >= 0) properties["totalGlobalMem"] = device.total_memory_bytes;
+    if (device.multiprocessor_count >= 0) properties["numSms"] = device.multiprocessor_count;
+    devices.push_back(std::move(properties));
+  }
+  return devices;
+}
+
+}  // namespace
+
+Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostream& out) {
+  auto reader = store::Reader::open(store_path);
+  if (!reader) return reader.error();
+  auto contents = loadStore(**reader);
+  if (!contents) return contents.error();
+  auto span = (*reader)->timeSpan();
+  if (!span) return span.error();
+  const StoreContents& store = *contents;
+  const store::Nanos origin = span->has_value() ? (*span)->begin_ns : store.run.start_ns;
+  const store::Nanos origin_wall = store.run.start_wall_ns + (origin - store.run.start_ns);
+
+  ChromeWriter writer(out, origin);
+  out << R"({"schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":)" << origin_wall
+      << R"(,"deviceProperties":)" << dumped(deviceProperties(store)) << R"(,"traceName":)"
+      << quoted(store.run.command_line.empty() ? store_path : store.run.command_line);
+  // Kineto's per-file rank: the first process that knows one.
+  for (const auto& process : store.processes) {
+    if (process.rank < 0) continue;
+    Json info = {{"rank", process.rank}};
+    if (process.world_size >= 0) info["world_size"] = process.world_size;
+    out << R"(,"distributedInfo":)" << dumped(info);
+    break;
+  }
+  out << R"(,"traceEvents":[)";
+  writeNames(store, writer);
+  writeHost(store, writer);
+  writeCompiles(store, writer);
+  ExportReport report;
+  report.flows = writeDevice(store, writer);
+  out << "\n]}\n";
+  report.events = writer.events();
+  if (!out) return makeError(ErrorCode::kIo, "could not write the trace");
+  return report;
+}
+
+Result<ExportReport> exportChromeTrace(const std::string& store_path, const std::string& output_path) {
+  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
+  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
+  auto report = exportChromeTrace(store_path, file);
+  if (!report) return report;
+  file.close();
+  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
+  return report;
+}
+
+}  // namespace torchscope::interop

@@ -1,0 +1,14 @@
+// Reads torch's rendered graph-break message (the `dynamo_graph_break_reason` artifact payload).
+#pragma once
+
+#include <string_view>
+
+#include "torchscope/store/Records.h"
+
+namespace torchscope::interop {
+
+// Fills break_type, reason, explanation, hints, file, line, function and user_stack of `out`
+// from the payload text; fields the text does not have are left as they are.
+void parseGraphBreakText(std::string_view payload, store::GraphBreak& out);
+
+}  // namespace torchscope::interop

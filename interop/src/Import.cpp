@@ -1,0 +1,257 @@
+#include "torchscope/interop/Import.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "TraceOps.h"
+#include "WallClock.h"
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::interop {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads up to `limit` bytes; zlib's gzread passes plain files through and gunzips gzip files.
+Result<std::string> readUpTo(const std::string& path, std::size_t limit) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) return makeError(ErrorCode::kNotFound, fmt::format("cannot open {}", path));
+  gzbuffer(file, 1 << 17);
+  std::string text;
+  std::vector<char> buffer(1 << 17);
+  while (text.size() < limit) {
+    const auto want = static_cast<unsigned>(std::min<std::size_t>(buffer.size(), limit - text.size()));
+    const int got = gzread(file, buffer.data(), want);
+    if (got < 0) {
+      int code = 0;
+      const std::string why = gzerror(file, &code);
+      gzclose(file);
+      return makeError(ErrorCode::kInvalidArgument, fmt::format("{}: unreadable ({})", path, why));
+    }
+    if (got == 0) break;
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+  }
+  gzclose(file);
+  return text;
+}
+
+int yearOfModification(const std::string& path) {
+  struct stat info{};
+  if (stat(path.c_str(), &info) != 0) return 1970;
+  return static_cast<int>(yearOf(static_cast<std::int64_t>(info.st_mtime) * 1'000'000'000));
+}
+
+// dedicated_log_torch_trace_rank_3_abc.log -> 3
+std::int64_t rankFromName(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  const auto at = name.find("rank_");
+  if (at == std::string::npos) return -1;
+  std::int64_t rank = 0;
+  std::size_t i = at + 5;
+  for (; i < name.size() && i < at + 12 && name[i] >= '0' && name[i] <= '9'; ++i) rank = rank * 10 + (name[i] - '0');
+  return i > at + 5 ? rank : -1;
+}
+
+bool looksImportable(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const auto ends = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".log") || ends(".json") || ends(".gz");
+}
+
+store::Diagnostic diagnosticFor(const SkippedInput& skipped) {
+  return {"import", "warning",
+          fmt::format("{}: skipped {} malformed {}{} (first at {})", skipped.file, skipped.count, skipped.what,
+                      skipped.count == 1 ? "" : "s", skipped.first),
+          skipped.count};
+}
+
+// Distinct files may name the same process id (pthread ids, pids reused across hosts).
+void keepPidsDistinct(ImportedTrace& trace, std::set<std::int64_t>& used) {
+  std::set<std::int64_t> own;
+  for (const auto& process : trace.processes) own.insert(process.pid);
+  for (std::int64_t pid : own) {
+    if (used.count(pid) == 0) {
+      used.insert(pid);
+      continue;
+    }
+    std::int64_t fresh = std::max<std::int64_t>(*used.rbegin(), *own.rbegin()) + 1;
+    renamePid(trace, pid, fresh);
+    used.insert(fresh);
+  }
+}
+
+}  // namespace
+
+std::string_view formatName(InputFormat format) {
+  switch (format) {
+    case InputFormat::kTorchTrace: return "TORCH_TRACE log";
+    case InputFormat::kKineto: return "Kineto trace";
+    case InputFormat::kUnknown: break;
+  }
+  return "unknown";
+}
+
+InputFormat sniffFormat(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return InputFormat::kUnknown;
+  if (text[first] == '{') return InputFormat::kKineto;
+  // `V1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] {...}`
+  const std::string_view line = text.substr(first, text.find('\n', first) - first);
+  const auto digits = [&](std::size_t at, std::size_t count) {
+    if (line.size() < at + count) return false;
+    return std::all_of(line.begin() + static_cast<std::ptrdiff_t>(at), line.begin() + static_cast<std::ptrdiff_t>(at + count),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (line.size() > 24 && std::strchr("VIWEFCD", line[0]) != nullptr && digits(1, 4) && line[5] == ' ' &&
+      line.find("] {") != std::string_view::npos) {
+    return InputFormat::kTorchTrace;
+  }
+  return InputFormat::kUnknown;
+}
+
+Result<std::string> readInputFile(const std::string& path) { return readUpTo(path, SIZE_MAX); }
+
+Result<std::vector<ImportedFile>> resolveInputs(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
+  std::vector<ImportedFile> files;
+  const auto check = [&](const std::string& path, bool explicit_file) -> Result<void> {
+    auto text = readUpTo(path, 1 << 16);
+    if (!text) return text.error();
+    const InputFormat format = sniffFormat(*text);
+    if (format != InputFormat::kUnknown) {
+      files.push_back({path, format});
+    } else if (explicit_file) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{}: neither a TORCH_TRACE log nor a PyTorch profiler (Kineto) trace", path));
+    } else {
+      notes.push_back(fmt::format("{}: skipped, neither a TORCH_TRACE log nor a Kineto trace", path));
+    }
+    return {};
+  };
+  for (const auto& path : paths) {
+    std::error_code error;
+    const auto status = fs::status(path, error);
+    if (error || !fs::exists(status)) return makeError(ErrorCode::kNotFound, fmt::format("{}: no such file or directory", path));
+    if (!fs::is_directory(status)) {
+      if (auto checked = check(path, true); !checked) return checked.error();
+      continue;
+    }
+    std::vector<fs::path> entries;
+    for (const auto& entry : fs::directory_iterator(path, error)) {
+      if (!entry.is_regular_file(error)) continue;
+      if (looksImportable(entry.path())) {
+        entries.push_back(entry.path());
+      } else {
+        notes.push_back(fmt::format("{}: ignored (not .log, .json or .gz)", entry.path().string()));
+      }
+    }
+    if (error) return makeError(ErrorCode::kIo, fmt::format("{}: {}", path, error.message()));
+    std::sort(entries.begin(), entries.end());
+    const std::size_t before = files.size();
+    for (const auto& entry : entries) {
+      if (auto checked = check(entry.string(), false); !checked) return checked.error();
+    }
+    if (files.size() == before) {
+      return makeError(ErrorCode::kInvalidArgument, fmt::format("{}: no TORCH_TRACE log or Kineto trace in this directory", path));
+    }
+  }
+  if (files.empty()) return makeError(ErrorCode::kInvalidArgument, "nothing to import");
+  return files;
+}
+
+Result<ImportedTrace> parseInputs(const std::vector<ImportedFile>& files) {
+  ImportedTrace merged;
+  std::set<std::int64_t> used_pids;
+  for (const auto& file : files) {
+    auto text = readInputFile(file.path);
+    if (!text) return text.error();
+    ImportedTrace trace;
+    const std::string name = fs::path(file.path).filename().string();
+    Result<void> parsed = file.format == InputFormat::kTorchTrace
+                              ? parseTorchTrace(*text, {name, rankFromName(file.path), yearOfModification(file.path)}, trace)
+                              : parseKineto(*text, name, trace);
+    if (!parsed) return parsed.error();
+    keepPidsDistinct(trace, used_pids);
+    appendTrace(merged, std::move(trace));
+  }
+  for (const auto& skipped : merged.skipped) merged.diagnostics.push_back(diagnosticFor(skipped));
+  return merged;
+}
+
+Result<ImportReport> importToStore(const std::vector<std::string>& paths, const std::string& store_path,
+                                   const std::string& command_line) {
+  ImportReport report;
+  auto files = resolveInputs(paths, report.notes);
+  if (!files) return files.error();
+  report.files = *files;
+  auto parsed = parseInputs(report.files);
+  if (!parsed) return parsed.error();
+  ImportedTrace& trace = *parsed;
+
+  const auto [begin, end] = trace.span();
+  trace.run.command_line = command_line;
+  trace.run.start_ns = end >= begin ? begin : 0;
+  trace.run.start_wall_ns = trace.run.start_ns;  // imported times are wall-clock nanoseconds already
+  trace.run.end_ns = end >= begin ? end : -1;
+  if (std::any_of(report.files.begin(), report.files.end(), [&](const ImportedFile& f) { return f.format != report.files[0].format; })) {
+    trace.run.source = "import:mixed";
+  }
+  for (const auto& note : report.notes) trace.diagnostics.push_back({"import", "info", note, 1});
+
+  auto writer = store::Writer::open(store_path);
+  if (!writer) return writer.error();
+  store::Writer& out = **writer;
+  out.setRun(trace.run);
+  std::int64_t records = 0;
+  const auto write_all = [&](auto& rows) {
+    for (auto& row : rows) out.add(std::move(row));
+    records += static_cast<std::int64_t>(rows.size());
+  };
+  write_all(trace.attributes);
+  write_all(trace.processes);
+  write_all(trace.threads);
+  write_all(trace.devices);
+  write_all(trace.api_calls);
+  write_all(trace.kernels);
+  write_all(trace.memcpys);
+  write_all(trace.memsets);
+  write_all(trace.syncs);
+  write_all(trace.cpu_ops);
+  write_all(trace.compiles);
+  write_all(trace.graph_breaks);
+  write_all(trace.recompiles);
+  write_all(trace.steps);
+  write_all(trace.diagnostics);
+  if (auto closed = out.close(trace.run.end_ns); !closed) return closed.error();
+  if (const auto stats = out.stats(); stats.dropped > 0) {
+    return makeError(ErrorCode::kIo, fmt::format("{}: {} records could not be written: {}", store_path, stats.dropped, stats.last_error));
+  }
+  report.records = records;
+  report.malformed = trace.malformed();
+  report.skipped = trace.skipped;
+  return report;
+}
+
+std::string summarize(const ImportReport& report) {
+  std::size_t logs = 0;
+  for (const auto& file : report.files) logs += file.format == InputFormat::kTorchTrace ? 1 : 0;
+  std::string line = fmt::format("imported {} file(s) ({} TORCH_TRACE, {} Kineto): {} records", report.files.size(), logs,
+                                 report.files.size() - logs, report.records);
+  if (report.malformed > 0) {
+    line += fmt::format("; skipped {} malformed line(s)/event(s)", report.malformed);
+    for (const auto& skipped : report.skipped) line += fmt::format(" [{}: {} {}, first at {}]", skipped.file, skipped.count, skipped.what, skipped.first);
+  }
+  return line;
+}
+
+}  // namespace torchscope::interop

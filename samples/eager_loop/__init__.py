@@ -1,0 +1,1 @@
+"""An eager-only training loop made of many small ops: a torch.compile candidate."""

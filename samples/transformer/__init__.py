@@ -1,0 +1,1 @@
+"""A small causal transformer with hand-written attention: SDPA, inference-mode and quantization candidates."""

@@ -1,0 +1,113 @@
+// `torchscope advise` and `torchscope compare` as users run them: exit codes, formats, files.
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "TestSupport.h"
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Outcome torchscope(const ScratchDir& dir, const std::string& arguments) {
+  const std::string out = dir.file("stdout.txt");
+  const std::string err = dir.file("stderr.txt");
+  const std::string command = std::string(TORCHSCOPE_BINARY_DIR) + "/bin/torchscope " + arguments + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream o;
+  o << std::ifstream(out).rdbuf();
+  outcome.out = o.str();
+  std::stringstream e;
+  e << std::ifstream(err).rdbuf();
+  outcome.err = e.str();
+  return outcome;
+}
+
+TEST(AdviseCli, PrintsRankedFindingsWithoutColourWhenPiped) {
+  ScratchDir dir;
+  const Outcome run = torchscope(dir, "advise " + fixtureStore(dir, "syncs"));
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("sync/item"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos);
+}
+
+TEST(AdviseCli, WritesEveryFormatToAFile) {
+  ScratchDir dir;
+  const std::string store = fixtureStore(dir, "gpu_launch_bound");
+  for (const char* format : {"json", "sarif", "junit", "markdown", "html", "text"}) {
+    const std::string output = dir.file(std::string("report.") + format);
+    const Outcome run = torchscope(dir, "advise " + store + " --format " + format + " -o " + output);
+    EXPECT_EQ(run.code, 0) << format << ": " << run.err;
+    EXPECT_TRUE(run.out.empty()) << format;
+    std::stringstream text;
+    text << std::ifstream(output).rdbuf();
+    EXPECT_FALSE(text.str().empty()) << format;
+    if (std::string(format) == "json") {
+      EXPECT_EQ(nlohmann::json::parse(text.str())["findings"][0]["rule"], "gpu/idle");
+    }
+  }
+}
+
+TEST(AdviseCli, SaveStoresTheFindings) {
+  ScratchDir dir;
+  const std::string store = fixtureStore(dir, "memcpy_pageable");
+  ASSERT_EQ(torchscope(dir, "advise --save " + store).code, 0);
+  auto reader = store::Reader::open(store);
+  ASSERT_TRUE(reader.ok());
+  auto findings = (*reader)->load<store::Finding>();
+  ASSERT_TRUE(findings.ok());
+  ASSERT_EQ(findings->size(), 1u);
+  EXPECT_EQ((*findings)[0].rule, "memcpy/pageable");
+}
+
+TEST(AdviseCli, PartialRunIsAnalysedWithANote) {
+  ScratchDir dir;
+  const Outcome run = torchscope(dir, "advise " + fixtureStore(dir, "partial"));
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("partial"), std::string::npos) << run.out;
+}
+
+TEST(AdviseCli, BadInputExitsWithTwoAndOneLine) {
+  ScratchDir dir;
+  const std::string foreign = dir.file("foreign.db");
+  std::ofstream(foreign) << "definitely not sqlite";
+  const std::string corrupt = dir.file("corrupt.db");
+  {
+    std::filesystem::copy_file(fixtureStore(dir, "syncs"), corrupt);
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(0);
+    file << std::string(64, '\xff');
+  }
+  for (const std::string& arguments : {"advise " + foreign, "advise " + corrupt, "advise " + dir.file("missing.db"),
+                                       "advise " + foreign + " --format yaml", "compare " + foreign + " " + corrupt}) {
+    const Outcome run = torchscope(dir, arguments);
+    EXPECT_EQ(run.code, 2) << arguments << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("torchscope: ", 0), 0u) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+TEST(CompareCli, GateFailsOnRegressionAndPassesTheOtherWay) {
+  ScratchDir dir;
+  const std::string clean = fixtureStore(dir, "clean");
+  const std::string broken = fixtureStore(dir, "graph_breaks");
+  EXPECT_EQ(torchscope(dir, "compare " + clean + " " + clean).code, 0);
+  const Outcome worse = torchscope(dir, "compare " + clean + " " + broken + " --format markdown");
+  EXPECT_EQ(worse.code, 1) << worse.err;
+  EXPECT_NE(worse.out.find("New problems"), std::string::npos);
+  EXPECT_EQ(torchscope(dir, "compare " + broken + " " + clean + " --threshold 1000").code, 0);
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing

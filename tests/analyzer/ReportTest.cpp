@@ -1,0 +1,241 @@
+// Report formats: structure (SARIF 2.1.0, JUnit as CI servers parse it, the JSON contract) and escaping of
+// hostile strings from the store.
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "TestSupport.h"
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Report.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+constexpr const char* kHostileKernel = "ampere_sgemm_</pre><script>alert(\"k\")</script>&amp;'\x01";
+constexpr const char* kHostileFile = "/tmp/<evil> \"dir\"/x&y ]]> `|*.py";
+
+// A store whose kernel names and paths try to break every format.
+std::string hostileStore(const ScratchDir& dir) {
+  const std::int64_t s = 1'000'000'000;
+  const std::int64_t ms = 1'000'000;
+  nlohmann::json fixture = {
+      {"run", {{"command_line", "python <b>x</b>.py"}, {"start_ns", s}, {"end_ns", 2 * s}}},
+      {"devices", {{{"device", 0}, {"name", "GPU"}, {"compute_major", 8}}}},
+      {"steps", {{{"repeat", 10}, {"stride_ns", 100 * ms}, {"increment", {"index"}},
+                  {"row", {{"index", 0}, {"start_ns", s}, {"end_ns", s + 100 * ms}}}}}},
+      {"kernels", {{{"repeat", 10}, {"stride_ns", 100 * ms},
+                    {"row", {{"name", kHostileKernel}, {"start_ns", s}, {"end_ns", s + 100 * ms}}}}}},
+      {"syncs", {{{"repeat", 10}, {"stride_ns", 100 * ms},
+                  {"row", {{"start_ns", s}, {"end_ns", s + 20 * ms}, {"sync_kind", "stream"}, {"op", "aten::item"},
+                           {"file", kHostileFile}, {"line", 7}, {"function", "<lambda>"}}}}}},
+  };
+  const std::string store = dir.file("hostile.db");
+  EXPECT_EQ(buildStore(fixture, store), "");
+  return store;
+}
+
+Analysis hostileAnalysis(const ScratchDir& dir) {
+  AnalyzeOptions options;
+  options.timeline_buckets = 50;
+  auto analysis = analyze({hostileStore(dir)}, options);
+  EXPECT_TRUE(analysis.ok());
+  EXPECT_GE(analysis->findings.size(), 2u);  // precision/fp32-matmul and sync/item
+  return *analysis;
+}
+
+std::string runPython(const std::string& script, const std::string& input_path) {
+  const std::string command = std::string(TORCHSCOPE_PYTHON) + " -c '" + script + "' " + input_path + " 2>&1";
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::array<char, 256> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
+  const int status = pclose(pipe);
+  return status == 0 ? output : "exit " + std::to_string(status) + ": " + output;
+}
+
+TEST(Html, EscapesEveryStringAndIsSelfContained) {
+  ScratchDir dir;
+  const std::string html = render(hostileAnalysis(dir), Format::kHtml);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
+  EXPECT_EQ(html.find("<evil>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;evil&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_NE(html.find("aria-label=\"step times\""), std::string::npos);
+  EXPECT_NE(html.find("aria-label=\"timeline overview\""), std::string::npos);
+  EXPECT_EQ(html.find('\x01'), std::string::npos);
+  // Every tag that opens a pre block closes it exactly once: the kernel name cannot end it early.
+  std::size_t opened = 0;
+  std::size_t closed = 0;
+  for (std::size_t at = 0; (at = html.find("<pre>", at)) != std::string::npos; ++at) ++opened;
+  for (std::size_t at = 0; (at = html.find("</pre>", at)) != std::string::npos; ++at) ++closed;
+  EXPECT_EQ(opened, closed);
+}
+
+TEST(Markdown, EscapesHtmlAndTableSyntax) {
+  ScratchDir dir;
+  const std::string markdown = render(hostileAnalysis(dir), Format::kMarkdown);
+  EXPECT_EQ(markdown.find("<script"), std::string::npos);
+  EXPECT_EQ(markdown.find("<evil>"), std::string::npos);
+  for (std::size_t start = 0, end; (end = markdown.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = markdown.substr(start, end - start);
+    if (line.rfind("| ", 0) != 0 || line.rfind("| #", 0) == 0) continue;
+    std::size_t pipes = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    EXPECT_EQ(pipes, 8u) << line;  // 7 columns, whatever the cells contain
+  }
+}
+
+TEST(Json, FollowsTheDocumentedContract) {
+  ScratchDir dir;
+  const auto document = nlohmann::json::parse(render(hostileAnalysis(dir), Format::kJson));
+  EXPECT_EQ(document["schema"], kJsonSchema);
+  ASSERT_TRUE(document["findings"].is_array());
+  ASSERT_TRUE(document["runs"].is_array());
+  ASSERT_TRUE(document["notes"].is_array());
+  for (const auto& finding : document["findings"]) {
+    EXPECT_TRUE(finding["rule"].is_string());
+    EXPECT_TRUE(finding["severity"] == "error" || finding["severity"] == "warning" || finding["severity"] == "info");
+    EXPECT_TRUE(finding["title"].is_string());
+    EXPECT_TRUE(finding["message"].is_string());
+    EXPECT_TRUE(finding["location"]["file"].is_string());
+    EXPECT_TRUE(finding["location"]["line"].is_number_integer() || finding["location"]["line"].is_null());
+    EXPECT_TRUE(finding["location"]["function"].is_string());
+    EXPECT_TRUE(finding["count"].is_number_integer());
+    EXPECT_TRUE(finding["impact"]["seconds"].is_number());
+    EXPECT_TRUE(finding["impact"]["fraction"].is_number());
+    EXPECT_LE(finding["impact"]["fraction"].get<double>(), 1.0);
+    EXPECT_TRUE(finding["evidence"].is_object());
+    EXPECT_TRUE(finding["fix"]["id"].is_string());
+    EXPECT_TRUE(finding["fix"]["summary"].is_string());
+    EXPECT_TRUE(finding["fix"]["kind"] == "runtime" || finding["fix"]["kind"] == "source" || finding["fix"]["kind"] == "");
+  }
+}
+
+// Validates the report against the schema written in docs/rules.md (python jsonschema, from requirements.txt).
+TEST(Json, ValidatesAgainstTheSchemaInRulesDoc) {
+  ScratchDir dir;
+  std::stringstream doc;
+  doc << std::ifstream(sourceDir() / "docs/rules.md").rdbuf();
+  const std::string text = doc.str();
+  const auto heading = text.find("### JSON schema");
+  ASSERT_NE(heading, std::string::npos);
+  const auto begin = text.find("```json\n", heading);
+  const auto end = text.find("```", begin + 8);
+  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos);
+  const std::string schema_path = dir.file("schema.json");
+  std::ofstream(schema_path) << text.substr(begin + 8, end - begin - 8);
+  const std::string report_path = dir.file("report.json");
+  std::ofstream(report_path) << render(hostileAnalysis(dir), Format::kJson);
+  const std::string check =
+      "import json, sys\n"
+      "try:\n"
+      "    import jsonschema\n"
+      "except ImportError:\n"
+      "    print(\"skip\"); sys.exit(0)\n"
+      "schema = json.load(open(sys.argv[1]))\n"
+      "jsonschema.Draft202012Validator.check_schema(schema)\n"
+      "jsonschema.validate(json.load(open(sys.argv[2])), schema)\n"
+      "print(\"ok\")\n";
+  const std::string result = runPython(check, schema_path + " " + report_path);
+  if (result == "skip\n") GTEST_SKIP() << "jsonschema is not installed";
+  EXPECT_EQ(result, "ok\n");
+}
+
+TEST(Sarif, IsStructurallyValid210WithLinesForLocatedFindings) {
+  ScratchDir dir;
+  const Analysis analysis = hostileAnalysis(dir);
+  const auto document = nlohmann::json::parse(render(analysis, Format::kSarif));
+  EXPECT_EQ(document["version"], "2.1.0");
+  EXPECT_EQ(document["$schema"], "https://json.schemastore.org/sarif-2.1.0.json");
+  ASSERT_EQ(document["runs"].size(), 1u);
+  const auto& run = document["runs"][0];
+  EXPECT_EQ(run["tool"]["driver"]["name"], "torchscope");
+  const auto& rules = run["tool"]["driver"]["rules"];
+  std::set<std::string> ids;
+  for (const auto& rule : rules) EXPECT_TRUE(ids.insert(rule["id"].get<std::string>()).second);
+  ASSERT_EQ(run["results"].size(), analysis.findings.size());
+  bool located = false;
+  for (const auto& result : run["results"]) {
+    const auto rule = result["ruleId"].get<std::string>();
+    ASSERT_TRUE(ids.count(rule)) << rule;
+    EXPECT_EQ(rules[result["ruleIndex"].get<std::size_t>()]["id"], rule);
+    EXPECT_TRUE(result["level"] == "error" || result["level"] == "warning" || result["level"] == "note");
+    EXPECT_FALSE(result["message"]["text"].get<std::string>().empty());
+    if (!result.contains("locations")) continue;
+    const auto& physical = result["locations"][0]["physicalLocation"];
+    const auto uri = physical["artifactLocation"]["uri"].get<std::string>();
+    EXPECT_EQ(uri.find_first_of(" <>\"`|"), std::string::npos) << uri;
+    EXPECT_EQ(uri.rfind("file:///tmp/", 0), 0u) << uri;
+    EXPECT_EQ(physical["region"]["startLine"], 7);
+    located = true;
+  }
+  EXPECT_TRUE(located);
+}
+
+TEST(Junit, ParsesAsXmlWithConsistentCounts) {
+  ScratchDir dir;
+  const std::string path = dir.file("report.xml");
+  std::ofstream(path) << render(hostileAnalysis(dir), Format::kJunit);
+  const std::string check =
+      "import sys, xml.etree.ElementTree as ET\n"
+      "root = ET.parse(sys.argv[1]).getroot()\n"
+      "assert root.tag == \"testsuites\", root.tag\n"
+      "for suite in root.iter(\"testsuite\"):\n"
+      "    cases = suite.findall(\"testcase\")\n"
+      "    assert int(suite.get(\"tests\")) == len(cases)\n"
+      "    assert int(suite.get(\"failures\")) == sum(1 for c in cases if c.find(\"failure\") is not None)\n"
+      "    assert all(c.get(\"classname\") and c.get(\"name\") for c in cases)\n"
+      "print(\"ok\")\n";
+  EXPECT_EQ(runPython(check, path), "ok\n");
+}
+
+TEST(Text, ColourOnlyWhenAsked) {
+  ScratchDir dir;
+  const Analysis analysis = hostileAnalysis(dir);
+  EXPECT_EQ(render(analysis, Format::kText).find('\x1b'), std::string::npos);
+  EXPECT_NE(render(analysis, Format::kText, {.color = true}).find('\x1b'), std::string::npos);
+}
+
+TEST(Formats, ParseFormatKnowsEveryName) {
+  for (const char* name : {"text", "json", "markdown", "sarif", "junit", "html"}) EXPECT_TRUE(parseFormat(name)) << name;
+  EXPECT_FALSE(parseFormat("yaml"));
+}
+
+TEST(Save, FindingsAreStoredAndReplaced) {
+  ScratchDir dir;
+  const std::string store = fixtureStore(dir, "syncs");
+  auto analysis = analyze({store});
+  ASSERT_TRUE(analysis.ok());
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(saveFindings(store, analysis->findings).ok());
+    auto reader = store::Reader::open(store);
+    ASSERT_TRUE(reader.ok());
+    auto saved = (*reader)->load<store::Finding>();
+    ASSERT_TRUE(saved.ok());
+    ASSERT_EQ(saved->size(), analysis->findings.size());
+    EXPECT_EQ((*saved)[0].rule, analysis->findings[0].rule);
+  }
+}
+
+TEST(BadInput, ForeignAndMissingFilesFailClearly) {
+  ScratchDir dir;
+  const std::string foreign = dir.file("notes.db");
+  std::ofstream(foreign) << "this is not a database\n";
+  auto analysis = analyze({foreign});
+  ASSERT_FALSE(analysis.ok());
+  EXPECT_NE(analysis.error().message.find("notes.db"), std::string::npos);
+  auto missing = analyze({dir.file("missing.db")});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing

@@ -1,0 +1,26 @@
+// Store naming for the processes of one job.
+#include <gtest/gtest.h>
+
+#include "Collector.h"
+
+namespace torchscope::collector {
+namespace {
+
+TEST(StorePath, TheJobsFirstProcessWritesTheRequestedPath) {
+  EXPECT_EQ(storePathFor("/runs/run.db", 42, true, ""), "/runs/run.db");
+}
+
+TEST(StorePath, OtherProcessesWriteNextToItWithTheirPid) {
+  EXPECT_EQ(storePathFor("/runs/run.db", 42, false, ""), "/runs/run.42.db");
+}
+
+TEST(StorePath, RanksAreNamedWhenKnown) {
+  EXPECT_EQ(storePathFor("/runs/run.db", 42, false, "3"), "/runs/run.rank3.42.db");
+}
+
+TEST(StorePath, APathWithoutExtensionGetsDb) {
+  EXPECT_EQ(storePathFor("/runs/trace", 7, false, ""), "/runs/trace.7.db");
+}
+
+}  // namespace
+}  // namespace torchscope::collector

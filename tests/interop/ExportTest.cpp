@@ -1,0 +1,143 @@
+// Chrome-trace export: structure that Perfetto and chrome://tracing accept, and a round trip
+// back through the Kineto importer that keeps every count.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "TestSupport.h"
+#include "torchscope/interop/ChromeExport.h"
+#include "torchscope/interop/Import.h"
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::interop {
+namespace {
+
+using nlohmann::json;
+using testing::corpus;
+using testing::TempDir;
+
+json exportToJson(const std::string& store, const std::string& path) {
+  auto report = exportChromeTrace(store, path);
+  EXPECT_TRUE(report.ok()) << report.error().message;
+  std::ifstream file(path);
+  json trace = json::parse(file, nullptr, false);
+  EXPECT_FALSE(trace.is_discarded()) << "not valid JSON: " << path;
+  return trace;
+}
+
+std::map<std::string, std::int64_t> counts(const std::string& store) {
+  auto reader = store::Reader::open(store);
+  EXPECT_TRUE(reader.ok());
+  return (*reader)->counts().value();
+}
+
+// What the trace viewers need: known phases, integer pid/tid, numeric ts, dur on X, ids on flows.
+void expectWellFormed(const json& trace) {
+  ASSERT_TRUE(trace.is_object());
+  EXPECT_EQ(trace.at("displayTimeUnit"), "ms");
+  ASSERT_TRUE(trace.at("traceEvents").is_array());
+  const std::set<std::string> phases = {"M", "X", "i", "s", "f"};
+  std::map<std::int64_t, int> flow_balance;
+  for (const auto& event : trace["traceEvents"]) {
+    ASSERT_TRUE(event.is_object());
+    const std::string phase = event.at("ph");
+    EXPECT_TRUE(phases.count(phase) != 0) << event.dump();
+    EXPECT_TRUE(event.at("pid").is_number_integer()) << event.dump();
+    EXPECT_TRUE(event.at("tid").is_number_integer()) << event.dump();
+    if (phase == "M") {
+      EXPECT_TRUE(event.at("args").at("name").is_string());
+      continue;
+    }
+    EXPECT_TRUE(event.at("ts").is_number()) << event.dump();
+    if (phase == "X") {
+      EXPECT_GE(event.at("dur").get<double>(), 0.0) << event.dump();
+    }
+    if (phase == "s") ++flow_balance[event.at("id").get<std::int64_t>()];
+    if (phase == "f") {
+      EXPECT_EQ(event.at("bp"), "e");
+      --flow_balance[event.at("id").get<std::int64_t>()];
+    }
+  }
+  for (const auto& [id, balance] : flow_balance) EXPECT_EQ(balance, 0) << "flow " << id;
+}
+
+std::map<std::string, int> byCategory(const json& trace, const std::string& phase) {
+  std::map<std::string, int> categories;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") == phase) ++categories[event.value("cat", "")];
+  }
+  return categories;
+}
+
+TEST(ChromeExport, KinetoTraceExportsNamedTracksSlicesAndFlows) {
+  TempDir dir;
+  ASSERT_TRUE(importToStore({corpus("kineto/critical_path_alexnet.json.gz")}, dir.file("run.db")).ok());
+  const json trace = exportToJson(dir.file("run.db"), dir.file("trace.json"));
+  expectWellFormed(trace);
+  const auto rows = counts(dir.file("run.db"));
+  const auto slices = byCategory(trace, "X");
+  EXPECT_EQ(slices.at("kernel"), rows.at("kernels"));
+  EXPECT_EQ(slices.at("gpu_memcpy"), rows.at("memcpy"));
+  EXPECT_EQ(slices.at("cuda_sync"), rows.at("syncs"));
+  EXPECT_EQ(byCategory(trace, "i").at("sync"), rows.at("syncs"));
+  EXPECT_EQ(byCategory(trace, "f").at("ac2g"), rows.at("kernels") + rows.at("memcpy") + rows.at("memset"));
+  bool gpu_named = false, stream_named = false;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "M") continue;
+    const std::string label = event["args"]["name"];
+    gpu_named |= event["name"] == "process_name" && label.rfind("GPU 0", 0) == 0;
+    stream_named |= event["name"] == "thread_name" && label == "stream 7";
+  }
+  EXPECT_TRUE(gpu_named);
+  EXPECT_TRUE(stream_named);
+}
+
+TEST(ChromeExport, RoundTripThroughTheKinetoImporterKeepsCounts) {
+  for (const char* input : {"kineto/critical_path_alexnet.json.gz", "kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz",
+                            "kineto/timeline_analysis_sampled_rank-0.json.gz"}) {
+    SCOPED_TRACE(input);
+    TempDir dir;
+    ASSERT_TRUE(importToStore({corpus(input)}, dir.file("first.db")).ok());
+    ASSERT_TRUE(exportChromeTrace(dir.file("first.db"), dir.file("trace.json")).ok());
+    auto again = importToStore({dir.file("trace.json")}, dir.file("second.db"));
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->malformed, 0);
+    const auto first = counts(dir.file("first.db"));
+    const auto second = counts(dir.file("second.db"));
+    for (const char* table : {"kernels", "memcpy", "memset", "api_calls", "syncs", "cpu_ops", "steps", "devices", "processes"}) {
+      EXPECT_EQ(first.at(table), second.at(table)) << table;
+    }
+    const json before = testing::summarizeStore(dir.file("first.db"));
+    const json after = testing::summarizeStore(dir.file("second.db"));
+    for (const char* key : {"kernel_us_per_stream", "memcpy", "syncs", "steps", "cpu_op_categories", "kernels_with_correlation",
+                            "devices", "process_ranks"}) {
+      EXPECT_EQ(before.value(key, json()), after.value(key, json())) << key;
+    }
+    EXPECT_EQ(before["run"]["start_utc"], after["run"]["start_utc"]);
+  }
+}
+
+TEST(ChromeExport, CompileEventsBecomeSlicesAndMarkers) {
+  TempDir dir;
+  ASSERT_TRUE(importToStore({testing::testData("graph_breaks.log.gz")}, dir.file("run.db")).ok());
+  const json trace = exportToJson(dir.file("run.db"), dir.file("trace.json"));
+  expectWellFormed(trace);
+  const auto rows = counts(dir.file("run.db"));
+  EXPECT_EQ(byCategory(trace, "X").at("torch_compile"), rows.at("compiles"));
+  const auto markers = byCategory(trace, "i");
+  EXPECT_EQ(markers.at("graph_break"), rows.at("graph_breaks"));
+  EXPECT_EQ(markers.at("recompile"), rows.at("recompiles"));
+}
+
+TEST(ChromeExport, NotAStoreIsAnError) {
+  TempDir dir;
+  std::ofstream(dir.file("x.db")) << "not sqlite";
+  auto report = exportChromeTrace(dir.file("x.db"), dir.file("out.json"));
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().code, ErrorCode::kIo);
+}
+
+}  // namespace
+}  // namespace torchscope::interop

@@ -1,0 +1,72 @@
+// Golden tests: every file of the shared corpus (and tests/interop/data) imported into a store;
+// the store's summary must equal tests/interop/golden/<name>.json. TORCHSCOPE_UPDATE_GOLDEN=1
+// rewrites the golden files instead.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "TestSupport.h"
+#include "torchscope/interop/Import.h"
+
+namespace torchscope::interop {
+namespace {
+
+using testing::TempDir;
+
+struct GoldenCase {
+  std::string name;
+  std::string input;
+};
+
+std::vector<GoldenCase> goldenCases() {
+  std::vector<GoldenCase> cases;
+  const std::string shared = std::string(TORCHSCOPE_SHARED_DIR) + "/corpus/";
+  for (const char* log : {"artifacts", "cache_hit_miss", "chromium_events", "comp_failure", "comp_metrics", "simple",
+                          "simple_corrupted_json"}) {
+    cases.push_back({std::string("torch_trace_") + log, shared + "torch_trace/" + log + ".log"});
+  }
+  cases.push_back({"torch_trace_multi_rank_logs", shared + "torch_trace/multi_rank_logs"});
+  for (const char* trace : {"cpu_only_rank34", "critical_path_alexnet", "critical_path_cuda_event_sync_event_sync_trace",
+                            "timeline_analysis_sampled_rank-0", "trace_diff_control_control", "trace_diff_test_test",
+                            "triton_example_triton_example"}) {
+    cases.push_back({std::string("kineto_") + trace, shared + "kineto/" + trace + ".json.gz"});
+  }
+  cases.push_back({"torch_trace_graph_breaks", testing::testData("graph_breaks.log.gz")});
+  return cases;
+}
+
+void PrintTo(const GoldenCase& golden, std::ostream* out) { *out << golden.name; }
+
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenTest, SummaryMatchesGoldenFile) {
+  const GoldenCase& golden = GetParam();
+  TempDir dir;
+  auto report = importToStore({golden.input}, dir.file("run.db"));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const nlohmann::json summary = testing::summarizeStore(dir.file("run.db"));
+  const std::string path = std::string(TORCHSCOPE_SOURCE_DIR) + "/tests/interop/golden/" + golden.name + ".json";
+  const char* update = std::getenv("TORCHSCOPE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path) << summary.dump(2) << "\n";
+    GTEST_SKIP() << "updated " << path;
+  }
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "no golden file " << path << " (run with TORCHSCOPE_UPDATE_GOLDEN=1)";
+  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
+  ASSERT_FALSE(expected.is_discarded()) << path;
+  EXPECT_EQ(summary, expected) << "actual:\n" << summary.dump(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, GoldenTest, ::testing::ValuesIn(goldenCases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& test) {
+                           std::string name = test.param.name;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace torchscope::interop

@@ -1,0 +1,232 @@
+// Importer behaviour beyond the golden summaries: malformed input, errors, graph-break text,
+// time base and per-rank processes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "GraphBreakText.h"
+#include "TestSupport.h"
+#include "torchscope/interop/Import.h"
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::interop {
+namespace {
+
+using testing::corpus;
+using testing::TempDir;
+
+ImportedTrace parseFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> notes;
+  auto files = resolveInputs(paths, notes);
+  EXPECT_TRUE(files.ok()) << files.error().message;
+  auto trace = parseInputs(*files);
+  EXPECT_TRUE(trace.ok()) << trace.error().message;
+  return std::move(*trace);
+}
+
+TEST(TorchTraceImport, CorruptedLineIsSkippedCountedAndReported) {
+  const ImportedTrace clean = parseFiles({corpus("torch_trace/simple.log")});
+  const ImportedTrace corrupted = parseFiles({corpus("torch_trace/simple_corrupted_json.log")});
+  EXPECT_EQ(clean.malformed(), 0);
+  ASSERT_EQ(corrupted.malformed(), 1);
+  EXPECT_EQ(corrupted.skipped.at(0).file, "simple_corrupted_json.log");
+  EXPECT_EQ(corrupted.compiles.size(), clean.compiles.size());
+  bool reported = false;
+  for (const auto& diagnostic : corrupted.diagnostics) {
+    reported |= diagnostic.severity == "warning" && diagnostic.count == 1 &&
+                diagnostic.message.find("malformed") != std::string::npos;
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST(TorchTraceImport, EveryCorpusLogHasNoMalformedLinesButTheCorruptedOne) {
+  for (const char* log : {"artifacts", "cache_hit_miss", "chromium_events", "comp_failure", "comp_metrics", "simple"}) {
+    EXPECT_EQ(parseFiles({corpus(std::string("torch_trace/") + log + ".log")}).malformed(), 0) << log;
+  }
+}
+
+TEST(TorchTraceImport, RanksBecomeProcesses) {
+  const ImportedTrace trace = parseFiles({corpus("torch_trace/multi_rank_logs")});
+  ASSERT_EQ(trace.processes.size(), 4U);
+  for (std::size_t rank = 0; rank < 4; ++rank) EXPECT_EQ(trace.processes[rank].rank, static_cast<std::int64_t>(rank));
+  std::map<std::int64_t, int> recompiles_per_pid;
+  for (const auto& recompile : trace.recompiles) ++recompiles_per_pid[recompile.pid];
+  EXPECT_EQ(recompiles_per_pid[trace.processes[1].pid], 14);
+  EXPECT_EQ(recompiles_per_pid[trace.processes[3].pid], 6);
+  for (const auto& recompile : trace.recompiles) {
+    EXPECT_EQ(recompile.cause, "dynamic-shape");
+    EXPECT_FALSE(recompile.co_name.empty());
+  }
+}
+
+TEST(TorchTraceImport, GlogTimesMapOntoUnixTime) {
+  // comp_metrics.log: "V0403 07:28:48.052" (US Pacific) with start_time 1712154528.0523684.
+  const ImportedTrace trace = parseFiles({corpus("torch_trace/comp_metrics.log")});
+  ASSERT_EQ(trace.compiles.size(), 3U);
+  EXPECT_NEAR(static_cast<double>(trace.compiles[0].start_ns), 1'712'154'528'052'368'400.0, 1000.0);
+  for (const auto& process : trace.processes) {
+    EXPECT_GE(process.start_ns, 1'712'154'528'051'000'000);
+    EXPECT_LE(process.start_ns, 1'712'154'528'053'000'000);
+  }
+  // Old field names: entire_frame_compile_time_s is the whole duration.
+  EXPECT_EQ(trace.compiles[0].end_ns - trace.compiles[0].start_ns, 12'439'489);
+  EXPECT_EQ(trace.compiles[0].attempt, 1);
+  EXPECT_EQ(trace.graph_breaks.size(), 2U);  // from restart_reasons: this log predates the graph-break artifact
+}
+
+TEST(TorchTraceImport, FailureKeepsTypeAndReason) {
+  const ImportedTrace trace = parseFiles({corpus("torch_trace/comp_failure.log")});
+  ASSERT_EQ(trace.compiles.size(), 1U);
+  EXPECT_EQ(trace.compiles[0].status, "failed");
+  EXPECT_EQ(trace.compiles[0].fail_type, "BackendCompilerFailed");
+  EXPECT_NE(trace.compiles[0].fail_reason.find("broken backend"), std::string::npos);
+  EXPECT_GT(trace.compiles[0].dynamo_ns, 0);
+}
+
+TEST(TorchTraceImport, GraphBreakArtifactsNameTheUserLine) {
+  const ImportedTrace trace = parseFiles({testing::testData("graph_breaks.log.gz")});
+  ASSERT_FALSE(trace.graph_breaks.empty());
+  const auto& first = trace.graph_breaks.front();
+  EXPECT_EQ(first.file, "/tmp/tt/gb.py");
+  EXPECT_EQ(first.line, 4);
+  EXPECT_EQ(first.function, "fn");
+  EXPECT_EQ(first.break_type, "Data-dependent branching");
+  EXPECT_NE(first.hints.find("torch.cond"), std::string::npos);
+  EXPECT_NE(first.user_stack.find("gb.py"), std::string::npos);
+  ASSERT_FALSE(trace.recompiles.empty());
+  EXPECT_EQ(trace.recompiles.front().cause, "dynamic-shape");
+}
+
+TEST(GraphBreakText, ReadsTheRenderedMessage) {
+  store::GraphBreak graph_break;
+  parseGraphBreakText(
+      "Graph break in user code at /src/model.py:42\n"
+      "Graph Break Reason: Encountered graph break when attempting to trace CALL:\n\n"
+      "Failed to trace builtin operator\n"
+      "  Explanation: Dynamo does not know how to trace builtin operator `print`\n"
+      "  Hint: Avoid calling builtin `print`.\n"
+      "  Hint: Use reorderable_logging_functions.\n\n"
+      "User code traceback:\n"
+      "  File \"/src/train.py\", line 10, in <module>\n    model(x)\n"
+      "  File \"/src/model.py\", line 42, in forward\n    print(x)\n\n"
+      "Traceback (most recent call last):\n  File \"/torch/_dynamo/x.py\", line 1, in f\n",
+      graph_break);
+  EXPECT_EQ(graph_break.file, "/src/model.py");
+  EXPECT_EQ(graph_break.line, 42);
+  EXPECT_EQ(graph_break.function, "forward");
+  EXPECT_EQ(graph_break.break_type, "Failed to trace builtin operator");
+  EXPECT_EQ(graph_break.explanation, "Dynamo does not know how to trace builtin operator `print`");
+  EXPECT_EQ(nlohmann::json::parse(graph_break.hints).size(), 2U);
+  EXPECT_EQ(nlohmann::json::parse(graph_break.user_stack).size(), 2U);
+}
+
+TEST(TorchTraceImport, LogWithoutAbsoluteTimesSaysWhatItAssumed) {
+  ImportedTrace trace;
+  const std::string log =
+      "V0102 03:04:05.000006 77 torch/_dynamo/convert_frame.py:1] {\"dynamo_start\": {\"stack\": []}, \"frame_id\": 0, "
+      "\"frame_compile_id\": 0, \"attempt\": 0}\n"
+      "not a glog line\n"
+      "V0102 03:04:06.000000 77 torch/_dynamo/utils.py:1] {\"compilation_metrics\": {\"co_name\": \"f\"}, \"frame_id\": 0, "
+      "\"frame_compile_id\": 0, \"attempt\": 0}\n";
+  ASSERT_TRUE(parseTorchTrace(log, {"tiny.log", 5, 2020}, trace).ok());
+  ASSERT_EQ(trace.compiles.size(), 1U);
+  // 2020-01-02T03:04:05.000006Z, taken as UTC
+  EXPECT_EQ(trace.compiles[0].start_ns, 1'577'934'245'000'006'000);
+  EXPECT_EQ(trace.compiles[0].end_ns, 1'577'934'246'000'000'000);
+  EXPECT_EQ(trace.processes.at(0).rank, 5);
+  EXPECT_EQ(trace.malformed(), 1);
+  ASSERT_FALSE(trace.diagnostics.empty());
+  EXPECT_NE(trace.diagnostics[0].message.find("UTC"), std::string::npos);
+}
+
+TEST(KinetoImport, CpuOnlyTraceHasNoGpuWork) {
+  const ImportedTrace trace = parseFiles({corpus("kineto/cpu_only_rank34.json.gz")});
+  EXPECT_TRUE(trace.kernels.empty());
+  EXPECT_TRUE(trace.memcpys.empty());
+  EXPECT_FALSE(trace.cpu_ops.empty());
+  EXPECT_EQ(trace.malformed(), 0);
+  ASSERT_FALSE(trace.processes.empty());
+  EXPECT_EQ(trace.processes[0].rank, 34);
+  EXPECT_EQ(trace.processes[0].world_size, 300);
+}
+
+TEST(KinetoImport, CopiesSyncsAndCorrelation) {
+  const ImportedTrace trace = parseFiles({corpus("kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz")});
+  ASSERT_EQ(trace.memcpys.size(), 1U);
+  EXPECT_EQ(trace.memcpys[0].copy_kind, "DtoH");
+  EXPECT_EQ(trace.memcpys[0].dst_kind, "pageable");
+  EXPECT_TRUE(trace.memcpys[0].pageable);
+  ASSERT_EQ(trace.syncs.size(), 4U);
+  for (const auto& sync : trace.syncs) EXPECT_EQ(sync.pid, 948300) << sync.op;
+  for (const auto& kernel : trace.kernels) EXPECT_EQ(kernel.pid, 948300);
+  ASSERT_EQ(trace.steps.size(), 1U);
+  EXPECT_EQ(trace.steps[0].index, 100);
+  ASSERT_FALSE(trace.devices.empty());
+  EXPECT_EQ(trace.devices[0].compute_major, 8);
+}
+
+TEST(KinetoImport, BaseTimeAndFractionalMicroseconds) {
+  ImportedTrace trace;
+  const std::string text = R"({"baseTimeNanoseconds": 1000000000000, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2.25, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 43, "ts": 1.0, "dur": 0.1,
+     "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "bad", "pid": 0, "tid": 7, "ts": "soon"},
+    17
+  ]})";
+  ASSERT_TRUE(parseKineto(text, "inline", trace).ok());
+  ASSERT_EQ(trace.kernels.size(), 1U);
+  EXPECT_EQ(trace.kernels[0].start_ns, 1'000'000'001'500);
+  EXPECT_EQ(trace.kernels[0].end_ns, 1'000'000'003'750);
+  EXPECT_EQ(trace.kernels[0].pid, 42);
+  EXPECT_EQ(trace.malformed(), 2);
+}
+
+TEST(KinetoImport, TruncatedDocumentKeepsWhatCameBefore) {
+  ImportedTrace trace;
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mu)";
+  ASSERT_TRUE(parseKineto(text, "cut", trace).ok());
+  EXPECT_EQ(trace.cpu_ops.size(), 1U);
+  EXPECT_EQ(trace.malformed(), 1);
+}
+
+TEST(ImportErrors, UnknownFormatMissingFileAndEmptyDirectory) {
+  TempDir dir;
+  std::ofstream(dir.file("notes.txt")) << "hello\n";
+  auto unknown = importToStore({dir.file("notes.txt")}, dir.file("a.db"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("neither"), std::string::npos);
+  auto missing = importToStore({dir.file("absent.log")}, dir.file("b.db"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  auto empty = importToStore({dir.file("")}, dir.file("c.db"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::kInvalidArgument);
+  std::ofstream(dir.file("array.json")) << "[1, 2, 3]";
+  auto not_kineto = importToStore({dir.file("array.json")}, dir.file("d.db"));
+  ASSERT_FALSE(not_kineto.ok());
+  EXPECT_EQ(not_kineto.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(ImportToStore, MixedInputsShareOneStoreAndDiagnostics) {
+  TempDir dir;
+  auto report = importToStore({corpus("torch_trace/simple_corrupted_json.log"), corpus("kineto/critical_path_alexnet.json.gz")},
+                              dir.file("run.db"), "torchscope import test");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->files.size(), 2U);
+  EXPECT_EQ(report->malformed, 1);
+  EXPECT_NE(summarize(*report).find("skipped 1 malformed"), std::string::npos);
+  auto reader = store::Reader::open(dir.file("run.db"));
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->run().value().source, "import:mixed");
+  auto counts = (*reader)->counts();
+  EXPECT_EQ(counts.value().at("kernels"), 79);
+  EXPECT_EQ(counts.value().at("compiles"), 1);
+  EXPECT_EQ(counts.value().at("diagnostics"), 1);
+}
+
+}  // namespace
+}  // namespace torchscope::interop
