@@ -200,7 +200,7 @@ TEST(CollectorJob, DataLoaderWorkersForkAndEveryStoreIsConsistent) {
   EXPECT_EQ(job.out, "done\n");
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
-  EXPECT_EQ(rows<store::Step>(*reader).size(), 15u);  // 2 epochs x 8 batches
+  EXPECT_EQ(rows<store::Step>(*reader).size(), 16u);  // 2 epochs x 8 batches, step 0 opened by zero_grad()
   const auto processes = rows<store::Process>(*reader);
   ASSERT_EQ(processes.size(), 1u);
   const std::int64_t main_pid = processes[0].pid;

@@ -1,12 +1,135 @@
-// torchscope fix: placeholder until the owning module lands; replaced in the same change.
+// torchscope fix: applies the fixes of the findings to a copy of the job, re-runs it and measures
+// the speed-up with a confidence interval and a parity check.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
 #include "Commands.h"
+#include "torchscope/compiler/Experiment.h"
+#include "torchscope/compiler/FixCatalog.h"
+#include "torchscope/compiler/Report.h"
 
 namespace torchscope::cli {
+namespace {
+
+namespace tc = torchscope::compiler;
+
+struct FixArguments {
+  std::vector<std::string> positional;
+  std::string format = "text";
+  std::string output;
+  bool list = false;
+  bool no_collector = false;
+  int timeout_s = 3600;
+  tc::FixOptions options;
+};
+
+bool isSqliteFile(const std::string& path) {
+  std::ifstream input(path, std::ios::binary);
+  char header[16] = {};
+  input.read(header, sizeof(header));
+  return input.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
+}
+
+void listFixes() {
+  for (const auto& spec : tc::fixCatalog()) {
+    std::cout << fmt::format("{:<34} {:<8} {}\n", spec.id, tc::kindName(spec.kind), spec.summary);
+  }
+}
+
+void runFix(FixArguments& args) {
+  if (args.list) {
+    listFixes();
+    return;
+  }
+  auto& options = args.options;
+  if (args.positional.empty()) fail(kExitUsage, "fix needs RUN.db or `-- python script.py ...`");
+  if (args.positional.size() == 1 && isSqliteFile(args.positional.front())) {
+    options.store_path = args.positional.front();
+  } else if (std::filesystem::path(args.positional.front()).filename().string().rfind("python", 0) == 0) {
+    options.job_argv = args.positional;
+  } else if (std::filesystem::exists(args.positional.front())) {
+    fail(kExitUsage, "'" + args.positional.front() + "' is not a torchscope store");
+  } else {
+    fail(kExitUsage, "no such store or job: '" + args.positional.front() + "' (use `torchscope fix -- python script.py ...`)");
+  }
+  if (args.format != "text" && args.format != "markdown" && args.format != "json" && args.format != "html") {
+    fail(kExitUsage, "unknown --format '" + args.format + "' (text, markdown, json, html)");
+  }
+  const Installation& paths = installation();
+  options.collector_library = paths.collector_library;
+  options.use_collector = !args.no_collector;
+  options.compiler_python_dir = TORCHSCOPE_COMPILER_PYTHON_DIR;
+  options.torchscope_executable = paths.executable_dir + "/torchscope";
+  options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
+  options.run_timeout = std::chrono::seconds(args.timeout_s);
+  options.progress = [](const std::string& line) { std::cerr << "torchscope fix: " << line << "\n"; };
+
+  auto report = tc::runFixExperiment(options);
+  if (!report) {
+    const auto code = report.error().code;
+    fail(code == ErrorCode::kIo ? kExitFailure : kExitUsage, report.error().message);
+  }
+  if (!options.store_path.empty()) {
+    if (auto saved = tc::saveFixExperiments(*report, options.store_path); !saved) {
+      std::cerr << "torchscope fix: results not saved in the store: " << saved.error().message << "\n";
+    }
+  }
+  std::string text;
+  if (args.format == "json") {
+    text = tc::reportJson(*report).dump(2) + "\n";
+  } else if (args.format == "markdown") {
+    text = tc::renderMarkdown(*report);
+  } else if (args.format == "html") {
+    text = tc::renderHtml(*report);
+  } else {
+    text = tc::renderText(*report);
+  }
+  if (args.output.empty()) {
+    std::cout << text;
+    return;
+  }
+  std::ofstream output(args.output, std::ios::binary | std::ios::trunc);
+  output << text;
+  if (!output) fail(kExitFailure, "cannot write " + args.output);
+}
+
+}  // namespace
 
 void addFixCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("fix", "(fix is not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] { fail(kExitUsage, "'fix' is not available in this build"); });
+  auto args = std::make_shared<FixArguments>();
+  auto* cmd = app.add_subcommand(
+      "fix",
+      "Apply the findings' fixes to a copy of the job, re-run baseline and fixes interleaved, and report the "
+      "speed-up (95 % CI), compile time, recompiles/breaks/syncs and loss parity per fix. "
+      "Usage: torchscope fix RUN.db | torchscope fix [options] -- python train.py ARGS");
+  cmd->add_option("run_or_command", args->positional,
+                  "A store recorded by `torchscope run` (its findings and command line), or after `--` the job "
+                  "to profile first");
+  cmd->add_option("--fixes", args->options.fixes, "Fix ids to try, comma-separated, each ID or ID:ARG "
+                                                  "(default: the fix ids of the findings)");
+  cmd->add_option("--repetitions", args->options.repetitions, "Interleaved runs per variant")->default_val(3)->check(CLI::Range(1, 100));
+  cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(CLI::Range(0, 1000000));
+  cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
+      ->default_val(tc::kDefaultParityTolerance)->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--parity-pattern", args->options.parity_pattern,
+                  "Regular expression whose first group is a parity value in the job's stdout (default: the number after 'loss')");
+  cmd->add_option("--min-gain", args->options.min_total_gain,
+                  "Wall-time gain a fix needs when its steady-state gain is not significant")->default_val(0.02)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--format", args->format, "text, markdown, json or html")->default_val("text");
+  cmd->add_option("-o,--output", args->output, "Write the report to this file instead of stdout");
+  cmd->add_flag("--write", args->options.write, "Apply the accepted source fixes to the job's files (backups: *.torchscope.bak)");
+  cmd->add_flag("--no-collector", args->no_collector, "Run without libtorchscope_collector.so (launcher measurements only)");
+  cmd->add_flag("--shared-compile-cache", args->options.shared_compile_cache,
+                "Let the runs share the user's Inductor cache (later runs start warm) instead of an empty cache per run");
+  cmd->add_flag("--keep-temp", args->options.keep_temp, "Keep the copies and run outputs in the temporary folder");
+  cmd->add_option("--timeout", args->timeout_s, "Seconds one run may take before it is killed")->default_val(3600)->check(CLI::Range(1, 604800));
+  cmd->add_flag("--list-fixes", args->list, "Print the fix catalogue and exit");
+  cmd->callback([args] { runFix(*args); });
 }
 
 }  // namespace torchscope::cli

@@ -1,0 +1,45 @@
+// The catalogue of fixes `torchscope fix` can apply, keyed by the fix ids the analyzer emits.
+//
+// Error contract: lookups return nullptr / an Error for unknown ids; nothing throws.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torchscope/store/Result.h"
+
+namespace torchscope::compiler {
+
+enum class FixKind {
+  kRuntime,  // a patch applied at interpreter start (torchscope_compiler.runtime), no file edited
+  kSource,   // a rewrite of the user's files (torchscope_compiler.rewrite), shown as a diff
+  kAdvice,   // no automatic form: reported, never measured
+};
+
+struct FixSpec {
+  std::string_view id;
+  FixKind kind;
+  bool has_source_form;  // a runtime fix whose permanent form is also a rewrite (its diff is shown)
+  std::string_view summary;
+};
+
+[[nodiscard]] const std::vector<FixSpec>& fixCatalog();
+[[nodiscard]] const FixSpec* findFix(std::string_view id);
+[[nodiscard]] std::string_view kindName(FixKind kind);
+
+// A fix to try: its catalogue entry and the optional argument of `id:arg`.
+struct FixRequest {
+  std::string id;
+  std::string arg;
+  FixKind kind = FixKind::kRuntime;
+  bool has_source_form = false;
+  // The TORCHSCOPE_FIXES / rewrite --fix entry: "id" or "id:arg".
+  [[nodiscard]] std::string spec() const;
+};
+
+// Parses "a,b:x". Unknown ids are an Error (kInvalidArgument); duplicates are dropped. The
+// test-only id `test-change-results` is accepted when `allow_test_fixes`.
+[[nodiscard]] Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_test_fixes = false);
+
+}  // namespace torchscope::compiler

@@ -1,0 +1,38 @@
+// Runs a child process with extra environment variables, its output captured in files.
+//
+// Error contract: Result errors when the process cannot be started; a child that fails or is
+// killed at the timeout is a successful Result with its exit code (124 for a timeout, 128+N for
+// signal N).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "torchscope/store/Result.h"
+
+namespace torchscope::compiler {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;               // argv[0] is looked up on PATH
+  std::map<std::string, std::string> environment;  // set (or replaced) on top of ours
+  std::vector<std::string> unset_environment;  // removed from the child's environment
+  std::string working_directory;               // empty: ours
+  std::string stdout_path;                     // empty: /dev/null
+  std::string stderr_path;
+  std::chrono::seconds timeout{3600};
+};
+
+struct ProcessResult {
+  int exit_code = 0;
+  double wall_s = 0;
+  bool timed_out = false;
+};
+
+[[nodiscard]] Result<ProcessResult> runProcess(const ProcessSpec& spec);
+
+// Reads a whole file; empty when it cannot be read.
+[[nodiscard]] std::string readTextFile(const std::string& path);
+
+}  // namespace torchscope::compiler

@@ -1,0 +1,288 @@
+"""Runtime fixes: patches applied to torch at interpreter start, before the user's script runs.
+
+The collector's Python bridge (or torchscope_compiler.launch) calls apply() with the fix ids
+from TORCHSCOPE_FIXES. Each entry is `id` or `id:arg`. apply() is idempotent: a fix applied
+once is not applied again, so the bridge and the launcher may both call it.
+
+Fix ids and their optional argument:
+  dynamic-shapes                     torch.compile(..., dynamic=True) everywhere
+  tensor-lr                          optimizers keep their learning rate in a 0-dim tensor
+  capture-scalar-outputs             torch._dynamo.config.capture_scalar_outputs = True
+  capture-dynamic-output-shape-ops   torch._dynamo.config.capture_dynamic_output_shape_ops = True
+  compile-mode[:MODE]                torch.compile(..., mode=MODE); default reduce-overhead on CUDA,
+                                     max-autotune-no-cudagraphs on CPU
+  cuda-graphs                        compile-mode:reduce-overhead (CUDA only)
+  cache-compile                      FX graph and AOTAutograd caches on
+  tf32                               TF32 matmuls and convolutions (CUDA)
+  bf16-autocast[:DEVICE]             bf16 autocast on for the whole job
+  inference-mode                     the user's torch.no_grad() blocks run under torch.inference_mode()
+  channels-last                      Conv2d weights and inputs in channels_last
+  pin-memory                         DataLoader(pin_memory=True) when CUDA is available
+  torch-compile                      the outermost nn.Modules the job calls are compiled
+  test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_applied: set[str] = set()
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(torch.__file__)
+
+
+def _patch_compile(**forced) -> None:
+    import torch
+
+    original = torch.compile
+
+    def compile_with_fixes(model=None, **kwargs):
+        kwargs.update(forced)
+        if model is None:
+            return original(**kwargs)
+        return original(model, **kwargs)
+
+    compile_with_fixes.__wrapped__ = original
+    compile_with_fixes.__doc__ = original.__doc__
+    torch.compile = compile_with_fixes
+
+
+def _tensor_lr(scale: float = 1.0) -> None:
+    import torch
+
+    original = torch.optim.Optimizer.add_param_group
+
+    def add_param_group(self, param_group):
+        for holder in (param_group, self.defaults):
+            lr = holder.get("lr")
+            if isinstance(lr, (float, int)) and not isinstance(lr, bool):
+                holder["lr"] = torch.tensor(float(lr) * scale)
+        return original(self, param_group)
+
+    torch.optim.Optimizer.add_param_group = add_param_group
+
+
+def _scale_lr(scale: float) -> None:
+    import torch
+
+    original = torch.optim.Optimizer.add_param_group
+
+    def add_param_group(self, param_group):
+        lr = param_group.get("lr", self.defaults.get("lr"))
+        if isinstance(lr, (float, int)):
+            param_group["lr"] = float(lr) * scale
+        return original(self, param_group)
+
+    torch.optim.Optimizer.add_param_group = add_param_group
+
+
+def _default_compile_mode() -> str:
+    import torch
+
+    return "reduce-overhead" if torch.cuda.is_available() else "max-autotune-no-cudagraphs"
+
+
+def _tf32() -> None:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.set_float32_matmul_precision("high")
+
+
+_autocast_contexts: list = []
+
+
+def _bf16_autocast(device: str) -> None:
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    context = torch.autocast(device_type=device, dtype=torch.bfloat16)
+    context.__enter__()  # stays on for the job's lifetime (main thread)
+    _autocast_contexts.append(context)
+
+
+def _inference_mode() -> None:
+    import torch
+
+    torch_dir = _torch_dir()
+    original = torch.no_grad
+
+    class no_grad(original):  # noqa: N801 - keeps torch's public name
+        """torch.no_grad that runs the user's own blocks under torch.inference_mode."""
+
+        def __init__(self, *args, _from_user=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            if _from_user is None:
+                caller = sys._getframe(1).f_code.co_filename
+                _from_user = not caller.startswith(torch_dir)
+            self._from_user = _from_user
+            self._inference = None
+
+        def clone(self):
+            return self.__class__(_from_user=self._from_user)
+
+        def __enter__(self):
+            if not self._from_user or torch.compiler.is_compiling():
+                return super().__enter__()
+            self._inference = torch.inference_mode()
+            return self._inference.__enter__()
+
+        def __exit__(self, *exc):
+            if self._inference is None:
+                return super().__exit__(*exc)
+            inference, self._inference = self._inference, None
+            return inference.__exit__(*exc)
+
+    torch.no_grad = no_grad
+
+
+def _channels_last() -> None:
+    import torch
+
+    original = torch.nn.Conv2d.forward
+
+    def forward(self, input):
+        if not torch.compiler.is_compiling():
+            if not self.weight.is_contiguous(memory_format=torch.channels_last):
+                self.weight.data = self.weight.data.contiguous(memory_format=torch.channels_last)
+            if input.dim() == 4:
+                input = input.contiguous(memory_format=torch.channels_last)
+        return original(self, input)
+
+    torch.nn.Conv2d.forward = forward
+
+
+def _pin_memory() -> None:
+    import torch
+    import torch.utils.data
+
+    if not torch.cuda.is_available():
+        return  # pinning needs an accelerator; on CPU it only warns
+    original = torch.utils.data.DataLoader.__init__
+
+    def __init__(self, *args, **kwargs):
+        kwargs["pin_memory"] = True
+        original(self, *args, **kwargs)
+
+    torch.utils.data.DataLoader.__init__ = __init__
+
+
+def _torch_compile() -> None:
+    """Compiles each outermost module the job calls that has parameters, on its first call."""
+    import torch
+
+    original = torch.nn.Module.__call__
+    state = {"depth": 0}
+
+    def __call__(self, *args, **kwargs):
+        if torch.compiler.is_compiling():
+            return original(self, *args, **kwargs)
+        if state["depth"] == 0 and not getattr(self, "_torchscope_seen", False):
+            object.__setattr__(self, "_torchscope_seen", True)
+            if any(True for _ in self.parameters()) and getattr(self, "_compiled_call_impl", None) is None:
+                self.compile()
+        state["depth"] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            state["depth"] -= 1
+
+    torch.nn.Module.__call__ = __call__
+
+
+def _cache_compile() -> None:
+    import torch._inductor.config as inductor_config
+    import torch._functorch.config as functorch_config
+
+    inductor_config.fx_graph_cache = True
+    if hasattr(functorch_config, "enable_autograd_cache"):
+        functorch_config.enable_autograd_cache = True
+
+
+def _apply_one(fix_id: str, arg: str) -> None:
+    import torch
+
+    if fix_id == "dynamic-shapes":
+        _patch_compile(dynamic=True)
+    elif fix_id == "tensor-lr":
+        _tensor_lr()
+    elif fix_id == "capture-scalar-outputs":
+        torch._dynamo.config.capture_scalar_outputs = True
+    elif fix_id == "capture-dynamic-output-shape-ops":
+        torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    elif fix_id == "compile-mode":
+        _patch_compile(mode=arg or _default_compile_mode())
+    elif fix_id == "cuda-graphs":
+        if torch.cuda.is_available():
+            _patch_compile(mode="reduce-overhead")
+    elif fix_id == "cache-compile":
+        _cache_compile()
+    elif fix_id == "tf32":
+        _tf32()
+    elif fix_id == "bf16-autocast":
+        _bf16_autocast(arg)
+    elif fix_id == "inference-mode":
+        _inference_mode()
+    elif fix_id == "channels-last":
+        _channels_last()
+    elif fix_id == "pin-memory":
+        _pin_memory()
+    elif fix_id == "torch-compile":
+        _torch_compile()
+    elif fix_id == "test-change-results" and os.environ.get("TORCHSCOPE_TEST_FIXES") == "1":
+        _scale_lr(3.0)
+    else:
+        raise ValueError(f"unknown runtime fix '{fix_id}'")
+
+
+RUNTIME_FIXES = (
+    "dynamic-shapes", "tensor-lr", "capture-scalar-outputs", "capture-dynamic-output-shape-ops",
+    "compile-mode", "cuda-graphs", "cache-compile", "tf32", "bf16-autocast", "inference-mode",
+    "channels-last", "pin-memory", "torch-compile",
+)
+
+
+def parse(spec) -> list[tuple[str, str]]:
+    """'a,b:x' or ['a', 'b:x'] -> [('a', ''), ('b', 'x')]."""
+    entries = spec.split(",") if isinstance(spec, str) else list(spec)
+    parsed = []
+    for entry in entries:
+        entry = entry.strip()
+        if entry:
+            fix_id, _, arg = entry.partition(":")
+            parsed.append((fix_id.strip(), arg.strip()))
+    return parsed
+
+
+def apply(fix_ids) -> list[str]:
+    """Applies the runtime fixes in fix_ids (a list or a comma-separated string).
+
+    Source-only fix ids are ignored (they were applied to the files). Returns the ids applied by
+    this call; an unknown id or a failing patch is reported on stderr and skipped, never raised,
+    so the user's job always starts.
+    """
+    applied = []
+    for fix_id, arg in parse(fix_ids):
+        key = f"{fix_id}:{arg}"
+        if key in _applied:
+            continue
+        if fix_id not in RUNTIME_FIXES and fix_id != "test-change-results":
+            continue
+        try:
+            _apply_one(fix_id, arg)
+        except Exception as error:  # the job must run even when a patch does not fit this torch
+            print(f"torchscope: runtime fix '{fix_id}' not applied: {error}", file=sys.stderr)
+            continue
+        _applied.add(key)
+        applied.append(fix_id)
+    return applied
+
+
+def apply_from_environment() -> list[str]:
+    return apply(os.environ.get("TORCHSCOPE_FIXES", ""))

@@ -1,0 +1,82 @@
+#include "torchscope/compiler/FixCatalog.h"
+
+#include <algorithm>
+
+namespace torchscope::compiler {
+
+const std::vector<FixSpec>& fixCatalog() {
+  static const std::vector<FixSpec> catalog = {
+      {"dynamic-shapes", FixKind::kRuntime, true, "torch.compile(dynamic=True): one graph for varying sizes"},
+      {"tensor-lr", FixKind::kRuntime, true, "learning rate kept in a tensor: scheduler changes no longer recompile"},
+      {"capture-scalar-outputs", FixKind::kRuntime, false, "Dynamo captures .item() instead of breaking the graph"},
+      {"capture-dynamic-output-shape-ops", FixKind::kRuntime, false,
+       "Dynamo captures nonzero/boolean masks instead of breaking the graph"},
+      {"compile-mode", FixKind::kRuntime, false, "torch.compile mode (arg: the mode)"},
+      {"tf32", FixKind::kRuntime, false, "TF32 matmuls and convolutions on CUDA"},
+      {"bf16-autocast", FixKind::kRuntime, false, "bf16 autocast for the whole job"},
+      {"inference-mode", FixKind::kRuntime, false, "the job's torch.no_grad() blocks run under inference_mode"},
+      {"channels-last", FixKind::kRuntime, false, "Conv2d weights and inputs in channels_last"},
+      {"pin-memory", FixKind::kRuntime, false, "DataLoader(pin_memory=True) on CUDA"},
+      {"torch-compile", FixKind::kRuntime, false, "the job's outermost modules compiled with torch.compile"},
+      {"cuda-graphs", FixKind::kRuntime, false, "compile mode reduce-overhead (CUDA graphs), CUDA only"},
+      {"cache-compile", FixKind::kRuntime, false, "FX graph and AOTAutograd caches on"},
+      {"repeat-interleave-output-size", FixKind::kSource, false,
+       "repeat_interleave(..., output_size=ARG): no host-device sync (arg: the size expression)"},
+      {"item-accumulate-tensor", FixKind::kSource, false,
+       "per-step .item() accumulation kept on the device, one .item() after the loop"},
+      {"tuple-keys-to-str", FixKind::kSource, false, "ModuleDict tuple keys joined into strings"},
+      {"print-out-of-compiled", FixKind::kSource, false, "print() removed from compiled functions"},
+      {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
+      {"quantize-dynamic", FixKind::kAdvice, false, "dynamic int8 quantization for inference (torchscope optimize)"},
+      {"remove-data-dependent-branch", FixKind::kAdvice, false, "replace the tensor-valued if by torch.where/torch.cond"},
+  };
+  return catalog;
+}
+
+const FixSpec* findFix(std::string_view id) {
+  const auto& catalog = fixCatalog();
+  const auto it = std::find_if(catalog.begin(), catalog.end(), [&](const FixSpec& spec) { return spec.id == id; });
+  return it == catalog.end() ? nullptr : &*it;
+}
+
+std::string_view kindName(FixKind kind) {
+  switch (kind) {
+    case FixKind::kRuntime: return "runtime";
+    case FixKind::kSource: return "source";
+    case FixKind::kAdvice: return "advice";
+  }
+  return "advice";
+}
+
+std::string FixRequest::spec() const { return arg.empty() ? id : id + ":" + arg; }
+
+Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_test_fixes) {
+  std::vector<FixRequest> requests;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    std::string entry(text.substr(begin, end - begin));
+    begin = end + 1;
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    if (entry.empty()) continue;
+    FixRequest request;
+    const std::size_t colon = entry.find(':');
+    request.id = entry.substr(0, colon);
+    if (colon != std::string::npos) request.arg = entry.substr(colon + 1);
+    if (allow_test_fixes && request.id == "test-change-results") {
+      request.kind = FixKind::kRuntime;
+    } else if (const FixSpec* spec = findFix(request.id)) {
+      request.kind = spec->kind;
+      request.has_source_form = spec->has_source_form;
+    } else {
+      return makeError(ErrorCode::kInvalidArgument, "unknown fix id '" + request.id + "'");
+    }
+    const bool duplicate = std::any_of(requests.begin(), requests.end(),
+                                       [&](const FixRequest& other) { return other.id == request.id; });
+    if (!duplicate) requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+}  // namespace torchscope::compiler

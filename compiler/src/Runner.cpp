@@ -1,0 +1,152 @@
+#include "Runner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "torchscope/compiler/Parity.h"
+#include "torchscope/compiler/Process.h"
+#include "torchscope/compiler/Statistics.h"
+
+namespace torchscope::compiler {
+namespace fs = std::filesystem;
+
+Runner::Runner(JobLayout job, const FixOptions& options, fs::path temp_root)
+    : job_(std::move(job)), options_(options), temp_root_(std::move(temp_root)) {
+  std::error_code error;
+  collector_ = options_.use_collector && !options_.collector_library.empty() &&
+               fs::is_regular_file(options_.collector_library, error);
+}
+
+std::string Runner::pythonPath() const {
+  const char* existing = std::getenv("PYTHONPATH");
+  return options_.compiler_python_dir + (existing && *existing ? std::string(":") + existing : "");
+}
+
+Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& label) {
+  const fs::path folder = temp_root_ / "runs" / label;
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return makeError(ErrorCode::kIo, "cannot create " + folder.string());
+
+  ProcessSpec spec;
+  spec.argv.push_back(job_.python);
+  spec.argv.insert(spec.argv.end(), job_.python_options.begin(), job_.python_options.end());
+  const std::string report_path = (folder / "launch.json").string();
+  for (const char* word : {"-m", "torchscope_compiler.launch", "--report"}) spec.argv.emplace_back(word);
+  spec.argv.push_back(report_path);
+  spec.argv.emplace_back("--");
+  if (job_.module.empty()) {
+    spec.argv.push_back(inCopy(job_, variant.copy_root, job_.script).string());
+  } else {
+    spec.argv.emplace_back("-m");
+    spec.argv.push_back(job_.module);
+  }
+  spec.argv.insert(spec.argv.end(), job_.arguments.begin(), job_.arguments.end());
+  spec.working_directory = inCopy(job_, variant.copy_root, job_.working_directory).string();
+  spec.environment["PYTHONPATH"] = pythonPath();
+  if (variant.runtime_specs.empty()) {
+    spec.unset_environment.emplace_back("TORCHSCOPE_FIXES");
+  } else {
+    spec.environment["TORCHSCOPE_FIXES"] = variant.runtime_specs;
+  }
+  if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
+  // A private, empty compile cache per run: every variant pays the same cold compile, and no run
+  // profits from graphs an earlier run of another variant left behind.
+  const fs::path cache = folder / "compile-cache";
+  if (!options_.shared_compile_cache) {
+    spec.environment["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
+    spec.environment["TRITON_CACHE_DIR"] = (cache / "triton").string();
+  }
+  last_store_.clear();
+  if (collector_) {
+    last_store_ = (folder / "run.db").string();
+    spec.environment["LD_PRELOAD"] = options_.collector_library;
+    spec.environment["TORCHSCOPE_OUTPUT"] = last_store_;
+  }
+  spec.stdout_path = (folder / "stdout.txt").string();
+  spec.stderr_path = (folder / "stderr.txt").string();
+  last_stderr_ = spec.stderr_path;
+  spec.timeout = options_.run_timeout;
+
+  auto process = runProcess(spec);
+  if (!options_.keep_temp) fs::remove_all(cache, error);
+  if (!process) return process.error();
+  RunMeasurement measurement;
+  measurement.wall_s = process->wall_s;
+  measurement.exit_code = process->exit_code;
+  (void)readLauncherReport(report_path, measurement);  // absent when the job died hard: no steps then
+  if (collector_ && fs::exists(last_store_)) (void)readStore(last_store_, measurement);
+  auto values = extractParityValues(readTextFile(spec.stdout_path), options_.parity_pattern);
+  if (values) measurement.parity_values = std::move(*values);
+  return measurement;
+}
+
+Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector<std::string>& specs) {
+  std::string joined;
+  for (const auto& spec : specs) joined += (joined.empty() ? "" : ",") + spec;
+  ProcessSpec spec;
+  spec.argv = {job_.python, "-m", "torchscope_compiler.rewrite", "--fix", joined, "--root", copy_root.string(),
+               "--in-place"};
+  for (const fs::path& file : pythonFiles(inCopy(job_, copy_root, job_.rewriteRoot()))) spec.argv.push_back(file.string());
+  spec.environment["PYTHONPATH"] = pythonPath();
+  const fs::path folder = temp_root_ / "rewrite";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  spec.stdout_path = (folder / "diff.txt").string();
+  spec.stderr_path = (folder / "stderr.txt").string();
+  auto process = runProcess(spec);
+  if (!process) return process.error();
+  if (process->exit_code != 0) {
+    return makeError(ErrorCode::kInvalidArgument, fmt::format("the source rewrite failed ({}): {}", joined,
+                                                              readTextFile(spec.stderr_path)));
+  }
+  return readTextFile(spec.stdout_path);
+}
+
+namespace {
+
+std::int64_t medianCount(const std::vector<RunMeasurement>& runs, std::int64_t RunMeasurement::*field) {
+  std::vector<double> values;
+  for (const auto& run : runs) {
+    if (run.*field >= 0) values.push_back(static_cast<double>(run.*field));
+  }
+  return values.empty() ? -1 : static_cast<std::int64_t>(std::llround(median(values)));
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> steadySteps(const Variant& variant, int warmup_steps) {
+  std::vector<std::vector<double>> steps;
+  for (const auto& run : variant.runs) steps.push_back(steadyStateStepTimes(run, warmup_steps));
+  return steps;
+}
+
+std::vector<std::vector<double>> parityValues(const Variant& variant) {
+  std::vector<std::vector<double>> values;
+  for (const auto& run : variant.runs) values.push_back(run.parity_values);
+  return values;
+}
+
+VariantStats summarize(const Variant& variant, int warmup_steps) {
+  VariantStats stats;
+  std::vector<double> pooled;
+  std::vector<double> compile;
+  for (const auto& run : variant.runs) {
+    const auto steps = steadyStateStepTimes(run, warmup_steps);
+    pooled.insert(pooled.end(), steps.begin(), steps.end());
+    stats.wall_s.push_back(run.wall_s);
+    compile.push_back(run.compile_time_s);
+    if (run.exit_code != 0) ++stats.failed_runs;
+  }
+  stats.step_time_median_s = pooled.empty() ? 0 : median(pooled);
+  stats.total_time_s = stats.wall_s.empty() ? 0 : median(stats.wall_s);
+  stats.compile_time_s = compile.empty() ? 0 : median(compile);
+  stats.recompiles = medianCount(variant.runs, &RunMeasurement::recompiles);
+  stats.graph_breaks = medianCount(variant.runs, &RunMeasurement::graph_breaks);
+  stats.syncs = medianCount(variant.runs, &RunMeasurement::syncs);
+  return stats;
+}
+
+}  // namespace torchscope::compiler

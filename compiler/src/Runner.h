@@ -1,0 +1,51 @@
+// Runs one variant of the job (baseline, a fix, the combination) and reads back what it measured.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "torchscope/compiler/Experiment.h"
+#include "torchscope/compiler/Measurement.h"
+#include "torchscope/compiler/Workspace.h"
+
+namespace torchscope::compiler {
+
+struct Variant {
+  std::string name;
+  std::string runtime_specs;           // TORCHSCOPE_FIXES for its runs
+  std::filesystem::path copy_root;     // the copy of the job's files it runs from
+  std::vector<RunMeasurement> runs;
+  std::size_t outcome_index = 0;
+};
+
+class Runner {
+ public:
+  Runner(JobLayout job, const FixOptions& options, std::filesystem::path temp_root);
+
+  [[nodiscard]] bool collectorUsed() const { return collector_; }
+  // One run; `label` names its folder under the temp root. A job that fails is a result with its
+  // exit code; an Error only when it could not be started.
+  [[nodiscard]] Result<RunMeasurement> run(const Variant& variant, const std::string& label);
+  // Applies source fixes in place to a copy; returns the unified diff (paths relative to the copy).
+  [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs);
+
+  [[nodiscard]] const std::string& lastStderrPath() const { return last_stderr_; }
+  [[nodiscard]] const std::string& lastStorePath() const { return last_store_; }
+
+ private:
+  [[nodiscard]] std::string pythonPath() const;
+
+  JobLayout job_;
+  const FixOptions& options_;
+  std::filesystem::path temp_root_;
+  bool collector_ = false;
+  std::string last_stderr_;
+  std::string last_store_;
+};
+
+[[nodiscard]] VariantStats summarize(const Variant& variant, int warmup_steps);
+[[nodiscard]] std::vector<std::vector<double>> steadySteps(const Variant& variant, int warmup_steps);
+[[nodiscard]] std::vector<std::vector<double>> parityValues(const Variant& variant);
+
+}  // namespace torchscope::compiler

@@ -1,0 +1,195 @@
+#include "torchscope/compiler/Workspace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "torchscope/compiler/Process.h"
+
+namespace torchscope::compiler {
+namespace fs = std::filesystem;
+
+std::vector<std::string> splitCommandLine(const std::string& text) {
+  if (!text.empty() && text.front() == '[') {
+    const auto parsed = nlohmann::json::parse(text, nullptr, false);
+    if (parsed.is_array()) {
+      std::vector<std::string> words;
+      for (const auto& word : parsed) {
+        if (word.is_string()) words.push_back(word.get<std::string>());
+      }
+      return words;
+    }
+  }
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < text.size()) {
+        word += text[++i];
+      } else {
+        word += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      word += text[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+fs::path JobLayout::sourceRoot() const { return script.empty() ? working_directory : script.parent_path(); }
+
+fs::path JobLayout::rewriteRoot() const {
+  if (!script.empty()) return script.parent_path();
+  fs::path package = working_directory;
+  const std::string dotted = module.substr(0, module.rfind('.') == std::string::npos ? 0 : module.rfind('.'));
+  std::size_t begin = 0;
+  while (begin < dotted.size()) {
+    const std::size_t end = std::min(dotted.find('.', begin), dotted.size());
+    package /= dotted.substr(begin, end - begin);
+    begin = end + 1;
+  }
+  std::error_code error;
+  return fs::is_directory(package, error) ? package : working_directory;
+}
+
+Result<JobLayout> analyzeJob(const std::vector<std::string>& argv, const fs::path& working_directory) {
+  if (argv.empty()) return makeError(ErrorCode::kInvalidArgument, "no job command given");
+  const std::string interpreter = fs::path(argv[0]).filename().string();
+  if (interpreter.rfind("python", 0) != 0) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "fix needs a job started as `python script.py ...` or `python -m module ...`, not '" + argv[0] + "'");
+  }
+  JobLayout job;
+  // A relative interpreter path (.venv/bin/python) must survive running from the copy.
+  job.python = argv[0].find('/') != std::string::npos && fs::path(argv[0]).is_relative()
+                   ? (working_directory / argv[0]).lexically_normal().string()
+                   : argv[0];
+  job.working_directory = working_directory;
+  static const std::set<std::string> kOptionsWithValue = {"-W", "-X", "--check-hash-based-pycs"};
+  std::size_t i = 1;
+  for (; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (word == "-m") {
+      if (i + 1 >= argv.size()) return makeError(ErrorCode::kInvalidArgument, "`-m` without a module name");
+      job.module = argv[i + 1];
+      i += 2;
+      break;
+    }
+    if (word == "-c") return makeError(ErrorCode::kInvalidArgument, "fix cannot re-run `python -c` jobs");
+    if (word.empty() || word[0] != '-') {
+      const fs::path script = fs::path(word).is_absolute() ? fs::path(word) : working_directory / word;
+      std::error_code error;
+      if (!fs::is_regular_file(script, error)) return makeError(ErrorCode::kNotFound, "no such script: " + word);
+      job.script = fs::weakly_canonical(script, error);
+      ++i;
+      break;
+    }
+    job.python_options.push_back(word);
+    if (kOptionsWithValue.count(word) && i + 1 < argv.size()) job.python_options.push_back(argv[++i]);
+  }
+  if (job.script.empty() && job.module.empty()) return makeError(ErrorCode::kInvalidArgument, "the job names no script");
+  job.arguments.assign(argv.begin() + static_cast<std::ptrdiff_t>(std::min(i, argv.size())), argv.end());
+  return job;
+}
+
+namespace {
+
+bool skippedFolder(const fs::path& folder) {
+  const std::string name = folder.filename().string();
+  return name.empty() || name[0] == '.' || name == "__pycache__" || name == "build" || name == "venv" ||
+         name == "node_modules" || name == "site-packages";
+}
+
+constexpr std::size_t kMaxEntries = 20000;
+
+}  // namespace
+
+Result<void> copyJobTree(const JobLayout& job, const fs::path& destination) {
+  const fs::path root = job.sourceRoot();
+  std::error_code error;
+  fs::create_directories(destination, error);
+  if (error) return makeError(ErrorCode::kIo, "cannot create " + destination.string() + ": " + error.message());
+  std::size_t entries = 0;
+  auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, error);
+  if (error) return makeError(ErrorCode::kIo, "cannot read " + root.string() + ": " + error.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (error) return makeError(ErrorCode::kIo, "cannot read " + root.string() + ": " + error.message());
+    if (++entries > kMaxEntries) {
+      return makeError(ErrorCode::kInvalidArgument, "the job's folder " + root.string() + " holds more than 20000 entries");
+    }
+    const fs::path relative = fs::relative(it->path(), root, error);
+    const fs::path target = destination / relative;
+    if (it->is_directory(error)) {
+      if (skippedFolder(it->path())) {
+        it.disable_recursion_pending();
+      } else {
+        fs::create_directories(target, error);
+      }
+    } else if (it->path().extension() == ".py" && it->is_regular_file(error)) {
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, error);
+    } else {
+      fs::create_symlink(it->path(), target, error);
+    }
+    if (error) return makeError(ErrorCode::kIo, "cannot copy " + it->path().string() + ": " + error.message());
+  }
+  return {};
+}
+
+std::vector<fs::path> pythonFiles(const fs::path& root) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (auto it = fs::recursive_directory_iterator(root, error); !error && it != fs::recursive_directory_iterator();
+       it.increment(error)) {
+    if (it->is_symlink(error)) continue;
+    if (it->is_regular_file(error) && it->path().extension() == ".py") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+fs::path inCopy(const JobLayout& job, const fs::path& copy_root, const fs::path& user_path) {
+  std::error_code error;
+  const fs::path relative = fs::relative(user_path, job.sourceRoot(), error);
+  if (error || relative.empty() || *relative.begin() == "..") return copy_root;
+  return relative == "." ? copy_root : copy_root / relative;
+}
+
+Result<std::vector<WrittenFile>> writeBack(const JobLayout& job, const fs::path& copy_root) {
+  std::vector<WrittenFile> written;
+  for (const fs::path& fixed : pythonFiles(inCopy(job, copy_root, job.rewriteRoot()))) {
+    std::error_code error;
+    const fs::path user = job.sourceRoot() / fs::relative(fixed, copy_root, error);
+    const std::string fixed_text = readTextFile(fixed.string());
+    if (error || !fs::exists(user) || readTextFile(user.string()) == fixed_text) continue;
+    fs::path backup = user.string() + ".torchscope.bak";
+    for (int n = 1; fs::exists(backup); ++n) backup = user.string() + ".torchscope.bak." + std::to_string(n);
+    fs::copy_file(user, backup, error);
+    if (error) return makeError(ErrorCode::kIo, "cannot back up " + user.string() + ": " + error.message());
+    std::ofstream output(user, std::ios::binary | std::ios::trunc);
+    output << fixed_text;
+    if (!output) return makeError(ErrorCode::kIo, "cannot write " + user.string());
+    written.push_back({user.string(), backup.string()});
+  }
+  return written;
+}
+
+}  // namespace torchscope::compiler

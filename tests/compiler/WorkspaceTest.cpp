@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "torchscope/compiler/Process.h"
+#include "torchscope/compiler/Workspace.h"
+
+namespace torchscope::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Workspace, SplitsCommandLines) {
+  EXPECT_EQ(splitCommandLine(R"(python train.py --name "a b" 'c d' e\ f)"),
+            (std::vector<std::string>{"python", "train.py", "--name", "a b", "c d", "e f"}));
+  EXPECT_EQ(splitCommandLine(R"(["python", "x y.py"])"), (std::vector<std::string>{"python", "x y.py"}));
+  EXPECT_TRUE(splitCommandLine("").empty());
+}
+
+class WorkspaceFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("torchscope-workspace-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "job" / "pkg");
+    fs::create_directories(root_ / "job" / "__pycache__");
+    std::ofstream(root_ / "job" / "train.py") << "print('hi')\n";
+    std::ofstream(root_ / "job" / "pkg" / "model.py") << "x = 1\n";
+    std::ofstream(root_ / "job" / "data.csv") << "1,2\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+TEST_F(WorkspaceFiles, AnalyzesPythonJobs) {
+  auto job = analyzeJob({"/usr/bin/python3", "-u", "-W", "ignore", "train.py", "--epochs", "2"}, root_ / "job");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->script, fs::canonical(root_ / "job" / "train.py"));
+  EXPECT_EQ(job->python_options, (std::vector<std::string>{"-u", "-W", "ignore"}));
+  EXPECT_EQ(job->arguments, (std::vector<std::string>{"--epochs", "2"}));
+
+  auto relative = analyzeJob({".venv/bin/python", "train.py"}, root_ / "job");
+  ASSERT_TRUE(relative.ok());
+  EXPECT_EQ(relative->python, (root_ / "job" / ".venv/bin/python").string());
+
+  auto module = analyzeJob({"python", "-m", "pkg.model", "x"}, root_ / "job");
+  ASSERT_TRUE(module.ok());
+  EXPECT_EQ(module->module, "pkg.model");
+  EXPECT_EQ(module->sourceRoot(), root_ / "job");
+  EXPECT_EQ(module->rewriteRoot(), root_ / "job" / "pkg");
+  EXPECT_EQ(job->rewriteRoot(), job->script.parent_path());
+
+  EXPECT_FALSE(analyzeJob({"./train.sh"}, root_).ok());
+  EXPECT_FALSE(analyzeJob({"python", "missing.py"}, root_ / "job").ok());
+  EXPECT_FALSE(analyzeJob({"python", "-c", "print(1)"}, root_).ok());
+  EXPECT_FALSE(analyzeJob({}, root_).ok());
+}
+
+TEST_F(WorkspaceFiles, CopiesSourcesAndLinksData) {
+  auto job = analyzeJob({"python", "train.py"}, root_ / "job");
+  ASSERT_TRUE(job.ok());
+  const fs::path copy = root_ / "copy";
+  ASSERT_TRUE(copyJobTree(*job, copy).ok());
+  EXPECT_TRUE(fs::is_regular_file(copy / "train.py"));
+  EXPECT_FALSE(fs::is_symlink(copy / "train.py"));
+  EXPECT_TRUE(fs::is_symlink(copy / "data.csv"));
+  EXPECT_FALSE(fs::exists(copy / "__pycache__"));
+  EXPECT_EQ(pythonFiles(copy).size(), 2U);
+  EXPECT_EQ(inCopy(*job, copy, job->script), copy / "train.py");
+  EXPECT_EQ(inCopy(*job, copy, root_ / "job"), copy);
+}
+
+TEST_F(WorkspaceFiles, WriteBackKeepsBackups) {
+  auto job = analyzeJob({"python", "train.py"}, root_ / "job");
+  ASSERT_TRUE(job.ok());
+  const fs::path copy = root_ / "copy";
+  ASSERT_TRUE(copyJobTree(*job, copy).ok());
+  std::ofstream(copy / "train.py", std::ios::trunc) << "print('fixed')\n";
+  auto written = writeBack(*job, copy);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  ASSERT_EQ(written->size(), 1U);
+  EXPECT_EQ(readTextFile((root_ / "job" / "train.py").string()), "print('fixed')\n");
+  EXPECT_EQ(readTextFile((root_ / "job" / "train.py.torchscope.bak").string()), "print('hi')\n");
+  EXPECT_EQ(readTextFile((root_ / "job" / "pkg" / "model.py").string()), "x = 1\n");
+  // A second write keeps the first backup.
+  std::ofstream(copy / "train.py", std::ios::trunc) << "print('again')\n";
+  ASSERT_TRUE(writeBack(*job, copy).ok());
+  EXPECT_EQ(readTextFile((root_ / "job" / "train.py.torchscope.bak").string()), "print('hi')\n");
+  EXPECT_EQ(readTextFile((root_ / "job" / "train.py.torchscope.bak.1").string()), "print('fixed')\n");
+}
+
+TEST(Process, RunsWithEnvironmentAndReportsExitCodes) {
+  const fs::path out = fs::temp_directory_path() / ("torchscope-process-" + std::to_string(::getpid()) + ".txt");
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "echo $TORCHSCOPE_PROBE; exit 3"};
+  spec.environment["TORCHSCOPE_PROBE"] = "probe-value";
+  spec.stdout_path = out.string();
+  auto result = runProcess(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 3);
+  EXPECT_EQ(readTextFile(out.string()), "probe-value\n");
+  spec.argv = {"sleep", "5"};
+  spec.timeout = std::chrono::seconds(0);
+  auto timed = runProcess(spec);
+  ASSERT_TRUE(timed.ok());
+  EXPECT_TRUE(timed->timed_out);
+  EXPECT_EQ(timed->exit_code, 124);
+  spec.argv = {"/nonexistent/binary"};
+  spec.timeout = std::chrono::seconds(10);
+  EXPECT_FALSE(runProcess(spec).ok());
+  fs::remove(out);
+}
+
+}  // namespace
+}  // namespace torchscope::compiler
