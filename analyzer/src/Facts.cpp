@@ -6,6 +6,7 @@
 #include <set>
 
 #include "Rules.h"
+#include "torchscope/analyzer/FixIds.h"
 #include "Stats.h"
 
 namespace torchscope::analyzer {
@@ -133,7 +134,7 @@ Finding makeFinding(std::string rule, std::string severity, std::string title, s
   finding.message = std::move(message);
   finding.fix_id = std::string(fix.id);
   finding.fix_summary = fix.summary;
-  finding.fix_kind = std::string(fix.kind);
+  finding.fix_kind = std::string(analyzer::fix::kindOf(fix.id));
   finding.evidence = "{}";
   return finding;
 }

@@ -92,7 +92,6 @@ const std::vector<RuleFamily>& ruleFamilies();
 struct FixProposal {
   std::string_view id;  // from FixIds.h, or "" when no automatic fix exists
   std::string summary;
-  std::string_view kind;  // fix::kRuntime | fix::kSource | ""
 };
 
 Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,

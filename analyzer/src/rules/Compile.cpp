@@ -40,7 +40,7 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                   steps_equivalent > 0 ? fmt::format(", as long as {:.0f} steady-state steps", steps_equivalent) : "",
                   hits + misses > 0 ? std::to_string(misses) : std::string("all")),
       {fix::kCacheCompile, "keep TORCHINDUCTOR_CACHE_DIR on persistent storage, or save and load the compile "
-                           "cache artifacts (torch.compiler.save_cache_artifacts)", fix::kRuntime});
+                           "cache artifacts (torch.compiler.save_cache_artifacts)"});
   finding.count = static_cast<std::int64_t>(facts.compiles.size());
   setImpact(finding, facts, facts.compile_seconds * cacheable);
   setEvidence(finding, {{"compile_seconds", facts.compile_seconds}, {"compiles", facts.compiles.size()},
@@ -69,7 +69,7 @@ Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
                   "Python and dispatch overhead and a kernel launch; torch.compile fuses them into fewer kernels.",
                   ops, steps > 0 ? fmt::format(" ({} per step)", ops / steps) : "", formatPercent(small_share),
                   formatSeconds(kSmallOpSeconds)),
-      {fix::kTorchCompile, "model = torch.compile(model)", fix::kSource});
+      {fix::kTorchCompile, "model = torch.compile(model)"});
   finding.count = ops;
   setImpact(finding, facts, steady_s * kExpectedSpeedup * small_share);
   setEvidence(finding, {{"aten_ops", ops}, {"small_ops", small_ops}, {"small_op_share", small_share},

@@ -80,12 +80,11 @@ Result<void> gpuRules(const Context& context, std::vector<Finding>& out) {
 
   if (idle_fraction >= kIdleFraction) {
     const bool host_bound = host_share >= 0.5;
-    FixProposal fix{"", "the GPU mostly waits on kernels it depends on: look at the sync/* findings", ""};
+    FixProposal fix{"", "the GPU mostly waits on kernels it depends on: look at the sync/* findings"};
     if (host_bound && !facts.compiled) {
-      fix = {fix::kTorchCompile, "compile the model with torch.compile so that fewer, larger kernels are launched",
-             fix::kSource};
+      fix = {fix::kTorchCompile, "compile the model with torch.compile so that fewer, larger kernels are launched"};
     } else if (host_bound) {
-      fix = {"", "the host is too slow to feed the GPU: look at data loading, syncs and Python overhead in the step", ""};
+      fix = {"", "the host is too slow to feed the GPU: look at data loading, syncs and Python overhead in the step"};
     }
     Finding finding = makeFinding(
         "gpu/idle", idle_fraction >= 0.5 ? "error" : "warning",
@@ -117,16 +116,14 @@ Result<void> gpuRules(const Context& context, std::vector<Finding>& out) {
     FixProposal fix;
     std::string advice;
     if (few_shapes && facts.compiled) {
-      fix = {fix::kCompileMode, "torch.compile(model, mode=\"reduce-overhead\") replays the step as a CUDA graph",
-             fix::kRuntime};
+      fix = {fix::kCompileMode, "torch.compile(model, mode=\"reduce-overhead\") replays the step as a CUDA graph"};
       advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes);
     } else if (few_shapes) {
-      fix = {fix::kCudaGraphs, "capture the step in a CUDA graph (torch.cuda.graphs) and replay it", fix::kSource};
+      fix = {fix::kCudaGraphs, "capture the step in a CUDA graph (torch.cuda.graphs) and replay it"};
       advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes);
     } else {
-      fix = facts.compiled ? FixProposal{"", "fuse more work per kernel (bigger batches, fewer small ops)", ""}
-                           : FixProposal{fix::kTorchCompile, "torch.compile fuses small ops into fewer kernels",
-                                         fix::kSource};
+      fix = facts.compiled ? FixProposal{"", "fuse more work per kernel (bigger batches, fewer small ops)"}
+                           : FixProposal{fix::kTorchCompile, "torch.compile fuses small ops into fewer kernels"};
       advice = fmt::format("CUDA graphs are not advised: the run showed {} distinct input shapes, and each would "
                            "record its own graph (memory and recording time).", shapes);
     }

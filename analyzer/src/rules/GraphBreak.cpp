@@ -25,39 +25,35 @@ Cause classifyBreak(const std::string& break_type, const std::string& reason) {
   if (containsAny(text, {"data-dependent branching", "data-dependent assertion", "generic_jump", "data dependent branch"})) {
     return {"data-dependent-branch",
             {fix::kRemoveDataDependentBranch,
-             "replace the Python `if` on a tensor value by torch.where or torch.cond, or decide outside the compiled code",
-             fix::kSource}};
+             "replace the Python `if` on a tensor value by torch.where or torch.cond, or decide outside the compiled code"}};
   }
   if (containsAny(text, {"tensor.item()", "tolist", "capture_scalar_outputs", "data dependent operator",
                          "_local_scalar_dense"})) {
     return {"item",
-            {fix::kCaptureScalarOutputs, "set torch._dynamo.config.capture_scalar_outputs = True, or keep the value as a tensor",
-             fix::kRuntime}};
+            {fix::kCaptureScalarOutputs, "set torch._dynamo.config.capture_scalar_outputs = True, or keep the value as a tensor"}};
   }
   if (std::regex_search(text, kPrint)) {
-    return {"print", {fix::kPrintOutOfCompiled, "move the print/logging call out of the compiled function", fix::kSource}};
+    return {"print", {fix::kPrintOutOfCompiled, "move the print/logging call out of the compiled function"}};
   }
   if (containsAny(text, {"dynamic shape operator", "data-dependent output shape", "nonzero", "masked_select",
                          "boolean mask", "capture_dynamic_output_shape_ops"})) {
     return {"dynamic-output-shape",
             {fix::kCaptureDynamicOutputShapeOps,
              "set torch._dynamo.config.capture_dynamic_output_shape_ops = True, or use a static-shape alternative "
-             "(torch.where instead of a boolean mask)",
-             fix::kRuntime}};
+             "(torch.where instead of a boolean mask)"}};
   }
   if (containsAny(text, {"key type for nn.module.__getitem__", "non-const argument in nn.module __getitem__",
                          "tuple key", "moduledict"})) {
     return {"unsupported-call",
-            {fix::kTupleKeysToStr, "use string keys instead of tuple keys in ModuleDict/ParameterDict", fix::kSource}};
+            {fix::kTupleKeysToStr, "use string keys instead of tuple keys in ModuleDict/ParameterDict"}};
   }
   if (containsAny(text, {"unsupported", "skipped", "skip calling", "unimplemented", "failed to trace builtin",
                          "not supported", "call_function"})) {
     return {"unsupported-call",
             {"", "wrap the call in a custom op (torch.library.custom_op), mark it allow_in_graph, or move it out of "
-                 "the compiled region",
-             ""}};
+                 "the compiled region"}};
   }
-  return {"other", {"", "read torch's explanation in the evidence; TORCH_LOGS=graph_breaks shows the full trace", ""}};
+  return {"other", {"", "read torch's explanation in the evidence; TORCH_LOGS=graph_breaks shows the full trace"}};
 }
 
 double resumeCompileSeconds(const Facts& facts, const std::string& function, std::int64_t line) {

@@ -61,7 +61,7 @@ Result<void> noInferenceMode(const Context& context, std::vector<Finding>& out) 
       fmt::format("The job ran {} aten ops and no backward pass, with no sign of torch.inference_mode(). Autograd "
                   "still records every op for a backward that never comes.",
                   ops),
-      {fix::kInferenceMode, "wrap the inference loop in `with torch.inference_mode():`", fix::kSource});
+      {fix::kInferenceMode, "wrap the inference loop in `with torch.inference_mode():`"});
   finding.count = ops;
   setImpact(finding, facts, static_cast<double>(ops) * kAutogradOverheadPerOp);
   setEvidence(finding, {{"aten_ops", ops}, {"backward_ops", 0}});
@@ -91,7 +91,7 @@ Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
                   "convolutions are faster on tensor cores and in oneDNN and avoid layout conversions.",
                   convolutions, formatSeconds(conv_s), formatPercent(facts.fraction(conv_s)),
                   conversion_s > 0 ? fmt::format(", plus {} converting layouts", formatSeconds(conversion_s)) : ""),
-      {fix::kChannelsLast, "model.to(memory_format=torch.channels_last) and the same for the inputs", fix::kSource});
+      {fix::kChannelsLast, "model.to(memory_format=torch.channels_last) and the same for the inputs"});
   finding.count = convolutions;
   setImpact(finding, facts, conv_s * kChannelsLastGain + conversion_s);
   setEvidence(finding, {{"convolutions", convolutions}, {"convolution_seconds", conv_s},
@@ -114,8 +114,7 @@ Result<void> quantizationCandidate(const Context& context, std::vector<Finding>&
       fmt::format("Linear and recurrent layers took {} of this CPU inference run ({} calls). Dynamic int8 "
                   "quantization runs them 2-4x faster with a small accuracy cost; check accuracy after.",
                   formatPercent(share), calls),
-      {fix::kQuantizeDynamic, "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)",
-       fix::kSource});
+      {fix::kQuantizeDynamic, "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)"});
   finding.count = calls;
   setImpact(finding, facts, linear_s * kQuantizationGain);
   setEvidence(finding, {{"linear_seconds", linear_s}, {"share_of_run", share}, {"calls", calls}});
@@ -169,8 +168,7 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
                   "torch.nn.functional.scaled_dot_product_attention runs them as one fused (flash) kernel with "
                   "less memory.",
                   blocks, formatSeconds(block_s)),
-      {fix::kSdpa, "replace softmax(q @ k.transpose(-2, -1) * scale) @ v by F.scaled_dot_product_attention(q, k, v)",
-       fix::kSource});
+      {fix::kSdpa, "replace softmax(q @ k.transpose(-2, -1) * scale) @ v by F.scaled_dot_product_attention(q, k, v)"});
   finding.count = blocks;
   setImpact(finding, facts, block_s * kSdpaGain);
   setEvidence(finding, {{"blocks", blocks}, {"block_seconds", block_s}});

@@ -41,7 +41,7 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
                   copies, static_cast<double>(bytes) / (1024.0 * 1024.0), formatSeconds(seconds),
                   async_copies > 0 ? fmt::format(", {} of them asked for non_blocking but ran synchronously", async_copies)
                                    : ""),
-      {fix::kPinMemory, "DataLoader(..., pin_memory=True) and .to(device, non_blocking=True)", fix::kSource});
+      {fix::kPinMemory, "DataLoader(..., pin_memory=True) and .to(device, non_blocking=True)"});
   finding.count = copies;
   setImpact(finding, facts, seconds);
   setEvidence(finding, {{"copies", copies}, {"async_copies", async_copies}, {"bytes", bytes},

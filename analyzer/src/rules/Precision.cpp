@@ -53,7 +53,7 @@ Result<void> precisionRules(const Context& context, std::vector<Finding>& out) {
                     "further.",
                     fp32_count[device], formatSeconds(seconds), device, major->second,
                     facts.training ? " (training)" : ""),
-        {fix::kTf32, "torch.set_float32_matmul_precision(\"high\") (TF32), or bf16 autocast for more", fix::kRuntime});
+        {fix::kTf32, "torch.set_float32_matmul_precision(\"high\") (TF32), or bf16 autocast for more"});
     finding.count = fp32_count[device];
     setImpact(finding, facts, seconds * kExpectedSaving);
     setEvidence(finding, {{"device", device}, {"compute_major", major->second}, {"fp32_gemm_seconds", seconds},

@@ -37,17 +37,15 @@ std::string ruleFor(const std::string& cause) {
 
 FixProposal fixFor(const std::string& cause, bool mentions_lr) {
   if (cause == "dynamic-shape") {
-    return {fix::kDynamicShapes, "compile with dynamic=True (or mark the varying dimension with torch._dynamo.mark_dynamic)",
-            fix::kRuntime};
+    return {fix::kDynamicShapes, "compile with dynamic=True (or mark the varying dimension with torch._dynamo.mark_dynamic)"};
   }
   if (cause == "python-scalar" && mentions_lr) {
-    return {fix::kTensorLr, "pass the learning rate as a tensor, e.g. Adam(params, lr=torch.tensor(1e-3))", fix::kSource};
+    return {fix::kTensorLr, "pass the learning rate as a tensor, e.g. Adam(params, lr=torch.tensor(1e-3))"};
   }
   if (cause == "python-scalar") {
-    return {fix::kDynamicShapes, "pass the changing Python number as a tensor, or compile with dynamic=True",
-            fix::kRuntime};
+    return {fix::kDynamicShapes, "pass the changing Python number as a tensor, or compile with dynamic=True"};
   }
-  return {"", "read the guard failures in the evidence and keep the guarded value stable between calls", ""};
+  return {"", "read the guard failures in the evidence and keep the guarded value stable between calls"};
 }
 
 // A single recompile for a new shape is what automatic dynamic shapes expects; two or more are a pattern.

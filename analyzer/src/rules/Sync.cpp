@@ -21,25 +21,25 @@ Cause classifySync(const std::string& op, const std::string& sync_kind) {
   if (containsAny(text, {"repeat_interleave"})) {
     return {"repeat-interleave",
             {fix::kRepeatInterleaveOutputSize, "pass output_size= to torch.repeat_interleave so it need not read the "
-                                               "repeats back from the GPU", fix::kSource}};
+                                               "repeats back from the GPU"}};
   }
   if (containsAny(text, {"nonzero", "masked_select", "aten::index", "masked_scatter", "unique"})) {
     return {"nonzero", {"", "use a static-shape alternative (torch.where, multiplying by the mask) instead of "
-                            "nonzero or boolean-mask indexing", ""}};
+                            "nonzero or boolean-mask indexing"}};
   }
   if (containsAny(text, {"item", "_local_scalar_dense", "is_nonzero", "__bool__"})) {
     return {"item", {fix::kItemAccumulateTensor, "keep the value on the GPU (accumulate into a tensor) and read it "
-                                                 "once at the end instead of calling .item() every step", fix::kSource}};
+                                                 "once at the end instead of calling .item() every step"}};
   }
   if (containsAny(text, {"aten::to", "_to_copy", "copy_", "cpu", "tolist", "numpy", "memcpy"}) || sync_kind == "memcpy") {
     return {"host-copy", {fix::kItemAccumulateTensor, "keep tensors on the GPU and copy to the host once at the end "
-                                                      "(or non_blocking=True into pinned memory)", fix::kSource}};
+                                                      "(or non_blocking=True into pinned memory)"}};
   }
   if (containsAny(text, {"devicesynchronize", "cuda.synchronize", "stream.synchronize"}) || text == "synchronize") {
-    return {"synchronize", {"", "remove the explicit synchronize from the step; time with CUDA events if needed", ""}};
+    return {"synchronize", {"", "remove the explicit synchronize from the step; time with CUDA events if needed"}};
   }
   return {"other", {"", "find what reads GPU data on the host at this line (torch.cuda.set_sync_debug_mode('warn') "
-                        "names it) and keep it on the GPU", ""}};
+                        "names it) and keep it on the GPU"}};
 }
 
 struct Site {

@@ -3,15 +3,19 @@
 // Each stage is this same executable's own command, run as a child process, so the demo shows
 // exactly what a user typing those commands would see.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <vector>
 
 #include "Commands.h"
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/FixIds.h"
 
 namespace torchscope::cli {
 
@@ -21,6 +25,7 @@ struct DemoOptions {
   std::string scale = "small";
   std::string workdir;
   int repetitions = 3;
+  int max_fixes = 2;
   bool profile_only = false;
 };
 
@@ -42,6 +47,19 @@ int runChild(const std::vector<std::string>& argv, const std::string& cwd) {
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// The runtime fixes of the findings, most impact first, without repeats: the ones the demo measures.
+std::vector<std::string> topRuntimeFixes(const std::string& store, int limit) {
+  auto analysis = analyzer::analyze({store});
+  if (!analysis) fail(kExitFailure, analysis.error().message);
+  std::vector<std::string> ids;
+  for (const auto& finding : analysis->findings) {
+    if (static_cast<int>(ids.size()) >= limit) break;
+    if (analyzer::fix::kindOf(finding.fix_id) != analyzer::fix::kRuntime) continue;
+    if (std::find(ids.begin(), ids.end(), finding.fix_id) == ids.end()) ids.push_back(finding.fix_id);
+  }
+  return ids;
 }
 
 void stage(int number, const std::string& title) {
@@ -73,8 +91,17 @@ void runDemo(const DemoOptions& options) {
   }
   if (options.profile_only) return;
 
-  stage(3, fmt::format("Apply the fixes, re-run A/B x{} and measure speed-up and parity", options.repetitions));
-  const int code = runChild({self, "fix", store, "--repetitions", std::to_string(options.repetitions)}, paths.source_dir);
+  const std::vector<std::string> fixes = topRuntimeFixes(store, options.max_fixes);
+  if (fixes.empty()) {
+    std::cout << "\nNo runtime fix to measure: nothing more to do.\n";
+    return;
+  }
+  const std::string fix_list = fmt::format("{}", fmt::join(fixes, ","));
+  stage(3, fmt::format("Apply the top fixes ({}), re-run A/B x{} and measure speed-up and parity", fix_list,
+                       options.repetitions));
+  const int code = runChild(
+      {self, "fix", store, "--fixes", fix_list, "--repetitions", std::to_string(options.repetitions)},
+      paths.source_dir);
   if (code != 0) fail(kExitFailure, fmt::format("fix failed (exit code {})", code));
   std::cout << fmt::format("\nStore and reports: {}\n", workdir);
 }
@@ -89,6 +116,8 @@ void addDemoCommand(CLI::App& app) {
   cmd->add_option("--repetitions", options->repetitions, "Interleaved runs per variant when measuring fixes")
       ->check(CLI::Range(1, 50));
   cmd->add_option("--workdir", options->workdir, "Where the stores and reports go (default: a new temp folder)");
+  cmd->add_option("--max-fixes", options->max_fixes, "How many of the top runtime fixes to measure (default 2)")
+      ->check(CLI::Range(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
   cmd->callback([options] { runDemo(*options); });
 }

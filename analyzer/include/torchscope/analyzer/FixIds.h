@@ -37,8 +37,18 @@ inline constexpr std::array<std::string_view, 20> kAll = {
     kQuantizeDynamic, kCudaGraphs,   kCacheCompile,         kRemoveDataDependentBranch,
 };
 
-// How a fix is applied: "runtime" (a setting or environment the job runs with) or "source" (a code edit).
+// How `torchscope fix` applies a fix: "runtime" (patched in at interpreter start, no file edited) or
+// "source" (a code edit: a diff the compiler writes, or advice for a change by hand).
 inline constexpr std::string_view kRuntime = "runtime";
 inline constexpr std::string_view kSource = "source";
+
+constexpr std::string_view kindOf(std::string_view id) {
+  if (id.empty()) return "";
+  if (id == kRepeatInterleaveOutputSize || id == kItemAccumulateTensor || id == kTupleKeysToStr ||
+      id == kPrintOutOfCompiled || id == kSdpa || id == kQuantizeDynamic || id == kRemoveDataDependentBranch) {
+    return kSource;
+  }
+  return kRuntime;
+}
 
 }  // namespace torchscope::analyzer::fix
