@@ -1,4 +1,5 @@
 #include "torchscope/compiler/Report.h"
+#include "torchscope/analyzer/Escape.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,20 +56,7 @@ std::string countText(std::int64_t value) { return value < 0 ? "?" : std::to_str
 
 std::string changeText(std::int64_t before, std::int64_t after) { return countText(before) + " -> " + countText(after); }
 
-std::string escapeHtml(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escapeHtml(const std::string& text) { return analyzer::escapeXml(text); }
 
 std::vector<const FixOutcome*> rows(const FixReport& report) {
   std::vector<const FixOutcome*> all;

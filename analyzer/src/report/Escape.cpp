@@ -2,7 +2,7 @@
 
 #include "Reports.h"
 
-namespace torchscope::analyzer::report {
+namespace torchscope::analyzer {
 
 std::string sanitizeUtf8(std::string_view text) {
   std::string out;
@@ -73,6 +73,10 @@ std::string escapeMarkdown(std::string_view raw) {
   }
   return out;
 }
+
+}  // namespace torchscope::analyzer
+
+namespace torchscope::analyzer::report {
 
 std::string fileUri(std::string_view path) {
   const std::string text = sanitizeUtf8(path);

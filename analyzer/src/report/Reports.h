@@ -1,6 +1,8 @@
 // Renderers of the report formats and the escaping they share.
 #pragma once
 
+#include "torchscope/analyzer/Escape.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -10,6 +12,10 @@
 #include "torchscope/analyzer/Report.h"
 
 namespace torchscope::analyzer::report {
+
+using analyzer::escapeMarkdown;
+using analyzer::escapeXml;
+using analyzer::sanitizeUtf8;
 
 std::string text(const Analysis& analysis, const RenderOptions& options);
 std::string json(const Analysis& analysis);
@@ -22,11 +28,6 @@ std::string html(const Analysis& analysis);
 nlohmann::json findingJson(const Finding& finding);
 nlohmann::json runJson(const RunSummary& run);
 
-// Escaping: every string from a store passes through one of these before it reaches an output.
-std::string escapeXml(std::string_view text);  // also HTML: & < > " '
-std::string escapeMarkdown(std::string_view text);  // table cells and inline text
-// Replaces bytes that are not valid UTF-8 and control characters other than \n and \t.
-std::string sanitizeUtf8(std::string_view text);
 // A path as a SARIF artifact URI: relative paths stay relative, absolute ones become file:// URIs.
 std::string fileUri(std::string_view path);
 

@@ -1,0 +1,24 @@
+// Entry point of `torchscope gui`: opens the timeline window on a store, or renders it offscreen
+// into a PNG and returns. Qt-free so that the CLI needs no Qt headers.
+//
+// Error contract: kNotFound / kNotTorchscope / kVersion / kCorrupt when the store cannot be opened
+// (checked before any window is created), kIo when the screenshot cannot be written, kUnsupported
+// when no display is available.
+#pragma once
+
+#include <string>
+
+#include "torchscope/store/Result.h"
+
+namespace torchscope::gui {
+
+struct GuiOptions {
+  std::string store_path;
+  std::string screenshot_path;  // non-empty: render offscreen into this PNG and exit
+  int width = 1600;
+  int height = 900;
+};
+
+[[nodiscard]] Result<void> runGui(const GuiOptions& options);
+
+}  // namespace torchscope::gui

@@ -1,0 +1,39 @@
+// View models of the side panels, as plain tables of text: the details of a selected slice
+// (every column of its store row) and the findings list. The Qt item models only adapt these.
+//
+// Error contract: nothing fails; an out-of-range column gives "".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "torchscope/gui/Timeline.h"
+
+namespace torchscope::gui {
+
+struct Field {
+  std::string name;
+  std::string value;
+};
+
+// Every field of the slice's store row, led by its table, label, duration and source line.
+[[nodiscard]] std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref);
+// Every field of a finding.
+[[nodiscard]] std::vector<Field> describe(const store::Finding& finding);
+
+// The findings panel: one row per finding, most impact first.
+class FindingsTable {
+ public:
+  enum Column { kSeverity, kRule, kTitle, kLocation, kImpact, kColumnCount };
+
+  explicit FindingsTable(std::vector<store::Finding> findings);
+  [[nodiscard]] std::size_t rows() const { return findings_.size(); }
+  [[nodiscard]] static std::string header(int column);
+  [[nodiscard]] std::string cell(std::size_t row, int column) const;
+  [[nodiscard]] const store::Finding& finding(std::size_t row) const { return findings_[row]; }
+
+ private:
+  std::vector<store::Finding> findings_;
+};
+
+}  // namespace torchscope::gui

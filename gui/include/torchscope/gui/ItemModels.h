@@ -1,0 +1,47 @@
+// Qt item models for the side panels: thin adapters over FindingsTable and the Field lists of
+// Details.h, so the tables' content is tested without Qt and the adapters with QAbstractItemModelTester.
+#pragma once
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+#include "torchscope/gui/Details.h"
+
+namespace torchscope::gui {
+
+class FindingsModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit FindingsModel(QObject* parent = nullptr);
+  void setFindings(std::vector<store::Finding> findings);
+  [[nodiscard]] const FindingsTable& table() const { return table_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  FindingsTable table_{{}};
+};
+
+class DetailsModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit DetailsModel(QObject* parent = nullptr);
+  void setFields(std::vector<Field> fields);
+  [[nodiscard]] const std::vector<Field>& fields() const { return fields_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  std::vector<Field> fields_;
+};
+
+}  // namespace torchscope::gui

@@ -1,0 +1,178 @@
+#include "torchscope/gui/Details.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "torchscope/gui/Text.h"
+
+namespace torchscope::gui {
+
+namespace {
+
+class Fields {
+ public:
+  Fields& add(std::string name, std::string value) {
+    fields_.push_back({std::move(name), std::move(value)});
+    return *this;
+  }
+  Fields& add(std::string name, const char* value) { return add(std::move(name), std::string(value)); }
+  Fields& add(std::string name, std::int64_t value) { return add(std::move(name), std::to_string(value)); }
+  Fields& add(std::string name, bool value) { return add(std::move(name), std::string(value ? "yes" : "no")); }
+  Fields& add(std::string name, double value) { return add(std::move(name), fmt::format("{:g}", value)); }
+  Fields& time(std::string name, Nanos value, Nanos origin) {
+    return add(std::move(name), fmt::format("{} ns (+{})", value, formatDuration(value - origin)));
+  }
+  Fields& source(std::string_view file, std::int64_t line) {
+    const std::string location = sourceLocation(file, line);
+    return location.empty() ? *this : add("source", location);
+  }
+  std::vector<Field> take() { return std::move(fields_); }
+
+ private:
+  std::vector<Field> fields_;
+};
+
+void addRecord(Fields& f, const store::Step& r) {
+  f.add("pid", r.pid).add("tid", r.tid).add("index", r.index).add("source", r.source);
+}
+void addRecord(Fields& f, const store::NvtxEvent& r) {
+  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("domain", r.domain).add("kind", r.kind);
+}
+void addRecord(Fields& f, const store::CpuOp& r) {
+  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("category", r.category);
+  f.add("correlation_id", r.correlation_id).add("args", r.args);
+}
+void addRecord(Fields& f, const store::ApiCall& r) {
+  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("api", r.api).add("cbid", r.cbid);
+  f.add("correlation_id", r.correlation_id).add("return_code", r.return_code);
+}
+void addRecord(Fields& f, const store::Sync& r) {
+  f.source(r.file, r.line);
+  f.add("pid", r.pid).add("tid", r.tid).add("sync_kind", r.sync_kind).add("origin", r.origin).add("op", r.op);
+  f.add("stream", r.stream).add("correlation_id", r.correlation_id).add("file", r.file).add("line", r.line);
+  f.add("function", r.function).add("stack", r.stack);
+}
+void addRecord(Fields& f, const store::Kernel& r) {
+  f.add("name", r.name).add("pid", r.pid).add("device", r.device).add("context", r.context).add("stream", r.stream);
+  f.add("correlation_id", r.correlation_id);
+  f.add("grid", fmt::format("{} x {} x {}", r.grid_x, r.grid_y, r.grid_z));
+  f.add("block", fmt::format("{} x {} x {}", r.block_x, r.block_y, r.block_z));
+  f.add("registers_per_thread", r.registers_per_thread).add("static_shared_bytes", r.static_shared_bytes);
+  f.add("dynamic_shared_bytes", r.dynamic_shared_bytes);
+}
+void addRecord(Fields& f, const store::Memcpy& r) {
+  f.add("pid", r.pid).add("device", r.device).add("stream", r.stream).add("copy_kind", r.copy_kind);
+  f.add("bytes", fmt::format("{} ({})", r.bytes, formatBytes(r.bytes)));
+  f.add("src_kind", r.src_kind).add("dst_kind", r.dst_kind).add("pageable", r.pageable).add("async", r.async);
+  f.add("correlation_id", r.correlation_id);
+}
+void addRecord(Fields& f, const store::Memset& r) {
+  f.add("pid", r.pid).add("device", r.device).add("stream", r.stream);
+  f.add("bytes", fmt::format("{} ({})", r.bytes, formatBytes(r.bytes)));
+  f.add("value", r.value).add("memory_kind", r.memory_kind).add("correlation_id", r.correlation_id);
+}
+void addRecord(Fields& f, const store::Compile& r) {
+  f.source(r.co_filename, r.co_firstlineno);
+  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
+  f.add("attempt", r.attempt).add("compiled_autograd_id", r.compiled_autograd_id).add("co_name", r.co_name);
+  f.add("co_filename", r.co_filename).add("co_firstlineno", r.co_firstlineno);
+  const auto phase = [](Nanos ns) { return ns < 0 ? std::string("-") : formatDuration(ns); };
+  f.add("dynamo", phase(r.dynamo_ns)).add("aot", phase(r.aot_ns)).add("inductor", phase(r.inductor_ns));
+  f.add("graph_count", r.graph_count).add("graph_op_count", r.graph_op_count);
+  f.add("graph_node_count", r.graph_node_count).add("guard_count", r.guard_count).add("cache_size", r.cache_size);
+  f.add("cache_hit", r.cache_hit).add("status", r.status).add("fail_type", r.fail_type);
+  f.add("fail_reason", r.fail_reason).add("restart_reasons", r.restart_reasons);
+}
+void addRecord(Fields& f, const store::GraphBreak& r) {
+  f.source(r.file, r.line);
+  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
+  f.add("attempt", r.attempt).add("break_type", r.break_type).add("reason", r.reason);
+  f.add("explanation", r.explanation).add("hints", r.hints).add("file", r.file).add("line", r.line);
+  f.add("function", r.function).add("user_stack", r.user_stack);
+}
+void addRecord(Fields& f, const store::Recompile& r) {
+  f.source(r.co_filename, r.co_firstlineno);
+  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
+  f.add("co_name", r.co_name).add("co_filename", r.co_filename).add("co_firstlineno", r.co_firstlineno);
+  f.add("guard_failures", r.guard_failures).add("cause", r.cause).add("cache_size", r.cache_size);
+  f.add("limit_hit", r.limit_hit);
+}
+
+template <class Record>
+void addRow(Fields& fields, std::string_view table, const std::vector<Record>& rows, std::uint32_t index) {
+  fields.add("table", std::string(table));
+  if (index < rows.size()) addRecord(fields, rows[index]);
+}
+
+}  // namespace
+
+std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
+  const Slice& slice = timeline.slice(ref);
+  const Records& r = timeline.records;
+  Fields fields;
+  fields.add("label", timeline.name(slice));
+  fields.time("start", slice.start_ns, timeline.begin_ns);
+  fields.time("end", slice.end_ns, timeline.begin_ns);
+  fields.add("duration", formatDuration(slice.end_ns - slice.start_ns));
+  switch (slice.kind) {
+    case RecordKind::kStep: addRow(fields, "steps", r.steps, slice.record); break;
+    case RecordKind::kNvtx: addRow(fields, "nvtx", r.nvtx, slice.record); break;
+    case RecordKind::kCpuOp: addRow(fields, "cpu_ops", r.cpu_ops, slice.record); break;
+    case RecordKind::kApiCall: addRow(fields, "api_calls", r.api_calls, slice.record); break;
+    case RecordKind::kSync: addRow(fields, "syncs", r.syncs, slice.record); break;
+    case RecordKind::kKernel: addRow(fields, "kernels", r.kernels, slice.record); break;
+    case RecordKind::kMemcpy: addRow(fields, "memcpy", r.memcpys, slice.record); break;
+    case RecordKind::kMemset: addRow(fields, "memset", r.memsets, slice.record); break;
+    case RecordKind::kCompile: addRow(fields, "compiles", r.compiles, slice.record); break;
+    case RecordKind::kGraphBreak: addRow(fields, "graph_breaks", r.graph_breaks, slice.record); break;
+    case RecordKind::kRecompile: addRow(fields, "recompiles", r.recompiles, slice.record); break;
+  }
+  return fields.take();
+}
+
+std::vector<Field> describe(const store::Finding& finding) {
+  Fields fields;
+  fields.add("table", "findings").source(finding.file, finding.line);
+  fields.add("rule", finding.rule).add("severity", finding.severity).add("title", finding.title);
+  fields.add("message", finding.message).add("file", finding.file).add("line", finding.line);
+  fields.add("function", finding.function).add("count", finding.count);
+  fields.add("impact_seconds", finding.impact_seconds).add("impact_fraction", finding.impact_fraction);
+  fields.add("evidence", finding.evidence).add("fix_id", finding.fix_id).add("fix_summary", finding.fix_summary);
+  fields.add("fix_kind", finding.fix_kind);
+  return fields.take();
+}
+
+FindingsTable::FindingsTable(std::vector<store::Finding> findings) : findings_(std::move(findings)) {
+  std::stable_sort(findings_.begin(), findings_.end(), [](const store::Finding& a, const store::Finding& b) {
+    return a.impact_seconds > b.impact_seconds;
+  });
+}
+
+std::string FindingsTable::header(int column) {
+  switch (column) {
+    case kSeverity: return "Severity";
+    case kRule: return "Rule";
+    case kTitle: return "Title";
+    case kLocation: return "Source";
+    case kImpact: return "Impact";
+    default: return {};
+  }
+}
+
+std::string FindingsTable::cell(std::size_t row, int column) const {
+  if (row >= findings_.size()) return {};
+  const store::Finding& finding = findings_[row];
+  switch (column) {
+    case kSeverity: return finding.severity;
+    case kRule: return finding.rule;
+    case kTitle: return finding.title;
+    case kLocation: return sourceLocation(baseName(finding.file), finding.line);
+    case kImpact:
+      return fmt::format("{} ({:.1f}%)", formatDuration(static_cast<Nanos>(finding.impact_seconds * 1e9)),
+                         finding.impact_fraction * 100);
+    default: return {};
+  }
+}
+
+}  // namespace torchscope::gui

@@ -1,0 +1,141 @@
+#include "torchscope/gui/Viewport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace torchscope::gui {
+
+namespace {
+
+constexpr double kHitSlackPx = 3;
+constexpr double kMarkerHitSlackPx = 6;
+
+// "12.3452 s": the unit of the value's magnitude, with enough decimals to tell ticks `step_ns` apart.
+std::string tickLabel(Nanos value_ns, double step_ns) {
+  constexpr std::array<std::pair<double, const char*>, 4> kUnits{
+      {{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1.0, "ns"}}};
+  const double magnitude = std::abs(static_cast<double>(value_ns));
+  for (const auto& [scale, unit] : kUnits) {
+    if (magnitude >= scale || scale == 1.0) {
+      const int decimals = std::max(0, static_cast<int>(std::ceil(std::log10(scale / step_ns) - 1e-9)));
+      return fmt::format("{:.{}f} {}", static_cast<double>(value_ns) / scale, decimals, unit);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void Viewport::setBounds(Nanos begin_ns, Nanos end_ns) {
+  bounds_begin_ns_ = begin_ns;
+  bounds_end_ns_ = std::max(end_ns, begin_ns + 1);
+  clamp();
+}
+
+void Viewport::setWidth(double width_px) {
+  width_px_ = std::max(1.0, width_px);
+  clamp();
+}
+
+void Viewport::fitAll() { showRange(bounds_begin_ns_, bounds_end_ns_, 0.02); }
+
+void Viewport::showRange(Nanos begin_ns, Nanos end_ns, double margin) {
+  const double length = std::max<double>(1.0, static_cast<double>(end_ns - begin_ns));
+  const double padded = length * (1 + 2 * margin);
+  ns_per_px_ = padded / width_px_;
+  begin_ns_ = begin_ns - static_cast<Nanos>(length * margin);
+  if (end_ns == begin_ns) begin_ns_ = begin_ns - static_cast<Nanos>(padded / 2);
+  clamp();
+}
+
+void Viewport::zoomAround(double x, double factor) {
+  const double anchor = static_cast<double>(begin_ns_) + x * ns_per_px_;
+  ns_per_px_ *= factor;
+  clamp();
+  begin_ns_ = static_cast<Nanos>(std::llround(anchor - x * ns_per_px_));
+  clamp();
+}
+
+void Viewport::panPixels(double dx) {
+  begin_ns_ -= static_cast<Nanos>(std::llround(dx * ns_per_px_));
+  clamp();
+}
+
+void Viewport::clamp() {
+  const double span = static_cast<double>(bounds_end_ns_ - bounds_begin_ns_);
+  const double max_ns_per_px = std::max(kMinNsPerPixel, 4 * span / width_px_);
+  ns_per_px_ = std::clamp(ns_per_px_, kMinNsPerPixel, max_ns_per_px);
+  const auto half_visible = static_cast<Nanos>(ns_per_px_ * width_px_ / 2);
+  begin_ns_ = std::clamp(begin_ns_, bounds_begin_ns_ - half_visible, bounds_end_ns_ - half_visible);
+}
+
+std::vector<Tick> rulerTicks(const Viewport& viewport, Nanos origin_ns, double min_spacing_px) {
+  const double min_step = std::max(1.0, min_spacing_px * viewport.nsPerPixel());
+  double decade = std::pow(10.0, std::floor(std::log10(min_step)));
+  double step = decade;
+  for (const double mantissa : {1.0, 2.0, 5.0, 10.0}) {
+    step = mantissa * decade;
+    if (step >= min_step) break;
+  }
+  std::vector<Tick> ticks;
+  const auto step_ns = static_cast<Nanos>(step);
+  const Nanos relative_begin = viewport.beginNs() - origin_ns;
+  Nanos tick = relative_begin >= 0 ? ((relative_begin + step_ns - 1) / step_ns) * step_ns
+                                   : -((-relative_begin) / step_ns) * step_ns;
+  const FrameScale frame = viewport.frame();
+  for (; origin_ns + tick <= viewport.endNs(); tick += step_ns) {
+    ticks.push_back({frame.xAt(origin_ns + tick), tickLabel(tick, step)});
+  }
+  return ticks;
+}
+
+TrackLayout::TrackLayout(const Timeline& timeline) {
+  const std::string* group = nullptr;
+  int y = 0;
+  for (std::size_t index = 0; index < timeline.tracks.size(); ++index) {
+    const Track& track = timeline.tracks[index];
+    if (group == nullptr || *group != track.group) {
+      group = &track.group;
+      rows_.push_back({y, kGroupHeight, -1, track.group});
+      y += kGroupHeight;
+    }
+    const int lanes = std::max<int>(1, static_cast<int>(track.lanes.size()));
+    const int height = lanes * kLaneHeight + kTrackPadding;
+    row_of_track_.push_back(static_cast<int>(rows_.size()));
+    rows_.push_back({y, height, static_cast<int>(index), track.title});
+    y += height;
+  }
+  height_ = y;
+}
+
+const LayoutRow* TrackLayout::rowOfTrack(std::uint32_t track) const {
+  return track < row_of_track_.size() ? &rows_[static_cast<std::size_t>(row_of_track_[track])] : nullptr;
+}
+
+const LayoutRow* TrackLayout::rowAt(int y) const {
+  const auto it = std::partition_point(rows_.begin(), rows_.end(),
+                                       [y](const LayoutRow& row) { return row.y + row.height <= y; });
+  return it != rows_.end() && it->y <= y ? &*it : nullptr;
+}
+
+std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& layout, const Viewport& viewport,
+                                double x, int y) {
+  const LayoutRow* row = layout.rowAt(y);
+  if (row == nullptr || row->track < 0) return std::nullopt;
+  const Track& track = timeline.tracks[static_cast<std::size_t>(row->track)];
+  const int offset = y - TrackLayout::laneTop(*row, 0);
+  if (offset < 0) return std::nullopt;
+  const auto lane = static_cast<std::size_t>(offset / TrackLayout::kLaneHeight);
+  if (lane >= track.lanes.size()) return std::nullopt;
+  const double slack_px = track.markers() ? kMarkerHitSlackPx : kHitSlackPx;
+  const auto slack_ns = static_cast<Nanos>(std::ceil(slack_px * viewport.nsPerPixel()));
+  const auto index = track.lanes[lane].hit(viewport.frame().timeAt(x), slack_ns);
+  if (!index) return std::nullopt;
+  return SliceRef{static_cast<std::uint32_t>(row->track), static_cast<std::uint32_t>(lane),
+                  static_cast<std::uint32_t>(*index)};
+}
+
+}  // namespace torchscope::gui

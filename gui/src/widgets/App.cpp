@@ -1,0 +1,90 @@
+#include "torchscope/gui/App.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QItemSelectionModel>
+#include <QPixmap>
+#include <QTableView>
+#include <QTimer>
+
+#include <optional>
+
+#include "torchscope/gui/ItemModels.h"
+#include "torchscope/gui/MainWindow.h"
+#include "torchscope/gui/TimelineView.h"
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::gui {
+
+namespace {
+
+constexpr int kScreenshotLoadTimeoutMs = 300'000;
+
+bool haveDisplay() {
+  return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+         !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+// Waits for the window's background load; false when it failed or timed out.
+bool waitUntilLoaded(MainWindow& window, const std::string& path) {
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(&window, &MainWindow::loaded, &loop, [&](bool loaded) {
+    ok = loaded;
+    loop.quit();
+  });
+  QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
+  window.open(path);
+  loop.exec();
+  return ok;
+}
+
+// For the picture, the first finding's slice is selected so the details panel shows something.
+void selectFirstFinding(MainWindow& window) {
+  const Timeline* timeline = window.timelineView()->timeline();
+  if (timeline == nullptr || window.findingsModel()->rowCount() == 0) return;
+  const FindingLocation location = locateFinding(*timeline, window.findingsModel()->table().finding(0));
+  if (!location.slices.empty()) window.timelineView()->select(location.slices.front(), false);
+}
+
+Result<void> renderScreenshot(const GuiOptions& options) {
+  MainWindow window;
+  window.resize(options.width, options.height);
+  window.show();
+  if (!waitUntilLoaded(window, options.store_path)) {
+    return makeError(ErrorCode::kIo, "could not load " + options.store_path + ": " + window.loadError());
+  }
+  selectFirstFinding(window);
+  QApplication::processEvents();
+  if (!window.grab().save(QString::fromStdString(options.screenshot_path), "PNG")) {
+    return makeError(ErrorCode::kIo, "could not write the screenshot " + options.screenshot_path);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> runGui(const GuiOptions& options) {
+  // Fail on a bad store before any window exists, with the store's own error.
+  if (auto reader = store::Reader::open(options.store_path); !reader) return reader.error();
+  const bool screenshot = !options.screenshot_path.empty();
+  if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  if (!haveDisplay()) {
+    return makeError(ErrorCode::kUnsupported, "no display (set DISPLAY, or render a PNG with --screenshot)");
+  }
+  static int argc = 1;
+  static char program[] = "torchscope";
+  static char* argv[] = {program, nullptr};
+  std::optional<QApplication> owned_app;
+  if (QApplication::instance() == nullptr) owned_app.emplace(argc, argv);
+  if (screenshot) return renderScreenshot(options);
+
+  MainWindow window;
+  window.resize(options.width, options.height);
+  window.show();
+  window.open(options.store_path);
+  QApplication::exec();
+  return {};
+}
+
+}  // namespace torchscope::gui

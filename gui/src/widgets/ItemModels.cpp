@@ -1,0 +1,76 @@
+#include "torchscope/gui/ItemModels.h"
+
+#include <QColor>
+
+namespace torchscope::gui {
+
+namespace {
+
+QVariant severityColour(const std::string& severity) {
+  if (severity == "error") return QColor(190, 30, 30);
+  if (severity == "warning") return QColor(170, 110, 0);
+  return {};
+}
+
+}  // namespace
+
+FindingsModel::FindingsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void FindingsModel::setFindings(std::vector<store::Finding> findings) {
+  beginResetModel();
+  table_ = FindingsTable(std::move(findings));
+  endResetModel();
+}
+
+int FindingsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(table_.rows());
+}
+
+int FindingsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : FindingsTable::kColumnCount;
+}
+
+QVariant FindingsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto row = static_cast<std::size_t>(index.row());
+  switch (role) {
+    case Qt::DisplayRole: return QString::fromStdString(table_.cell(row, index.column()));
+    case Qt::ToolTipRole: return QString::fromStdString(table_.finding(row).message);
+    case Qt::ForegroundRole:
+      return index.column() == FindingsTable::kSeverity ? severityColour(table_.finding(row).severity) : QVariant();
+    default: return {};
+  }
+}
+
+QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  return QString::fromStdString(FindingsTable::header(section));
+}
+
+DetailsModel::DetailsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void DetailsModel::setFields(std::vector<Field> fields) {
+  beginResetModel();
+  fields_ = std::move(fields);
+  endResetModel();
+}
+
+int DetailsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(fields_.size());
+}
+
+int DetailsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : 2; }
+
+QVariant DetailsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+  const Field& field = fields_[static_cast<std::size_t>(index.row())];
+  return QString::fromStdString(index.column() == 0 ? field.name : field.value);
+}
+
+QVariant DetailsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  return section == 0 ? QStringLiteral("Field") : QStringLiteral("Value");
+}
+
+}  // namespace torchscope::gui

@@ -1,0 +1,190 @@
+// The real window, offscreen, on a real store: background loading, wheel zoom, drag, click
+// selection, findings, search, the item models under QAbstractItemModelTester, and the screenshot.
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QImage>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QWheelEvent>
+
+#include "SampleStore.h"
+#include "torchscope/gui/App.h"
+#include "torchscope/gui/ItemModels.h"
+#include "torchscope/gui/MainWindow.h"
+#include "torchscope/gui/TimelineView.h"
+
+namespace torchscope::gui {
+namespace {
+
+QApplication& application() {
+  static int argc = 1;
+  static char name[] = "gui_widget_test";
+  static char* argv[] = {name, nullptr};
+  static QApplication* app = [] {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    return new QApplication(argc, argv);
+  }();
+  return *app;
+}
+
+class TimelineWindow : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    store_path_ = testing::writeSampleStore(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window");
+  }
+
+  void SetUp() override {
+    application();
+    window_ = std::make_unique<MainWindow>();
+    findings_tester_ = std::make_unique<QAbstractItemModelTester>(
+        window_->findingsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    details_tester_ = std::make_unique<QAbstractItemModelTester>(
+        window_->detailsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    window_->resize(1600, 900);
+    window_->show();
+    QSignalSpy loaded(window_.get(), &MainWindow::loaded);
+    window_->open(store_path_);
+    ASSERT_TRUE(loaded.wait(60'000));
+    ASSERT_TRUE(loaded.front().front().toBool()) << window_->loadError();
+    view_ = window_->timelineView();
+  }
+
+  [[nodiscard]] std::string detail(std::string_view name) const {
+    for (const Field& field : window_->detailsModel()->fields()) {
+      if (field.name == name) return field.value;
+    }
+    return "<missing>";
+  }
+
+  [[nodiscard]] std::uint32_t trackNamed(std::string_view title) const {
+    const auto& tracks = view_->timeline()->tracks;
+    for (std::uint32_t i = 0; i < tracks.size(); ++i) {
+      if (tracks[i].title == title) return i;
+    }
+    ADD_FAILURE() << "no track " << title;
+    return 0;
+  }
+
+  static std::string store_path_;
+  std::unique_ptr<MainWindow> window_;
+  std::unique_ptr<QAbstractItemModelTester> findings_tester_;
+  std::unique_ptr<QAbstractItemModelTester> details_tester_;
+  TimelineView* view_ = nullptr;
+};
+std::string TimelineWindow::store_path_;
+
+TEST_F(TimelineWindow, LoadsTheStoreAndListsFindings) {
+  ASSERT_NE(view_->timeline(), nullptr);
+  EXPECT_EQ(view_->timeline()->sliceCount(), 4163U);
+  ASSERT_EQ(window_->findingsModel()->rowCount(), 2);
+  EXPECT_EQ(window_->findingsModel()->data(window_->findingsModel()->index(0, FindingsTable::kRule), Qt::DisplayRole),
+            QStringLiteral("compile/graph-break"));
+  EXPECT_LE(view_->timeAxis().beginNs(), view_->timeline()->begin_ns);
+  EXPECT_GE(view_->timeAxis().endNs(), view_->timeline()->end_ns);
+}
+
+TEST_F(TimelineWindow, WheelZoomsAroundTheCursor) {
+  const QPointF position(TimelineView::kGutterWidth + 400, 100);
+  const Nanos under_cursor = view_->timeAxis().frame().timeAt(400);
+  const double before = view_->timeAxis().nsPerPixel();
+  QWheelEvent wheel(position, view_->viewport()->mapToGlobal(position), QPoint(), QPoint(0, 120), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(view_->viewport(), &wheel);
+  EXPECT_NEAR(view_->timeAxis().nsPerPixel(), before * 0.8, before * 1e-6);
+  EXPECT_NEAR(static_cast<double>(view_->timeAxis().frame().timeAt(400)), static_cast<double>(under_cursor),
+              before);
+}
+
+TEST_F(TimelineWindow, ClickSelectsTheKernelAndShowsItsDetails) {
+  const Nanos kernel_start = testing::kBase + 3 * testing::kStepNs + 500'000;
+  view_->zoomToRange(kernel_start - 100'000, kernel_start + 140'000);
+  const LayoutRow* row = view_->layout()->rowOfTrack(trackNamed("stream 7"));
+  ASSERT_NE(row, nullptr);
+  const QPoint point = view_->pointAt(kernel_start + 20'000, TrackLayout::laneTop(*row, 0) + 8);
+  QSignalSpy changed(view_, &TimelineView::selectionChanged);
+  QTest::mouseClick(view_->viewport(), Qt::LeftButton, Qt::NoModifier, point);
+  ASSERT_EQ(changed.count(), 1);
+  ASSERT_TRUE(view_->selection().has_value());
+  EXPECT_EQ(view_->timeline()->slice(*view_->selection()).start_ns, kernel_start);
+  EXPECT_EQ(detail("table"), "kernels");
+  EXPECT_EQ(detail("name"), "ampere_sgemm_128x64");
+  EXPECT_EQ(detail("stream"), "7");
+
+  QTest::mouseClick(view_->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(point.x(), 2));  // the ruler
+  EXPECT_FALSE(view_->selection().has_value());
+}
+
+TEST_F(TimelineWindow, DragPansTheTimeAxis) {
+  const Nanos before = view_->timeAxis().beginNs();
+  const double ns_per_px = view_->timeAxis().nsPerPixel();
+  const QPointF from(TimelineView::kGutterWidth + 600, 60);
+  const QPointF to = from + QPointF(-200, 0);
+  QMouseEvent press(QEvent::MouseButtonPress, from, view_->viewport()->mapToGlobal(from), Qt::LeftButton,
+                    Qt::LeftButton, Qt::NoModifier);
+  QMouseEvent move(QEvent::MouseMove, to, view_->viewport()->mapToGlobal(to), Qt::NoButton, Qt::LeftButton,
+                   Qt::NoModifier);
+  QMouseEvent release(QEvent::MouseButtonRelease, to, view_->viewport()->mapToGlobal(to), Qt::LeftButton,
+                      Qt::NoButton, Qt::NoModifier);
+  QApplication::sendEvent(view_->viewport(), &press);
+  QApplication::sendEvent(view_->viewport(), &move);
+  QApplication::sendEvent(view_->viewport(), &release);
+  EXPECT_NEAR(static_cast<double>(view_->timeAxis().beginNs() - before), 200 * ns_per_px, 2.0);
+  EXPECT_FALSE(view_->selection().has_value());  // a drag is not a click
+}
+
+TEST_F(TimelineWindow, ClickingAFindingSelectsAndZoomsToIt) {
+  window_->findingsTable()->selectRow(0);  // the graph break at model.py:31
+  ASSERT_TRUE(view_->selection().has_value());
+  const Slice& marker = view_->timeline()->slice(*view_->selection());
+  EXPECT_EQ(marker.kind, RecordKind::kGraphBreak);
+  EXPECT_LT(view_->timeAxis().beginNs(), marker.start_ns);
+  EXPECT_GT(view_->timeAxis().endNs(), marker.start_ns);
+  EXPECT_LT(view_->timeAxis().endNs() - view_->timeAxis().beginNs(),
+            (view_->timeline()->end_ns - view_->timeline()->begin_ns) / 4);
+  EXPECT_EQ(detail("source"), "/src/model.py:31");
+
+  window_->findingsTable()->selectRow(1);  // the sync at train.py:57
+  ASSERT_TRUE(view_->selection().has_value());
+  EXPECT_EQ(detail("table"), "syncs");
+  EXPECT_EQ(detail("source"), "/src/train.py:57");
+}
+
+TEST_F(TimelineWindow, SearchSelectsMatchesInTurn) {
+  window_->searchBox()->setText("memset");
+  window_->nextMatch(true);
+  ASSERT_TRUE(view_->selection().has_value());
+  const Nanos first = view_->timeline()->slice(*view_->selection()).start_ns;
+  EXPECT_EQ(detail("table"), "memset");
+  window_->nextMatch(true);
+  EXPECT_GT(view_->timeline()->slice(*view_->selection()).start_ns, first);
+  window_->nextMatch(false);
+  EXPECT_EQ(view_->timeline()->slice(*view_->selection()).start_ns, first);
+}
+
+TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
+  const std::string png = (std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window" / "shot.png").string();
+  std::filesystem::remove(png);
+  const auto result = runGui({store_path_, png, 1200, 700});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  QImage image(QString::fromStdString(png));
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.width(), 1200);
+  const QRgb corner = image.pixel(0, 0);
+  int different = 0;
+  for (int y = 0; y < image.height(); y += 7) {
+    for (int x = 0; x < image.width(); x += 7) different += image.pixel(x, y) != corner ? 1 : 0;
+  }
+  EXPECT_GT(different, 1000);
+
+  const auto missing = runGui({"/nonexistent/run.db", png, 1200, 700});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace torchscope::gui
