@@ -22,7 +22,7 @@ namespace torchscope::cli {
 namespace {
 
 struct DemoOptions {
-  std::string scale = "small";
+  std::string scale = "tiny";
   std::string workdir;
   int repetitions = 3;
   int max_fixes = 2;
@@ -112,7 +112,7 @@ void addDemoCommand(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();
   auto* cmd = app.add_subcommand(
       "demo", "Profile the bundled RDL sample, show the findings, apply the fixes and measure the speed-up");
-  cmd->add_option("--scale", options->scale, "Sample size: tiny, small (default) or larger ones for a GPU");
+  cmd->add_option("--scale", options->scale, "Sample size: tiny (default, sized for a CPU), small, or larger ones for a GPU");
   cmd->add_option("--repetitions", options->repetitions, "Interleaved runs per variant when measuring fixes")
       ->check(CLI::Range(1, 50));
   cmd->add_option("--workdir", options->workdir, "Where the stores and reports go (default: a new temp folder)");

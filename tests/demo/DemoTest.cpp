@@ -1,0 +1,87 @@
+// The demo's promises, checked on the real sample: as written, the RDL job shows recompiles from
+// shapes and from the float lr and graph breaks at the planted lines; tuned, it shows none of them.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../store/TempDir.h"
+
+namespace torchscope {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+};
+
+Outcome shell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return outcome;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.out += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+// Profiles the sample (as written or tuned) and returns advise's JSON findings.
+nlohmann::json profileAndAdvise(const testing::TempDir& dir, bool tuned) {
+  const std::string store = dir.file(tuned ? "tuned.db" : "baseline.db");
+  const std::string cli = TORCHSCOPE_CLI;
+  const Outcome run = shell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store + " -- " +
+                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale tiny" + (tuned ? " --tuned" : ""));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
+  const Outcome advise = shell(cli + " advise " + store + " --format json");
+  EXPECT_EQ(advise.exit_code, 0) << advise.out;
+  return nlohmann::json::parse(advise.out, nullptr, /*allow_exceptions=*/false);
+}
+
+bool inSample(const nlohmann::json& finding, const std::string& file) {
+  const std::string path = finding["location"]["file"].get<std::string>();
+  return path.size() >= file.size() && path.compare(path.size() - file.size(), file.size(), file) == 0;
+}
+
+TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
+  testing::TempDir dir;
+  const auto report = profileAndAdvise(dir, /*tuned=*/false);
+  ASSERT_TRUE(report.is_object());
+  std::set<std::string> rules;
+  std::set<std::int64_t> break_lines;
+  for (const auto& finding : report["findings"]) {
+    rules.insert(finding["rule"].get<std::string>());
+    if (finding["rule"].get<std::string>().rfind("graph-break/", 0) == 0 && inSample(finding, "samples/rdl_hm/model.py")) {
+      break_lines.insert(finding["location"]["line"].get<std::int64_t>());
+    }
+  }
+  EXPECT_TRUE(rules.count("recompile/dynamic-shape")) << report.dump(2);
+  EXPECT_TRUE(rules.count("recompile/python-scalar")) << report.dump(2);
+  // samples/rdl_hm/planted_problems.json: the data-dependent branch and repeat_interleave.
+  EXPECT_TRUE(break_lines.count(41)) << report.dump(2);
+  EXPECT_TRUE(break_lines.count(60)) << report.dump(2);
+}
+
+TEST(Demo, TunedTheRdlSampleHasNoneOfThem) {
+  testing::TempDir dir;
+  const auto report = profileAndAdvise(dir, /*tuned=*/true);
+  ASSERT_TRUE(report.is_object());
+  for (const auto& finding : report["findings"]) {
+    const std::string rule = finding["rule"].get<std::string>();
+    EXPECT_NE(rule.rfind("recompile/", 0), 0u) << finding.dump(2);
+    if (rule.rfind("graph-break/", 0) == 0) {
+      // torch.optim's own deliberate break in a compiled optimizer.step() is torch's, not the sample's.
+      EXPECT_FALSE(inSample(finding, "samples/rdl_hm/model.py")) << finding.dump(2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torchscope
