@@ -186,38 +186,32 @@ void ActivityDecoder::decodeKernel(const CUpti_ActivityKernel10& k, DecodedBatch
   out.kernels.push_back(std::move(row));
 }
 
-void ActivityDecoder::decodeMemcpy(const CUpti_ActivityMemcpy6& m, DecodedBatch& out) const {
+// Memcpy and peer-to-peer memcpy records share every field the store keeps but the device and the kind.
+template <class Record>
+store::Memcpy memcpyRow(const Record& m, std::int64_t pid, const ClockAlignment& clock, std::int64_t device,
+                        std::string copy_kind) {
   store::Memcpy row;
-  row.pid = options_.pid;
-  row.device = m.deviceId;
+  row.pid = pid;
+  row.device = device;
   row.stream = idOrUnknown(m.streamId);
-  row.start_ns = clock_.toStore(m.start);
-  row.end_ns = clock_.toStore(m.end);
-  row.copy_kind = copyKindName(m.copyKind);
+  row.start_ns = clock.toStore(m.start);
+  row.end_ns = clock.toStore(m.end);
+  row.copy_kind = std::move(copy_kind);
   row.bytes = static_cast<std::int64_t>(m.bytes);
   row.src_kind = memoryKindName(m.srcKind);
   row.dst_kind = memoryKindName(m.dstKind);
   row.pageable = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   row.async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
   row.correlation_id = m.correlationId;
-  out.memcpys.push_back(std::move(row));
+  return row;
+}
+
+void ActivityDecoder::decodeMemcpy(const CUpti_ActivityMemcpy6& m, DecodedBatch& out) const {
+  out.memcpys.push_back(memcpyRow(m, options_.pid, clock_, m.deviceId, copyKindName(m.copyKind)));
 }
 
 void ActivityDecoder::decodePeerMemcpy(const CUpti_ActivityMemcpyPtoP4& m, DecodedBatch& out) const {
-  store::Memcpy row;
-  row.pid = options_.pid;
-  row.device = m.srcDeviceId;
-  row.stream = idOrUnknown(m.streamId);
-  row.start_ns = clock_.toStore(m.start);
-  row.end_ns = clock_.toStore(m.end);
-  row.copy_kind = "PtoP";
-  row.bytes = static_cast<std::int64_t>(m.bytes);
-  row.src_kind = memoryKindName(m.srcKind);
-  row.dst_kind = memoryKindName(m.dstKind);
-  row.pageable = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  row.async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-  row.correlation_id = m.correlationId;
-  out.memcpys.push_back(std::move(row));
+  out.memcpys.push_back(memcpyRow(m, options_.pid, clock_, m.srcDeviceId, "PtoP"));
 }
 
 void ActivityDecoder::decodeMemset(const CUpti_ActivityMemset4& m, DecodedBatch& out) const {
