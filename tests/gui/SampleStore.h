@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -18,10 +19,17 @@ namespace torchscope::gui::testing {
 inline constexpr store::Nanos kBase = 1'000'000'000;
 inline constexpr store::Nanos kStepNs = 10'000'000;
 
-// Writes `steps` steps of `kernels_per_step` kernels each; returns the path.
+// A file name of this test process's own: ctest runs each test case as its own process, several at once.
+inline std::filesystem::path processFile(const std::filesystem::path& dir, const std::string& stem,
+                                         const std::string& extension) {
+  return dir / (stem + "-" + std::to_string(::getpid()) + extension);
+}
+
+// Writes `steps` steps of `kernels_per_step` kernels each into a new store in `dir`; returns the path.
 inline std::string writeSampleStore(const std::filesystem::path& dir, int steps = 20, int kernels_per_step = 100) {
   std::filesystem::create_directories(dir);
-  const std::string path = (dir / "run.db").string();
+  const std::string path = processFile(dir, "run", ".db").string();
+  std::filesystem::remove(path);
   auto writer = store::Writer::open(path);
   EXPECT_TRUE(writer.ok());
   if (!writer) return path;

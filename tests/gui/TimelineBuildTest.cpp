@@ -14,11 +14,15 @@ class TimelineBuild : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "build_test";
-    auto loaded = loadTimeline(testing::writeSampleStore(dir));
+    path_ = testing::writeSampleStore(dir);
+    auto loaded = loadTimeline(path_);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     timeline_ = loaded.value();
   }
-  static void TearDownTestSuite() { timeline_.reset(); }
+  static void TearDownTestSuite() {
+    timeline_.reset();
+    std::filesystem::remove(path_);
+  }
 
   static const Track* findTrack(std::string_view title) {
     for (const auto& track : timeline_->tracks) {
@@ -28,8 +32,10 @@ class TimelineBuild : public ::testing::Test {
   }
 
   static std::shared_ptr<const Timeline> timeline_;
+  static std::string path_;
 };
 std::shared_ptr<const Timeline> TimelineBuild::timeline_;
+std::string TimelineBuild::path_;
 
 TEST_F(TimelineBuild, ArrangesRowsIntoProcessThreadAndStreamTracks) {
   std::vector<std::string> titles;
@@ -156,6 +162,7 @@ TEST(TimelineLoad, ReportsStoreErrorsAndCancellation) {
   const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "cancel_test";
   const auto path = testing::writeSampleStore(dir, 2, 10);
   const auto cancelled = loadTimeline(path, [] { return true; });
+  std::filesystem::remove(path);
   ASSERT_FALSE(cancelled.ok());
   EXPECT_EQ(cancelled.error().code, ErrorCode::kInvalidArgument);
 }

@@ -37,6 +37,7 @@ class TimelineWindow : public ::testing::Test {
   static void SetUpTestSuite() {
     store_path_ = testing::writeSampleStore(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window");
   }
+  static void TearDownTestSuite() { std::filesystem::remove(store_path_); }
 
   void SetUp() override {
     application();
@@ -167,7 +168,8 @@ TEST_F(TimelineWindow, SearchSelectsMatchesInTurn) {
 }
 
 TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
-  const std::string png = (std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window" / "shot.png").string();
+  const std::string png =
+      testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "shot", ".png").string();
   std::filesystem::remove(png);
   const auto result = runGui({store_path_, png, 1200, 700});
   ASSERT_TRUE(result.ok()) << result.error().message;
@@ -180,6 +182,8 @@ TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
     for (int x = 0; x < image.width(); x += 7) different += image.pixel(x, y) != corner ? 1 : 0;
   }
   EXPECT_GT(different, 1000);
+
+  std::filesystem::remove(png);
 
   const auto missing = runGui({"/nonexistent/run.db", png, 1200, 700});
   ASSERT_FALSE(missing.ok());
