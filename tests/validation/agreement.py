@@ -3,11 +3,13 @@
 Units (docs/validation.md, "Third-party models"):
 - a break unit is a user-attributed break site (file:line) with a cause class. The site is where torch says the
   graph broke; when that is inside torch itself (torch.optim's `_use_grad`, torch.utils.hooks), it is the
-  innermost frame of torch's user traceback outside torch (and the standard library): the line that called in. The class comes
-  from torch's graph-break type (`gb_type`). torch logs a break once per frame compilation; all entries count.
-  A finding about it may name the site or any other frame of that traceback outside torch.
+  innermost frame of torch's user traceback outside torch and the standard library: the line that called in.
+  The class comes from torch's graph-break type (`gb_type`). torch logs a break once per frame compilation; all
+  entries count. A finding about it may name the site or the innermost line of the job's own file on that
+  traceback.
 - a recompile unit is a recompiled frame (the code object's file:first line) with a cause class, read from the
-  guard failures torch printed.
+  guard failures torch printed. A finding about it may name the frame or the innermost line of the job's own file
+  on the stack that called it (from torch's structured trace of the same run).
 A unit is *located* when a finding of its family names one of its locations, and *found* when one of those
 findings has a rule its class maps to. Recall = found / units; class agreement = found / located. A finding is
 *supported* when some unit at its location maps to its rule; precision = supported / findings. A finding has a
@@ -22,7 +24,7 @@ import re
 import sysconfig
 from collections import Counter, defaultdict
 
-from torch_logs import GraphBreak, Recompile, TorchLog
+from torch_logs import Frame, GraphBreak, Recompile, TorchLog
 from torchscope_side import Finding, TorchscopeView
 
 # torch's graph-break types (torch/_dynamo/graph_break_registry.json) by cause class; any other type is "other".
@@ -180,7 +182,7 @@ class ModelAgreement:
         return result
 
 
-def _break_references(log: TorchLog, paths: Paths) -> dict[tuple[str, int, str], _Reference]:
+def _break_references(log: TorchLog, paths: Paths, job_files: set[str]) -> dict[tuple[str, int, str], _Reference]:
     references = defaultdict(_Reference)
     for entry in log.graph_breaks:
         file, line = user_site(entry, paths)
@@ -189,20 +191,29 @@ def _break_references(log: TorchLog, paths: Paths) -> dict[tuple[str, int, str],
             cause = "torch-designed"
         reference = references[(file, line, cause)]
         reference.entries.append((entry.compile_id, file, line))
-        # The site, or any frame of the user's stack above it: a finding may name the line the user can change.
         reference.locations.add((file, line))
-        reference.locations.update((paths.real(frame.file), frame.line) for frame in entry.traceback
-                                   if not paths.is_internal(frame.file))
+        reference.locations.update(_innermost_job_line(entry.traceback, paths, job_files))
     return references
 
 
-def _recompile_references(log: TorchLog, paths: Paths) -> dict[tuple[str, int, str], _Reference]:
+def _innermost_job_line(stack: list[Frame], paths: Paths, job_files: set[str]) -> set[tuple[str, int]]:
+    """The job's own line closest to a break or a compiled frame: where a finding may also point, since that is the
+    line the user can change. Other frames of the stack may be other units' locations, so they do not count."""
+    for frame in reversed(stack):
+        if paths.real(frame.file) in job_files:
+            return {(paths.real(frame.file), frame.line)}
+    return set()
+
+
+def _recompile_references(log: TorchLog, stacks: dict[str, list[Frame]], paths: Paths,
+                          job_files: set[str]) -> dict[tuple[str, int, str], _Reference]:
     references = defaultdict(_Reference)
     for entry in log.recompiles:
         file = paths.real(entry.file)
         reference = references[(file, entry.line, recompile_class(entry))]
         reference.entries.append(entry.compile_id)
         reference.locations.add((file, entry.line))
+        reference.locations.update(_innermost_job_line(stacks.get(entry.compile_id, [])[:-1], paths, job_files))
     return references
 
 
@@ -253,7 +264,9 @@ def _supports(finding: Finding, break_refs, recompile_refs, limit_sites, paths: 
                for (_, _, cause), reference in references.items())
 
 
-def compare(log: TorchLog, side: TorchscopeView, paths: Paths, job_files: set[str]) -> ModelAgreement:
+def compare(log: TorchLog, stacks: dict[str, list[Frame]], side: TorchscopeView, paths: Paths,
+            job_files: set[str]) -> ModelAgreement:
+    """stacks: the Python stack at the start of each compilation, by compile id (torch_logs.compile_stacks)."""
     stored_breaks = Counter((row.compile_id, paths.real(row.file), row.line) for row in side.breaks)
     stored_recompiles = Counter(row.compile_id for row in side.recompiles)
 
@@ -263,8 +276,9 @@ def compare(log: TorchLog, side: TorchscopeView, paths: Paths, job_files: set[st
     def stored_recompile_rows(compile_ids):
         return sum(min(count, stored_recompiles[key]) for key, count in Counter(compile_ids).items())
 
-    break_refs = _break_references(log, paths)
-    recompile_refs = _recompile_references(log, paths)
+    real_job_files = {paths.real(file) for file in job_files}
+    break_refs = _break_references(log, paths, real_job_files)
+    recompile_refs = _recompile_references(log, stacks, paths, real_job_files)
     findings = [f for f in side.findings if f.rule.startswith(("graph-break/", "recompile/"))]
     units, disagreements = _score("graph-break", break_refs, EXPECTED_BREAK_RULES, findings, stored_break_rows, paths)
     recompile_units, recompile_disagreements = _score("recompile", recompile_refs, EXPECTED_RECOMPILE_RULES,
@@ -279,7 +293,6 @@ def compare(log: TorchLog, side: TorchscopeView, paths: Paths, job_files: set[st
                                               "torch warned that the recompile limit was hit"))
 
     supported = outside_torch = in_job = 0
-    real_job_files = {paths.real(file) for file in job_files}
     for finding in findings:
         shown = f"{finding.rule} {paths.show(finding.file)}:{finding.line}"
         if _supports(finding, break_refs, recompile_refs, limit_sites, paths):

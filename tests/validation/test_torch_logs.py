@@ -1,6 +1,8 @@
 """The reference side of the validation suite: torch 2.13's TORCH_LOGS output (data/*.stderr.gz, captured from the
 suite's jobs with the venv and checkout paths replaced by /venv and /repo) parsed into break sites and recompiles
-with their cause classes, compared with golden/<name>.json. TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the golden files.
+with their cause classes, compared with golden/<name>.json (TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the golden files);
+the compilations' stacks from the structured trace (data/*.trace.gz, its `str` and `dynamo_start` lines); and the
+scoring of docs/validation.md on that input.
 """
 import gzip
 import json
@@ -18,6 +20,10 @@ PATHS = agreement.Paths("/venv/site-packages/torch", "/repo")
 
 def read_log(name: str) -> torch_logs.TorchLog:
     return torch_logs.parse(gzip.decompress((HERE / "data" / f"{name}.stderr.gz").read_bytes()).decode())
+
+
+def read_stacks(name: str) -> dict:
+    return torch_logs.compile_stacks(gzip.decompress((HERE / "data" / f"{name}.trace.gz").read_bytes()).decode())
 
 
 def summary(log: torch_logs.TorchLog) -> dict:
@@ -72,12 +78,24 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(f"{PATHS.show(file)}:{line}", "tests/validation/jobs/hf_llama_train_eval.py:24")
 
 
+    def test_compile_stacks_name_the_line_that_called_a_recompiled_frame(self):
+        stacks = read_stacks("hf_llama_train_eval")
+        adam_step = stacks["3/1"]
+        self.assertEqual((PATHS.show(adam_step[-1].file), adam_step[-1].line), ("torch/optim/adam.py", 214))
+        self.assertIn(("tests/validation/jobs/hf_llama_train_eval.py", 24),
+                      [(PATHS.show(frame.file), frame.line) for frame in adam_step])
+
+
+JOB = "/repo/tests/validation/jobs/hf_llama_train_eval.py"
+
+
 class ScoreTest(unittest.TestCase):
     """The definitions of docs/validation.md on the Llama job's log and a chosen set of findings."""
 
     def score(self, findings):
         log = read_log("hf_llama_train_eval")
-        return agreement.compare(log, TorchscopeView([], [], findings), PATHS, {"/repo/tests/validation/jobs/x.py"})
+        return agreement.compare(log, read_stacks("hf_llama_train_eval"), TorchscopeView([], [], findings), PATHS,
+                                 {JOB})
 
     def test_nothing_reported_misses_every_unit(self):
         result = self.score([])
@@ -87,17 +105,17 @@ class ScoreTest(unittest.TestCase):
         self.assertEqual(sum(item.kind == "not-captured" for item in result.disagreements), 4)
 
     def test_findings_are_matched_by_location_and_rule(self):
-        job = "/repo/tests/validation/jobs/hf_llama_train_eval.py"
         result = self.score([
-            Finding("graph-break/unsupported-call", job, 24, "optimizer_step", 1),
-            Finding("graph-break/other", job, 24, "optimizer_step", 1),
+            Finding("graph-break/unsupported-call", JOB, 24, "optimizer_step", 1),
+            Finding("graph-break/other", JOB, 24, "optimizer_step", 1),
             Finding("recompile/python-scalar", "/venv/site-packages/torch/optim/adam.py", 214, "step", 1),
             Finding("recompile/dynamic-shape", "/venv/site-packages/transformers/utils/generic.py", 937, "wrapper", 1),
         ])
         summary = result.summary()
         self.assertEqual(summary["graph-break"], {"units": 2, "found": 1, "located": 2})
         self.assertEqual(summary["recompile"], {"units": 2, "found": 1, "located": 2})
-        self.assertEqual((summary["findings"], summary["supported_findings"], summary["user_located_findings"]), (4, 2, 3))
+        self.assertEqual((summary["findings"], summary["supported_findings"], summary["user_located_findings"],
+                          summary["job_located_findings"]), (4, 2, 3, 2))
         kinds = sorted((item.kind, item.key) for item in result.disagreements if item.kind != "not-captured")
         self.assertEqual(kinds, [
             ("misclassified", "graph-break tests/validation/jobs/hf_llama_train_eval.py:24 torch-designed"),
@@ -106,6 +124,13 @@ class ScoreTest(unittest.TestCase):
             ("unsupported", "graph-break/other tests/validation/jobs/hf_llama_train_eval.py:24"),
             ("unsupported", "recompile/dynamic-shape transformers/utils/generic.py:937"),
         ])
+
+    def test_a_recompile_may_be_reported_at_the_users_calling_line(self):
+        result = self.score([Finding("recompile/python-scalar", JOB, 24, "optimizer_step", 1)])
+        summary = result.summary()
+        self.assertEqual(summary["recompile"], {"units": 2, "found": 1, "located": 1})
+        self.assertEqual((summary["supported_findings"], summary["job_located_findings"]), (1, 1))
+        self.assertFalse([item for item in result.disagreements if item.kind in ("unsupported", "no-user-location")])
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ repeats the same header on each line, which is how its lines are told apart from
 A graph-break entry is one `Graph break in user code at F:L` message (or its short form for a repeated break,
 `Graph break (user stack suppressed due to duplicate graph break) in user code at F:L`): torch logs one per
 frame compilation that broke. A recompile entry is one `Recompiling function NAME in F:FIRSTLINE` message with
-its guard failures. A limit hit is torch's `hit config.recompile_limit` warning.
+its guard failures. A limit hit is torch's `hit config.recompile_limit` warning. The stack at the start of each
+compilation comes from torch's structured trace of the same run (TORCH_TRACE), which that log does not print.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 
@@ -186,6 +188,30 @@ def _fill_suppressed_tracebacks(breaks: list[GraphBreak]) -> None:
             first_stack.setdefault(site, entry.traceback)
         elif site in first_stack:
             entry.traceback = first_stack[site]
+
+
+def compile_stacks(trace_text: str) -> dict[str, list[Frame]]:
+    """The Python stack at the start of each compilation (`dynamo_start` events of torch's structured trace,
+    TORCH_TRACE), by compile id, outermost frame first: for a recompiled frame, the user's line that called it."""
+    strings: dict[int, str] = {}
+    stacks: dict[str, list[Frame]] = {}
+    for line in trace_text.splitlines():
+        start = line.find("] {")
+        if line.startswith("\t") or start < 0:
+            continue  # payload lines
+        try:
+            event = json.loads(line[start + 2:])
+        except ValueError:
+            continue
+        if "str" in event:
+            text, index = event["str"]
+            strings[index] = text
+        elif "dynamo_start" in event:
+            compile_id = f"{event.get('frame_id')}/{event.get('frame_compile_id')}"
+            stacks[compile_id] = [Frame(strings.get(frame.get("filename"), str(frame.get("filename"))),
+                                        int(frame.get("line", -1)), frame.get("name", ""))
+                                  for frame in event["dynamo_start"].get("stack", [])]
+    return stacks
 
 
 def torch_directory() -> str:

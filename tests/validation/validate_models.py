@@ -2,7 +2,7 @@
 """Runs third-party model jobs under `torchscope run` and scores torchscope against torch's own log.
 
 Each job in tests/validation/jobs/ runs once, with TORCH_LOGS=graph_breaks,recompiles, so that torch's log of the
-same run lands on stderr. The harness parses that log (the reference), reads the job's store and
+same run lands on stderr (and TORCH_TRACE, for the stack that led to each compilation). The harness parses that log (the reference), reads the job's store and
 `torchscope advise --format json`, and matches them (agreement.py). It writes one JSON file per model and, on
 request, the Markdown tables of docs/validation.md and the JSON beside it.
 
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -48,12 +49,13 @@ def describe(job: Path) -> str:
 
 
 def run_job(torchscope: str, job: Path, out: Path, backend: str) -> dict:
-    store = out / f"{job.stem}.db"
+    store, trace = out / f"{job.stem}.db", out / f"{job.stem}.trace"
     for stale in torchscope_side.stores_of(store):
         stale.unlink(missing_ok=True)
-    env = dict(os.environ, TORCH_LOGS="graph_breaks,recompiles", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               VALIDATION_BACKEND=backend, OMP_NUM_THREADS="1", TORCHSCOPE_GPU="0", PYTHONHASHSEED="0")
-    env.pop("TORCH_TRACE", None)
+    shutil.rmtree(trace, ignore_errors=True)
+    env = dict(os.environ, TORCH_LOGS="graph_breaks,recompiles", TORCH_TRACE=str(trace), HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", VALIDATION_BACKEND=backend, OMP_NUM_THREADS="1", TORCHSCOPE_GPU="0",
+               PYTHONHASHSEED="0")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with open(out / f"{job.stem}.stderr", "w") as stderr:
@@ -61,6 +63,13 @@ def run_job(torchscope: str, job: Path, out: Path, backend: str) -> dict:
                                 stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=out)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # Only the compilations' stacks are kept: the trace itself holds every graph and is megabytes large.
+    stacks = {}
+    for log in sorted(trace.glob("*.log")):
+        stacks.update(torch_logs.compile_stacks(log.read_text(errors="replace")))
+    (out / f"{job.stem}.stacks.json").write_text(json.dumps(
+        {compile_id: [vars(frame) for frame in frames] for compile_id, frames in stacks.items()}))
+    shutil.rmtree(trace, ignore_errors=True)
     return {"store": store, "exit_code": result.returncode, "cpu_seconds": round(cpu, 1),
             "wall_seconds": round(time.monotonic() - started, 1)}
 
@@ -74,8 +83,10 @@ def validate(torchscope: str, name: str, out: Path, backend: str, paths: agreeme
     else:
         run = run_job(torchscope, job, out, backend)
     log = torch_logs.parse((out / f"{name}.stderr").read_text(errors="replace"))
+    stacks = {compile_id: [torch_logs.Frame(**frame) for frame in frames]
+              for compile_id, frames in json.loads((out / f"{name}.stacks.json").read_text()).items()}
     side = torchscope_side.view(torchscope, run["store"])
-    result = agreement.compare(log, side, paths, {str(job)})
+    result = agreement.compare(log, stacks, side, paths, {str(job)})
     return {
         "model": name,
         "description": describe(job),
