@@ -36,7 +36,7 @@ struct Facts {
   std::vector<double> steady_step_seconds;
   double steady_step_median_s = 0;
   bool compiled = false;   // torch.compile ran at least once
-  double compile_seconds = 0;
+  double compile_seconds = 0;  // compileWallSeconds(compiles)
   std::vector<store::Compile> compiles;      // small tables, loaded whole
   std::vector<store::Recompile> recompiles;
   bool training = false;   // backward ops or optimizer steps were seen
@@ -57,6 +57,11 @@ struct Facts {
 
 [[nodiscard]] Result<Facts> collectFacts(const store::Reader& reader);
 
+// Wall time each process (pid) spent compiling: the union of its compilations' intervals, so that overlapping
+// records (nested compilations, records sharing a start) count once.
+std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles);
+// The most any one process spent compiling: processes (ranks) compile side by side, so their times do not add up.
+double compileWallSeconds(const std::vector<store::Compile>& compiles);
 // Compile time of the compilations with this compile id, in seconds.
 double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_id, std::int64_t frame_compile_id);
 // Distinct input shapes the run showed: 1 + the distinct sizes named by shape guard failures
