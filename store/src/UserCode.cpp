@@ -48,7 +48,7 @@ bool CodeRoots::isUserFile(std::string_view file) const {
   const std::size_t as_library = longestMatch(file, library);
   if (as_user > 0 || as_library > 0) return as_user >= as_library;
   if (containsAny(file, {"/site-packages/", "/dist-packages/"})) return false;
-  return !empty() || !containsAny(file, {"/lib/python", "/torch/"});
+  return !library.empty() || !containsAny(file, {"/lib/python", "/torch/"});
 }
 
 CodeRoots codeRootsFrom(const std::vector<RunAttribute>& attributes) {
