@@ -74,6 +74,7 @@ void addAdviseCommand(CLI::App& app) {
                   "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
                   "':'-separated ones). Findings point at the innermost line of your code; by default that is the "
                   "job's folder and packages installed in editable mode, never site-packages or the standard library")
+      ->allow_extra_args(false)
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->footer("Exit codes: 0 report written (whatever it found), 1 I/O error, 2 bad input (missing, foreign or corrupt store).");
