@@ -80,7 +80,8 @@ BreakAdvice designedAdvice(const BreakGroup& group) {
                                     "tutorial does: a function that calls opt.step(), compiled with "
                                     "torch.compile(fullgraph=False)"};
     return {"info", fmt::format("torch breaks the graph on purpose in the compiled optimizer step at {}", where),
-            fmt::format("These graph breaks are torch's, not your code's ({} at {}).{}", times(group.count),
+            fmt::format("{} torch's, not your code's ({} at {}).{}",
+                        group.count == 1 ? "This graph break is" : "These graph breaks are", times(group.count),
                         describe(group.where), explanation),
             fix};
   }
