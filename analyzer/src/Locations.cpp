@@ -1,5 +1,7 @@
 #include "Locations.h"
 
+#include <algorithm>
+
 #include "Rules.h"
 
 namespace torchscope::analyzer {
@@ -17,6 +19,15 @@ Location locationOf(const store::SourceFrame& frame) { return {frame.file, frame
 Location innermostUserLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code) {
   const store::SourceFrame* frame = store::innermostUserFrame(stack, code);
   return frame != nullptr ? locationOf(*frame) : Location{};
+}
+
+Location regionCallLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code) {
+  const auto wrapper = std::find_if(stack.begin(), stack.end(), [](const store::SourceFrame& frame) {
+    return frame.file.ends_with("/_dynamo/eval_frame.py") && (frame.function == "compile_wrapper" || frame.function == "_fn");
+  });
+  const std::vector<store::SourceFrame> outside(stack.begin(), wrapper);
+  const Location call = innermostUserLocation(outside, code);
+  return call.known() ? call : innermostUserLocation(stack, code);
 }
 
 Location libraryFrame(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code) {

@@ -26,6 +26,10 @@ std::string displayFunction(std::string_view name);
 Location locationOf(const store::SourceFrame& frame);
 // The innermost user frame of a stored stack, or an unknown location.
 Location innermostUserLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
+// The user's call into a compiled region: the innermost user frame outside torch.compile's outermost wrapper on the
+// stack (a frame compiled inside the region, e.g. after a graph break, is called from code that is itself compiled);
+// the innermost user frame when the stack shows no wrapper.
+Location regionCallLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
 // The innermost frame when it is not the user's (torch's or a library's own line), or an unknown location.
 Location libraryFrame(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
 

@@ -129,7 +129,7 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
     }
     const Location frame{recompile.co_filename, recompile.co_firstlineno, displayFunction(recompile.co_name)};
     const bool library = !context.code.isUserFile(recompile.co_filename);
-    const Location call_site = innermostUserLocation(store::parseStack(recompile.stack), context.code);
+    const Location call_site = regionCallLocation(store::parseStack(recompile.stack), context.code);
     const Location entry = recompile.entry_file.empty() ? Location{} : Location{recompile.entry_file, recompile.entry_line, ""};
     const Location value =
         recompile.value_file.empty() ? Location{} : Location{recompile.value_file, recompile.value_line, ""};
