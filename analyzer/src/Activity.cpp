@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -18,7 +19,8 @@ namespace torchscope::analyzer {
 namespace {
 
 constexpr std::size_t kClassifiedGaps = 20000;      // the largest gaps are classified; the split is extrapolated
-constexpr std::size_t kReorderRows = 4096;          // per device: rows this far out of start order are placed exactly
+constexpr std::size_t kReorderRows = 65536;         // per device: kernels held back to be released in start order
+constexpr std::size_t kShiftsPerRow = 16;           // mean rows moved per kernel placed, beyond which kernels are set aside
 constexpr std::int64_t kLaunchSampleChunks = 16;    // the launch cost is the mean over evenly spread samples
 constexpr std::int64_t kLaunchSampleRows = 8192;
 
@@ -31,59 +33,77 @@ struct Interval {
   std::int64_t correlation = -1;
 };
 
-struct StartsLater {
-  bool operator()(const Interval& a, const Interval& b) const { return a.start > b.start; }
-};
-
-// Rows overlapping [begin, end) of a table with device, start_ns, end_ns, pid and correlation_id. The unary +
+// Rows of a table (device, start_ns, end_ns, pid, correlation_id) that may overlap [begin, end). The unary +
 // keeps SQLite from walking the start_ns index: most rows are in the window, so reading in storage order is
 // much faster than one index lookup per row.
 Result<void> forEachInterval(const store::Reader& reader, std::string_view table, store::Nanos begin, store::Nanos end,
                              const std::function<void(const Interval&)>& on_interval) {
   return reader.query(
-      fmt::format("SELECT device, start_ns, end_ns, pid, correlation_id FROM {} WHERE +start_ns < ? AND end_ns > ?",
+      fmt::format("SELECT device, start_ns, end_ns, pid, correlation_id FROM {} WHERE +start_ns < ? AND end_ns >= ?",
                   table),
       [&](const store::Row& row) { on_interval({row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)}); },
       {end, begin});
 }
 
-Result<std::vector<Interval>> sortedIntervals(const store::Reader& reader, std::initializer_list<std::string_view> tables,
-                                              store::Nanos begin, store::Nanos end) {
-  std::vector<Interval> intervals;
-  for (const auto table : tables) {
-    auto done = forEachInterval(reader, table, begin, end, [&](const Interval& interval) { intervals.push_back(interval); });
-    if (!done) return done.error();
-  }
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  return intervals;
-}
-
-// Busy union and idle gaps per device in [begin, end), over kernels, copies and memsets. Copies come sorted up
-// front (small tables); kernels come in storage order, which is start order only nearly: each device's kernels pass
-// through a reorder buffer (a min-heap on start) and leave it in start order, merged with the copies. A kernel that
-// starts before one the buffer already let go arrived too late to be placed: late() tells the caller to feed every
-// kernel again in start order.
+// Busy union and idle gaps per device in [begin, end), over kernels, copies and memsets. Work known up front
+// (copies and memsets: small tables) is sorted first. Kernels come in storage order, which is start order only
+// nearly: each device's kernels pass through a reorder buffer (a deque kept in start order: an in-order kernel is
+// appended, a slightly late one moved back to its place) and leave it in start order, merged with the known work. A
+// kernel that starts before one the buffer already let go, or whose placing would cost more than sorting, is set
+// aside instead: the caller then scans again with those kernels added to the known work, and that scan skips them (it
+// sets aside the same ones: its buffer sees the same kernels in the same order).
 class WindowScan {
  public:
   WindowScan(store::Nanos begin, store::Nanos end, store::Nanos short_ns) : begin_(begin), end_(end), short_ns_(short_ns) {}
 
-  void addCopies(const std::vector<Interval>& sorted) {
-    for (const auto& copy : sorted) device(copy.device).copies.push_back(copy);
+  // Work known up front, in any order; kept once, by device and start.
+  void addKnown(std::vector<Interval> work) {
+    known_ = std::move(work);
+    std::stable_sort(known_.begin(), known_.end(), [](const Interval& a, const Interval& b) {
+      return std::tie(a.device, a.start) < std::tie(b.device, b.start);
+    });
+    for (std::size_t i = 0; i < known_.size();) {
+      Device& state = device(known_[i].device);
+      state.next_known = i;
+      while (i < known_.size() && known_[i].device == known_[state.next_known].device) ++i;
+      state.known_end = i;
+    }
   }
 
   void addKernel(const Interval& kernel) {
     if (kernel.start >= begin_ && kernel.start < end_) countKernel(kernel);
-    if (late_ || kernel.start >= end_ || kernel.end <= begin_) return;
+    if (kernel.start >= end_ || kernel.end <= begin_) return;
     Device& state = device(kernel.device);
+    auto& pending = state.pending;
     if (kernel.start < state.released_start) {
-      late_ = true;
+      setAside(kernel);
       return;
     }
-    state.pending.push(kernel);
-    if (state.pending.size() > kReorderRows) release(state);
+    if (pending.empty() || pending.back().start <= kernel.start) {
+      pending.push_back(kernel);
+    } else {
+      const auto at = std::upper_bound(pending.begin(), pending.end(), kernel.start,
+                                       [](store::Nanos start, const Interval& other) { return start < other.start; });
+      const auto shifts = static_cast<std::size_t>(pending.end() - at);
+      if (shifts_ + shifts > kShiftsPerRow * placed_ + kReorderRows) {
+        setAside(kernel);
+        return;
+      }
+      shifts_ += shifts;
+      pending.insert(at, kernel);
+    }
+    ++placed_;
+    if (pending.size() > kReorderRows) release(state);
   }
 
-  [[nodiscard]] bool late() const { return late_; }
+  [[nodiscard]] bool setAnyAside() const { return !set_aside_.empty(); }
+
+  // The next scan's known work: this one's, with the kernels set aside.
+  [[nodiscard]] std::vector<Interval> takeKnownWithSetAside() {
+    std::vector<Interval> merged = std::move(known_);
+    merged.insert(merged.end(), set_aside_.begin(), set_aside_.end());
+    return merged;
+  }
 
   KernelWindow finish() {
     result_.begin_ns = begin_;
@@ -102,11 +122,11 @@ class WindowScan {
 
  private:
   struct Device {
-    std::priority_queue<Interval, std::vector<Interval>, StartsLater> pending;
+    std::deque<Interval> pending;  // in start order
     store::Nanos released_start = std::numeric_limits<store::Nanos>::min();
     store::Nanos busy_until = 0;
-    std::vector<Interval> copies;  // in start order
-    std::size_t next_copy = 0;
+    std::size_t next_known = 0;  // its range of known_
+    std::size_t known_end = 0;
     std::int64_t kernels = 0;
     double idle_s = 0;
   };
@@ -130,20 +150,22 @@ class WindowScan {
     }
   }
 
-  // Takes the earliest kernel out of the buffer, after every copy that starts before it.
+  // Takes the earliest kernel out of the buffer, after the known work that starts before it.
   void release(Device& state) {
-    const Interval kernel = state.pending.top();
-    state.pending.pop();
+    const Interval kernel = state.pending.front();
+    state.pending.pop_front();
     state.released_start = kernel.start;
     extendUntil(state, kernel.start);
     extend(state, kernel);
   }
 
   void extendUntil(Device& state, store::Nanos start) {
-    for (; state.next_copy < state.copies.size() && state.copies[state.next_copy].start <= start; ++state.next_copy) {
-      extend(state, state.copies[state.next_copy]);
+    for (; state.next_known < state.known_end && known_[state.next_known].start <= start; ++state.next_known) {
+      extend(state, known_[state.next_known]);
     }
   }
+
+  void setAside(const Interval& kernel) { set_aside_.push_back(kernel); }
 
   void extend(Device& state, const Interval& interval) {
     const store::Nanos start = std::max(interval.start, begin_);
@@ -167,7 +189,10 @@ class WindowScan {
   std::map<std::int64_t, Device> devices_;
   std::int64_t last_id_ = 0;
   Device* last_device_ = nullptr;
-  bool late_ = false;
+  std::size_t placed_ = 0;  // kernels taken into a reorder buffer
+  std::size_t shifts_ = 0;  // rows moved to make room for late ones
+  std::vector<Interval> known_;  // copies and memsets (and kernels set aside by an earlier scan), by device and start
+  std::vector<Interval> set_aside_;
   KernelWindow result_;
   std::priority_queue<Gap, std::vector<Gap>, std::greater<>> largest_;
 };
@@ -239,24 +264,31 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
   return cost;
 }
 
-// The window's busy picture: kernels fed by `feed_kernels` in any order; when some came too late for the reorder
-// buffer, every kernel of the window again, sorted in memory.
+// The window's busy picture: kernels fed by `feed_kernels` in storage order. When some were too far out of start
+// order for the reorder buffer, a second pass over the window's kernels adds those to the known work.
 Result<KernelWindow> scanWindow(const store::Reader& reader, const Facts& facts, store::Nanos short_ns,
                                 const std::function<Result<void>(WindowScan&)>& feed_kernels) {
   const store::Nanos begin = facts.steady_begin_ns;
   const store::Nanos end = facts.steady_end_ns;
-  auto copies = sortedIntervals(reader, {"memcpy", "memset"}, begin, end);
-  if (!copies) return copies.error();
-  WindowScan window(begin, end, short_ns);
-  window.addCopies(*copies);
-  if (auto fed = feed_kernels(window); !fed) return fed.error();
-  if (!window.late()) return window.finish();
-  auto kernels = sortedIntervals(reader, {"kernels"}, begin, end);
-  if (!kernels) return kernels.error();
-  WindowScan ordered(begin, end, short_ns);
-  ordered.addCopies(*copies);
-  for (const auto& kernel : *kernels) ordered.addKernel(kernel);
-  return ordered.finish();
+  std::vector<Interval> copies;
+  copies.reserve(static_cast<std::size_t>(facts.count("memcpy") + facts.count("memset")));
+  for (const auto table : {"memcpy", "memset"}) {
+    auto read = forEachInterval(reader, table, begin, end, [&](const Interval& copy) { copies.push_back(copy); });
+    if (!read) return read.error();
+  }
+  std::vector<Interval> known;
+  {
+    WindowScan window(begin, end, short_ns);
+    window.addKnown(std::move(copies));
+    if (auto fed = feed_kernels(window); !fed) return fed.error();
+    if (!window.setAnyAside()) return window.finish();
+    known = window.takeKnownWithSetAside();
+  }
+  WindowScan second(begin, end, short_ns);
+  second.addKnown(std::move(known));
+  auto fed = forEachInterval(reader, "kernels", begin, end, [&](const Interval& kernel) { second.addKernel(kernel); });
+  if (!fed) return fed.error();
+  return second.finish();
 }
 
 }  // namespace

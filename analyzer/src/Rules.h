@@ -12,6 +12,7 @@
 
 #include "Activity.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/store/UserCode.h"
 
 namespace torchscope::analyzer {
 
@@ -71,6 +72,7 @@ std::int64_t distinctShapes(const Facts& facts);
 struct Context {
   const store::Reader& reader;
   const Facts& facts;
+  const store::CodeRoots& code;  // which files are the user's: the run's roots and AnalyzeOptions::user_code
 };
 
 using RuleFunction = Result<void> (*)(const Context&, std::vector<Finding>&);
