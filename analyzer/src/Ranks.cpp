@@ -133,7 +133,7 @@ void summarizeRank(RankFacts& facts) {
   summary.collectives = static_cast<std::int64_t>(facts.collectives.size());
   summary.collective_s = unionSeconds(all);
   std::size_t next = 0;
-  std::vector<double> compute;
+  std::vector<double> compute, waited;
   for (std::size_t i = 0; i < facts.steps.size(); ++i) {
     const auto& step = facts.steps[i];
     std::vector<CollectiveSpan> in_step;
@@ -146,14 +146,17 @@ void summarizeRank(RankFacts& facts) {
     summary.step_seconds.push_back(seconds);
     summary.exposed_seconds.push_back(exposed);
     summary.exposed_collective_s += exposed;
-    if (i > 0 || facts.steps.size() == 1) compute.push_back(seconds - exposed);
+    if (i > 0 || facts.steps.size() == 1) {
+      compute.push_back(seconds - exposed);
+      waited.push_back(exposed);
+    }
   }
   std::vector<double> later(summary.step_seconds.begin() + (summary.step_seconds.size() > 1 ? 1 : 0), summary.step_seconds.end());
   summary.step_median_s = median(later);
   summary.compute_median_s = median(compute);
+  summary.exposed_median_s = median(waited);
   if (summary.collective_s > 0) {
-    const double waited = summary.exposed_collective_s;
-    summary.overlap_fraction = std::clamp(1.0 - waited / summary.collective_s, 0.0, 1.0);
+    summary.overlap_fraction = std::clamp(1.0 - summary.exposed_collective_s / summary.collective_s, 0.0, 1.0);
     if (hidden > 0) summary.overlap_fraction = std::clamp(hidden / summary.collective_s, 0.0, 1.0);
   }
 }

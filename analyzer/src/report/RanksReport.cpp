@@ -17,6 +17,7 @@ nlohmann::json ranksJson(const RankAnalysis& ranks) {
                      {"exposed_collective_seconds_per_step", rank.exposed_seconds},
                      {"step_median_seconds", rank.step_median_s},
                      {"compute_median_seconds", rank.compute_median_s},
+                     {"exposed_collective_median_seconds", rank.exposed_median_s},
                      {"collectives", rank.collectives},
                      {"collective_seconds", rank.collective_s},
                      {"exposed_collective_seconds", rank.exposed_collective_s},
@@ -43,18 +44,19 @@ nlohmann::json ranksJson(const RankAnalysis& ranks) {
           {"ranks", table},                   {"stragglers", stragglers},         {"divergences", divergences}};
 }
 
+// Medians per step (steps after the first, which compiles); overlap over the run.
 std::string ranksText(const RankAnalysis& ranks) {
   std::string out = fmt::format("\n{} ranks{}{}{}:\n", ranks.ranks.size(),
                                 ranks.world_size > 0 ? fmt::format(" of a world of {}", ranks.world_size) : "",
                                 ranks.launcher.empty() ? "" : " (" + ranks.launcher + ")",
                                 ranks.partial ? " [partial]" : "");
-  out += fmt::format("  {:>4}  {:<16} {:>5}  {:>12}  {:>12}  {:>13}  {:>8}  {:>9}  {:>6}  {:>10}\n", "rank", "host", "steps",
-                     "step median", "compute", "coll. waited", "overlap", "compile", "breaks", "recompiles");
+  out += fmt::format("  {:>4}  {:<16} {:>5}  {:>12}  {:>12}  {:>14}  {:>8}  {:>9}  {:>6}  {:>10}\n", "rank", "host", "steps",
+                     "step median", "compute", "waited (coll.)", "overlap", "compile", "breaks", "recompiles");
   for (const auto& rank : ranks.ranks) {
-    out += fmt::format("  {:>4}  {:<16} {:>5}  {:>9.2f} ms  {:>9.2f} ms  {:>10.2f} ms  {:>7.0f}%  {:>7.2f} s  {:>6}  {:>10}{}\n",
+    out += fmt::format("  {:>4}  {:<16} {:>5}  {:>9.2f} ms  {:>9.2f} ms  {:>11.2f} ms  {:>7.0f}%  {:>7.2f} s  {:>6}  {:>10}{}\n",
                        rank.rank, sanitizeUtf8(rank.host.substr(0, 16)), rank.step_seconds.size(),
                        rank.step_median_s * 1e3, rank.compute_median_s * 1e3,
-                       rank.step_seconds.empty() ? 0.0 : rank.exposed_collective_s / static_cast<double>(rank.step_seconds.size()) * 1e3,
+                       rank.exposed_median_s * 1e3,
                        rank.overlap_fraction * 100, rank.compile_s, rank.graph_breaks, rank.recompiles,
                        rank.partial ? "  [did not finish]" : "");
   }

@@ -20,6 +20,7 @@ struct RankSummary {
   std::vector<double> exposed_seconds;  // per step: time the rank's training thread waited for collectives
   double step_median_s = 0;             // steps after the first
   double compute_median_s = 0;          // per step: the step minus the exposed collective time
+  double exposed_median_s = 0;          // per step: the exposed collective time (steps after the first)
   double collective_s = 0;              // union of the collectives' intervals over the run
   double exposed_collective_s = 0;      // summed over steps
   double overlap_fraction = 0;          // share of collective time hidden behind compute, in [0, 1]
