@@ -262,14 +262,16 @@ def _sites(finding: Finding, paths: Paths) -> set[tuple[str, int]]:
 
 
 def _of_family(findings: list[Finding], family: str) -> list[Finding]:
-    return [finding for finding in findings if finding.rule.startswith(family + "/") and finding.rule != "recompile/limit-hit"]
+    return [finding for finding in findings
+            if finding.rule.startswith(family + "/") and finding.rule != "recompile/limit-hit"]
 
 
 def _about(findings: list[Finding], locations: set, paths: Paths) -> list[Finding]:
     return [finding for finding in findings if _sites(finding, paths) & locations]
 
 
-def _score(family, references, expected_rules, findings, stored_entries, paths, below_threshold=lambda entries: False):
+def _score(family, references, expected_rules, findings, stored_entries, paths,
+           below_threshold=lambda entries: False):
     units, disagreements = [], []
     for (file, line, cause), reference in sorted(references.items()):
         about = _about(findings, reference.locations, paths)

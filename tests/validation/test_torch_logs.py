@@ -142,7 +142,8 @@ class RepeatedBreakTest(unittest.TestCase):
                                       "Dynamic shape operator", "", [
                                           frame("/repo/job.py", 46, "<module>"), frame("/repo/job.py", 34, "main"),
                                           frame("/venv/site-packages/torch/nn/modules/module.py", 1789, "_call_impl"),
-                                          frame("/venv/site-packages/torch_geometric/nn/conv/gcn_conv.py", 241, "forward"),
+                                          frame("/venv/site-packages/torch_geometric/nn/conv/gcn_conv.py", 241,
+                                                "forward"),
                                           frame("/venv/site-packages/torch_geometric/utils/loop.py", 650, "loops")],
                                       duplicate=False)
         repeat = dataclasses.replace(first, compile_id="1/4", traceback=[], duplicate=True)

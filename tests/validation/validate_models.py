@@ -167,7 +167,8 @@ def markdown(reports: list[dict], known: dict[str, list[dict]]) -> str:
             f"| {report['model']} | {report['cpu_seconds']:.0f} | {_ratio(b['found'], reportable(b))} | "
             f"{_ratio(b['found'], b['located'])} | {_ratio(r['found'], reportable(r))} | "
             f"{_ratio(r['found'], r['located'])} | {_ratio(s['supported_findings'], s['findings'])} | "
-            f"{_ratio(s['user_located_findings'], s['findings'])} | {_ratio(s['job_located_findings'], s['job_line_findings'])} | "
+            f"{_ratio(s['user_located_findings'], s['findings'])} | "
+            f"{_ratio(s['job_located_findings'], s['job_line_findings'])} | "
             f"{'met' if goals_met(s) else '**not met**'} |")
     if len(reports) > 1:
         def total(*path: str) -> int:
