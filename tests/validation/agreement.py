@@ -187,8 +187,9 @@ class Disagreement:
 KINDS = {
     "not-captured": "torch logged it; the store has no row of that compile with that site on its stack",
     "missed": "torch logged it; no finding about it",
-    "below-threshold": "torch logged it; no finding about it, and its compilations took less of the run than the "
-                       "rule's impact threshold (not a failure: docs/rules.md, Recompilation)",
+    "below-threshold": "torch logged it; no finding about it (or fewer recompiles in the findings' evidence), and "
+                       "the compilations left out took less of the run than the rule's impact threshold (not a "
+                       "failure: docs/rules.md, Recompilation)",
     "misclassified": "findings about it, none with a rule of its cause",
     "count": "the counts the findings give for a frame or a line differ from the number of torch's log entries",
     "unsupported": "a finding (or a frame its evidence names) whose rule matches nothing torch logged there",
@@ -293,9 +294,10 @@ def _score(family, references, expected_rules, findings, stored_entries, paths,
     return units, disagreements
 
 
-def _recompile_counts(references, units, findings, paths) -> list[Disagreement]:
+def _recompile_counts(references, units, findings, paths, cheap_entries) -> list[Disagreement]:
     """Per found unit (a missed one is already a disagreement): the recompiles that the findings of its cause give
-    for its frame in their evidence against torch's entries of that frame and cause."""
+    for its frame in their evidence against torch's entries of that frame and cause. Fewer is below the threshold,
+    not a failure, when the entries left out can be the unit's recompiles too cheap for the rule to report."""
     disagreements = []
     for unit, ((file, line, cause), reference) in zip(units, sorted(references.items())):
         if not unit.found:
@@ -310,8 +312,12 @@ def _recompile_counts(references, units, findings, paths) -> list[Disagreement]:
             elif (paths.real(finding.file), finding.line) == (file, line):
                 reported += finding.count
         if reported != unit.torch_count:
-            disagreements.append(Disagreement("count", f"recompile {unit.file}:{line} {cause}",
-                                              f"findings' evidence gives {reported}, torch logged {unit.torch_count}"))
+            cheap = cheap_entries(reference.entries)
+            kind = "below-threshold" if unit.torch_count - cheap <= reported < unit.torch_count else "count"
+            detail = f"findings' evidence gives {reported}, torch logged {unit.torch_count}"
+            if kind == "below-threshold":
+                detail += f" ({cheap} under the threshold)"
+            disagreements.append(Disagreement(kind, f"recompile {unit.file}:{line} {cause}", detail))
     return disagreements
 
 
@@ -416,15 +422,23 @@ def compare(log: TorchLog, stacks: dict[str, list[Frame]], side: TorchscopeView,
     units, disagreements = _score("graph-break", break_refs, EXPECTED_BREAK_RULES, break_findings,
                                   _stored_break_entries(log, side, paths), paths)
     disagreements += _break_counts(log, break_refs, units, break_findings, paths, real_job_files)
+    def seconds(index):
+        return side.compile_seconds.get(log.recompiles[index].compile_id, 0.0)
+
     def below_threshold(entries):
-        seconds = sum(side.compile_seconds.get(log.recompiles[index].compile_id, 0.0) for index in entries)
-        return side.duration_seconds > 0 and seconds < RECOMPILE_IMPACT_THRESHOLD * side.duration_seconds
+        limit = RECOMPILE_IMPACT_THRESHOLD * side.duration_seconds
+        return side.duration_seconds > 0 and sum(map(seconds, entries)) < limit
+
+    def cheap_entries(entries):
+        if side.duration_seconds <= 0:
+            return 0
+        return sum(seconds(index) < RECOMPILE_IMPACT_THRESHOLD * side.duration_seconds for index in entries)
 
     recompile_units, recompile_disagreements = _score("recompile", recompile_refs, EXPECTED_RECOMPILE_RULES,
                                                       recompile_findings, _stored_recompile_entries(log, side, paths),
                                                       paths, below_threshold)
     disagreements += recompile_disagreements
-    disagreements += _recompile_counts(recompile_refs, recompile_units, recompile_findings, paths)
+    disagreements += _recompile_counts(recompile_refs, recompile_units, recompile_findings, paths, cheap_entries)
     units += recompile_units
 
     limit_sites = {(paths.real(hit.file), hit.line) for hit in log.limit_hits}

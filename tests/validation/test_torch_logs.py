@@ -261,6 +261,18 @@ class ScoreTest(unittest.TestCase):
         self.assertEqual(cheap.summary()["recompile"]["below_threshold"], 1)
         self.assertIn(("missed", key), self.kinds(costly))
 
+    def test_a_recompile_count_short_by_cheap_recompiles_is_below_the_threshold(self):
+        # ViT's wrapper recompiled twice (0/1, 0/2); the finding's evidence gives one.
+        log = read_log("hf_vit_config_change")
+        finding = Finding("recompile/type-or-identity", "/repo/tests/validation/jobs/hf_vit_config_change.py", 21,
+                          "main", 1, frames=[(GENERIC, 937, 1)])
+        key = "recompile transformers/utils/generic.py:937 type-or-identity"
+        for cost, kind in ((0.05, "below-threshold"), (0.5, "count")):
+            with self.subTest(cost):
+                side = TorchscopeView([], [], [finding], "", {"0/1": 5.0, "0/2": cost}, 10.0)
+                result = agreement.compare(log, {}, side, PATHS, set())
+                self.assertIn((kind, key), [(item.kind, item.key) for item in result.disagreements])
+
 
 if __name__ == "__main__":
     unittest.main()
