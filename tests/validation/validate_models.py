@@ -207,10 +207,10 @@ def markdown(reports: list[dict], known: dict[str, list[dict]]) -> str:
         lines += [f"   - {item}" for item in where]
     if not by_cause:
         lines.append("None.")
-    below = [f"- {report['model']}: `{item['key']}`" for report in reports for item in report["disagreements"]
-             if item["kind"] == "below-threshold"]
-    lines += ["", "Recompile units without a finding because their compilations took less than 1 % of the run "
-                  "(the rule's impact threshold; these depend on the machine's load):", ""]
+    below = [f"- {report['model']}: `{item['key']}` ({item['detail']})" for report in reports
+             for item in report["disagreements"] if item["kind"] == "below-threshold"]
+    lines += ["", "Recompiles without a finding (or left out of a finding's count) because their compilations took "
+                  "less than 1 % of the run (the rule's impact threshold; these depend on the machine's load):", ""]
     lines += below or ["None."]
     return "\n".join(lines)
 
