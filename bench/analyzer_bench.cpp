@@ -1,12 +1,15 @@
 // Analysis time of a 10 M-event store: builds the store once (kernels and their launch calls, CPU ops, copies,
-// syncs, steps, compiles), then times analyze() a few times. Usage: bench_analyzer [STORE] [EVENTS]
-// An existing STORE is reused. Results go to docs/performance.md.
+// syncs, steps, compiles), then times analyze() a few times. Usage: bench_analyzer [STORE] [EVENTS] [SWAP_EVERY]
+// SWAP_EVERY > 0 stores every SWAP_EVERY-th kernel after the one that follows it, as CUPTI buffers hold kernels of
+// concurrent streams (0, the default: in start order). An existing STORE is reused. Results go to docs/performance.md.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "torchscope/analyzer/Analyzer.h"
@@ -17,7 +20,7 @@ namespace {
 namespace st = torchscope::store;
 constexpr st::Nanos kStart = 1'000'000'000;
 
-std::int64_t buildStore(const std::string& path, std::int64_t events) {
+std::int64_t buildStore(const std::string& path, std::int64_t events, std::int64_t swap_every) {
   auto writer = st::Writer::open(path);
   if (!writer) {
     fmt::print(stderr, "cannot create {}: {}\n", path, writer.error().message);
@@ -47,6 +50,7 @@ std::int64_t buildStore(const std::string& path, std::int64_t events) {
   std::int64_t step = 0;
   constexpr std::int64_t kGroupsPerStep = 10;
   st::Nanos step_start = t;
+  std::optional<st::Kernel> held;  // a kernel stored after its successor
   for (std::int64_t g = 0; g < groups; ++g) {
     for (int k = 0; k < 40; ++k) {
       ++correlation;
@@ -66,7 +70,12 @@ std::int64_t buildStore(const std::string& path, std::int64_t events) {
       kernel.end_ns = t + 8'000 + (k % 7) * 1'000;
       kernel.name = kernel_names[k % 6];
       kernel.correlation_id = correlation;
-      w.add(std::move(kernel));
+      if (swap_every > 0 && correlation % swap_every == 0) {
+        held = std::move(kernel);
+      } else {
+        w.add(std::move(kernel));
+        if (held) w.add(*std::exchange(held, std::nullopt));
+      }
       t += 10'000;
     }
     for (int c = 0; c < 15; ++c) {
@@ -122,6 +131,7 @@ std::int64_t buildStore(const std::string& path, std::int64_t events) {
       step_start = t;
     }
   }
+  if (held) w.add(*held);
   st::Compile compile;
   compile.pid = 1;
   compile.frame_id = 0;
@@ -147,9 +157,10 @@ std::int64_t buildStore(const std::string& path, std::int64_t events) {
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "analyzer_bench.db";
   const std::int64_t events = argc > 2 ? std::stoll(argv[2]) : 10'000'000;
+  const std::int64_t swap_every = argc > 3 ? std::stoll(argv[3]) : 0;
   if (!std::filesystem::exists(path)) {
     const auto begin = std::chrono::steady_clock::now();
-    const std::int64_t written = buildStore(path, events);
+    const std::int64_t written = buildStore(path, events, swap_every);
     fmt::print("built {} with {} events in {:.1f} s\n", path, written,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   }

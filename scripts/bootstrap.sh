@@ -50,6 +50,14 @@ if ! "$py" -c "import torch, libcst, torch_geometric" >/dev/null 2>&1 \
   run_logged "$py" -m pip install -q -r "$root/requirements.txt"
   cp "$root/requirements.txt" "$venv/.torchscope-requirements"
 fi
+# The validation suite's third-party models (tests/validation), with requirements.txt as constraints.
+validation_requirements="$root/tests/validation/requirements.txt"
+if ! "$py" -c "import transformers, torch_frame, mambapy" >/dev/null 2>&1 \
+   || ! cmp -s "$validation_requirements" "$venv/.torchscope-validation-requirements"; then
+  say "installing the validation suite's packages into $venv"
+  run_logged "$py" -m pip install -q -r "$validation_requirements" -c "$root/requirements.txt"
+  cp "$validation_requirements" "$venv/.torchscope-validation-requirements"
+fi
 
 # CUPTI and NVTX headers: the CUDA toolkit when present, else NVIDIA's wheels.
 if [[ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cupti.h" ]]; then

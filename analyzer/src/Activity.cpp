@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <functional>
+#include <limits>
 #include <map>
 #include <queue>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -15,42 +19,102 @@ namespace torchscope::analyzer {
 namespace {
 
 constexpr std::size_t kClassifiedGaps = 20000;      // the largest gaps are classified; the split is extrapolated
-constexpr double kMaxDisorder = 0.01;               // share of out-of-order kernels the storage-order pass tolerates
+constexpr std::size_t kReorderRows = 65536;         // per device: kernels held back to be released in start order
+constexpr std::size_t kShiftsPerRow = 16;           // mean rows moved per kernel placed, beyond which kernels are set aside
 constexpr std::int64_t kLaunchSampleChunks = 16;    // the launch cost is the mean over evenly spread samples
 constexpr std::int64_t kLaunchSampleRows = 8192;
 
-// Busy union and gaps per device over kernels fed in (nearly) start order.
+// A kernel, copy or memset on one device.
+struct Interval {
+  std::int64_t device = -1;
+  store::Nanos start = 0;
+  store::Nanos end = 0;
+  std::int64_t pid = 0;
+  std::int64_t correlation = -1;
+};
+
+// Rows of a table (device, start_ns, end_ns, pid, correlation_id) that may overlap [begin, end). The unary +
+// keeps SQLite from walking the start_ns index: most rows are in the window, so reading in storage order is
+// much faster than one index lookup per row.
+Result<void> forEachInterval(const store::Reader& reader, std::string_view table, store::Nanos begin, store::Nanos end,
+                             const std::function<void(const Interval&)>& on_interval) {
+  return reader.query(
+      fmt::format("SELECT device, start_ns, end_ns, pid, correlation_id FROM {} WHERE +start_ns < ? AND end_ns >= ?",
+                  table),
+      [&](const store::Row& row) { on_interval({row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)}); },
+      {end, begin});
+}
+
+// Busy union and idle gaps per device in [begin, end), over kernels, copies and memsets. Work known up front
+// (copies and memsets: small tables) is sorted first. Kernels come in storage order, which is start order only
+// nearly: each device's kernels pass through a reorder buffer (a deque kept in start order: an in-order kernel is
+// appended, a slightly late one moved back to its place) and leave it in start order, merged with the known work. A
+// kernel that starts before one the buffer already let go, or whose placing would cost more than sorting, is set
+// aside instead: the caller then scans again with those kernels added to the known work, and that scan skips them (it
+// sets aside the same ones: its buffer sees the same kernels in the same order).
 class WindowScan {
  public:
   WindowScan(store::Nanos begin, store::Nanos end, store::Nanos short_ns) : begin_(begin), end_(end), short_ns_(short_ns) {}
 
-  bool contains(store::Nanos start) const { return start >= begin_ && start < end_; }
-
-  void add(std::int64_t device, store::Nanos start, store::Nanos end, std::int64_t pid, std::int64_t correlation) {
-    ++result_.kernels;
-    if (end - start < short_ns_) {
-      ++result_.short_kernels;
-      result_.short_kernel_s += toSeconds(static_cast<double>(end - start));
+  // Work known up front, in any order; kept once, by device and start.
+  void addKnown(std::vector<Interval> work) {
+    known_ = std::move(work);
+    std::stable_sort(known_.begin(), known_.end(), [](const Interval& a, const Interval& b) {
+      return std::tie(a.device, a.start) < std::tie(b.device, b.start);
+    });
+    for (std::size_t i = 0; i < known_.size();) {
+      Device& state = device(known_[i].device);
+      state.next_known = i;
+      while (i < known_.size() && known_[i].device == known_[state.next_known].device) ++i;
+      state.known_end = i;
     }
-    Device& state = devices_[device];
-    if (start < state.last_start) ++disorder_;
-    state.last_start = start;
-    if (state.busy_until < 0) {
-      addGap(start - begin_, pid, correlation, begin_);
-      state.busy_until = start;
-    }
-    if (start > state.busy_until) addGap(start - state.busy_until, pid, correlation, state.busy_until);
-    state.busy_until = std::max(state.busy_until, std::min(end, end_));
   }
 
-  // Out-of-order rows can hide gaps; above this share the caller rescans in start order.
-  bool tooDisordered() const {
-    return result_.kernels > 0 && static_cast<double>(disorder_) > kMaxDisorder * static_cast<double>(result_.kernels);
+  void addKernel(const Interval& kernel) {
+    if (kernel.start >= begin_ && kernel.start < end_) countKernel(kernel);
+    if (kernel.start >= end_ || kernel.end <= begin_) return;
+    Device& state = device(kernel.device);
+    auto& pending = state.pending;
+    if (kernel.start < state.released_start) {
+      setAside(kernel);
+      return;
+    }
+    if (pending.empty() || pending.back().start <= kernel.start) {
+      pending.push_back(kernel);
+    } else {
+      const auto at = std::upper_bound(pending.begin(), pending.end(), kernel.start,
+                                       [](store::Nanos start, const Interval& other) { return start < other.start; });
+      const auto shifts = static_cast<std::size_t>(pending.end() - at);
+      if (shifts_ + shifts > kShiftsPerRow * placed_ + kReorderRows) {
+        setAside(kernel);
+        return;
+      }
+      shifts_ += shifts;
+      pending.insert(at, kernel);
+    }
+    ++placed_;
+    if (pending.size() > kReorderRows) release(state);
+  }
+
+  [[nodiscard]] bool setAnyAside() const { return !set_aside_.empty(); }
+
+  // The next scan's known work: this one's, with the kernels set aside.
+  [[nodiscard]] std::vector<Interval> takeKnownWithSetAside() {
+    std::vector<Interval> merged = std::move(known_);
+    merged.insert(merged.end(), set_aside_.begin(), set_aside_.end());
+    return merged;
   }
 
   KernelWindow finish() {
-    for (const auto& [device, state] : devices_) {
-      if (state.busy_until >= 0 && state.busy_until < end_) result_.idle_s += toSeconds(static_cast<double>(end_ - state.busy_until));
+    result_.begin_ns = begin_;
+    result_.end_ns = end_;
+    for (auto& [id, state] : devices_) {
+      while (!state.pending.empty()) release(state);
+      extendUntil(state, end_);
+      const double window_s = toSeconds(static_cast<double>(end_ - begin_));
+      if (state.busy_until < end_) state.idle_s += toSeconds(static_cast<double>(end_ - state.busy_until));
+      result_.idle_s += state.idle_s;
+      result_.devices.push_back({id, state.kernels, window_s - state.idle_s, state.idle_s});
     }
     for (; !largest_.empty(); largest_.pop()) result_.largest_gaps.push_back(largest_.top());
     return std::move(result_);
@@ -58,16 +122,64 @@ class WindowScan {
 
  private:
   struct Device {
-    store::Nanos busy_until = -1;
-    store::Nanos last_start = -1;
+    std::deque<Interval> pending;  // in start order
+    store::Nanos released_start = std::numeric_limits<store::Nanos>::min();
+    store::Nanos busy_until = 0;
+    std::size_t next_known = 0;  // its range of known_
+    std::size_t known_end = 0;
+    std::int64_t kernels = 0;
+    double idle_s = 0;
   };
 
-  void addGap(store::Nanos length, std::int64_t pid, std::int64_t correlation, store::Nanos previous_end) {
-    if (length <= 0) return;
+  // Rows come in runs of one device: the last one is kept at hand.
+  Device& device(std::int64_t id) {
+    if (last_device_ != nullptr && last_id_ == id) return *last_device_;
+    auto [it, inserted] = devices_.try_emplace(id);
+    if (inserted) it->second.busy_until = begin_;
+    last_id_ = id;
+    last_device_ = &it->second;
+    return it->second;
+  }
+
+  void countKernel(const Interval& kernel) {
+    ++result_.kernels;
+    ++device(kernel.device).kernels;
+    if (kernel.end - kernel.start < short_ns_) {
+      ++result_.short_kernels;
+      result_.short_kernel_s += toSeconds(static_cast<double>(kernel.end - kernel.start));
+    }
+  }
+
+  // Takes the earliest kernel out of the buffer, after the known work that starts before it.
+  void release(Device& state) {
+    const Interval kernel = state.pending.front();
+    state.pending.pop_front();
+    state.released_start = kernel.start;
+    extendUntil(state, kernel.start);
+    extend(state, kernel);
+  }
+
+  void extendUntil(Device& state, store::Nanos start) {
+    for (; state.next_known < state.known_end && known_[state.next_known].start <= start; ++state.next_known) {
+      extend(state, known_[state.next_known]);
+    }
+  }
+
+  void setAside(const Interval& kernel) { set_aside_.push_back(kernel); }
+
+  void extend(Device& state, const Interval& interval) {
+    const store::Nanos start = std::max(interval.start, begin_);
+    if (start > state.busy_until) {
+      addGap(state, start - state.busy_until, interval, state.busy_until);
+    }
+    state.busy_until = std::max(state.busy_until, std::min(interval.end, end_));
+  }
+
+  void addGap(Device& state, store::Nanos length, const Interval& next, store::Nanos previous_end) {
     const double seconds = toSeconds(static_cast<double>(length));
-    result_.idle_s += seconds;
+    state.idle_s += seconds;
     if (largest_.size() == kClassifiedGaps && seconds <= largest_.top().seconds) return;
-    largest_.push({seconds, pid, correlation, previous_end});
+    largest_.push({seconds, next.pid, next.correlation, previous_end});
     if (largest_.size() > kClassifiedGaps) largest_.pop();
   }
 
@@ -75,7 +187,12 @@ class WindowScan {
   store::Nanos end_;
   store::Nanos short_ns_;
   std::map<std::int64_t, Device> devices_;
-  std::int64_t disorder_ = 0;
+  std::int64_t last_id_ = 0;
+  Device* last_device_ = nullptr;
+  std::size_t placed_ = 0;  // kernels taken into a reorder buffer
+  std::size_t shifts_ = 0;  // rows moved to make room for late ones
+  std::vector<Interval> known_;  // copies and memsets (and kernels set aside by an earlier scan), by device and start
+  std::vector<Interval> set_aside_;
   KernelWindow result_;
   std::priority_queue<Gap, std::vector<Gap>, std::greater<>> largest_;
 };
@@ -147,6 +264,33 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
   return cost;
 }
 
+// The window's busy picture: kernels fed by `feed_kernels` in storage order. When some were too far out of start
+// order for the reorder buffer, a second pass over the window's kernels adds those to the known work.
+Result<KernelWindow> scanWindow(const store::Reader& reader, const Facts& facts, store::Nanos short_ns,
+                                const std::function<Result<void>(WindowScan&)>& feed_kernels) {
+  const store::Nanos begin = facts.steady_begin_ns;
+  const store::Nanos end = facts.steady_end_ns;
+  std::vector<Interval> copies;
+  copies.reserve(static_cast<std::size_t>(facts.count("memcpy") + facts.count("memset")));
+  for (const auto table : {"memcpy", "memset"}) {
+    auto read = forEachInterval(reader, table, begin, end, [&](const Interval& copy) { copies.push_back(copy); });
+    if (!read) return read.error();
+  }
+  std::vector<Interval> known;
+  {
+    WindowScan window(begin, end, short_ns);
+    window.addKnown(std::move(copies));
+    if (auto fed = feed_kernels(window); !fed) return fed.error();
+    if (!window.setAnyAside()) return window.finish();
+    known = window.takeKnownWithSetAside();
+  }
+  WindowScan second(begin, end, short_ns);
+  second.addKnown(std::move(known));
+  auto fed = forEachInterval(reader, "kernels", begin, end, [&](const Interval& kernel) { second.addKernel(kernel); });
+  if (!fed) return fed.error();
+  return second.finish();
+}
+
 }  // namespace
 
 Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
@@ -156,29 +300,18 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
 
   NameMap kernel_totals;
   const auto short_ns = static_cast<store::Nanos>(facts.launch.mean_s * 1e9);
-  WindowScan window(facts.steady_begin_ns, facts.steady_end_ns, short_ns);
-  auto kernels = reader.query("SELECT device, start_ns, end_ns, pid, correlation_id, name_id FROM kernels",
-                              [&](const store::Row& row) {
-                                const store::Nanos start = row.integer(1);
-                                const store::Nanos end = row.integer(2);
-                                NameTotals& totals = kernel_totals[{row.integer(5), row.integer(0)}];
-                                ++totals.count;
-                                totals.nanos += end - start;
-                                if (window.contains(start)) window.add(row.integer(0), start, end, row.integer(3), row.integer(4));
-                              });
-  if (!kernels) return kernels.error();
-  if (window.tooDisordered()) {
-    WindowScan ordered(facts.steady_begin_ns, facts.steady_end_ns, short_ns);
-    auto rescanned = reader.query(
-        "SELECT device, start_ns, end_ns, pid, correlation_id FROM kernels WHERE start_ns >= ? AND start_ns < ? "
-        "ORDER BY start_ns",
-        [&](const store::Row& row) { ordered.add(row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)); },
-        {facts.steady_begin_ns, facts.steady_end_ns});
-    if (!rescanned) return rescanned.error();
-    facts.kernel_window = ordered.finish();
-  } else {
-    facts.kernel_window = window.finish();
-  }
+  auto window = scanWindow(reader, facts, short_ns, [&](WindowScan& scan) {
+    return reader.query("SELECT device, start_ns, end_ns, pid, correlation_id, name_id FROM kernels",
+                        [&](const store::Row& row) {
+                          const Interval kernel{row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)};
+                          NameTotals& totals = kernel_totals[{row.integer(5), kernel.device}];
+                          ++totals.count;
+                          totals.nanos += kernel.end - kernel.start;
+                          scan.addKernel(kernel);
+                        });
+  });
+  if (!window) return window.error();
+  facts.kernel_window = std::move(*window);
   auto kernel_names = resolve(reader, kernel_totals, nullptr);
   if (!kernel_names) return kernel_names.error();
   facts.kernel_names = std::move(*kernel_names);

@@ -11,7 +11,7 @@ namespace torchscope::analyzer {
 
 struct Facts;
 
-// An idle gap on a device, with the kernel that ended it.
+// An idle gap on a device, with the kernel or copy that ended it.
 struct Gap {
   double seconds = 0;
   std::int64_t pid = 0;
@@ -20,11 +20,22 @@ struct Gap {
   bool operator>(const Gap& other) const { return seconds > other.seconds; }
 };
 
+// One device that ran work (a kernel, copy or memset) in the window.
+struct DeviceActivity {
+  std::int64_t device = -1;
+  std::int64_t kernels = 0;  // kernels that start in the window
+  double busy_s = 0;         // union of its kernels, copies and memsets, clipped to the window
+  double idle_s = 0;         // the rest of the window
+};
+
 struct KernelWindow {
-  std::int64_t kernels = 0;        // kernels that start in the steady-state window
+  store::Nanos begin_ns = 0;
+  store::Nanos end_ns = 0;
+  std::int64_t kernels = 0;        // kernels that start in the window
   std::int64_t short_kernels = 0;  // ... shorter than a mean launch call
   double short_kernel_s = 0;
-  double idle_s = 0;               // per-device gaps (inside the window) summed over devices
+  double idle_s = 0;               // per-device idle time summed over `devices`
+  std::vector<DeviceActivity> devices;  // by device id; devices without work in the window are not listed
   std::vector<Gap> largest_gaps;   // the largest ones, for classification
 };
 
@@ -33,7 +44,8 @@ struct LaunchCost {
   double mean_s = 0;
 };
 
-// Fills facts.kernel_names, cpu_op_names, small-op counts, launch cost and the kernel window.
+// Fills facts.kernel_names, cpu_op_names, small-op counts, launch cost and the kernel window
+// (over [facts.steady_begin_ns, facts.steady_end_ns)).
 [[nodiscard]] Result<void> scanActivity(const store::Reader& reader, Facts& facts);
 
 }  // namespace torchscope::analyzer

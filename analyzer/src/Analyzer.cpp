@@ -110,10 +110,12 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
 const std::vector<RuleFamily>& ruleFamilies() {
   static const std::vector<RuleFamily> families = {
       {"recompile", recompileRules,
-       {"recompile/dynamic-shape", "recompile/python-scalar", "recompile/limit-hit", "recompile/other"}},
+       {"recompile/dynamic-shape", "recompile/python-scalar", "recompile/dtype-device", "recompile/global-state",
+        "recompile/training-flag", "recompile/type-or-identity", "recompile/limit-hit", "recompile/other"}},
       {"graph-break", graphBreakRules,
        {"graph-break/data-dependent-branch", "graph-break/item", "graph-break/print", "graph-break/unsupported-call",
-        "graph-break/dynamic-output-shape", "graph-break/other"}},
+        "graph-break/dynamic-output-shape", "graph-break/eager-fallback", "graph-break/torch-designed",
+        "graph-break/other"}},
       {"sync", syncRules,
        {"sync/item", "sync/host-copy", "sync/nonzero", "sync/repeat-interleave", "sync/synchronize", "sync/other"}},
       {"memcpy", memcpyRules, {"memcpy/pageable"}},
@@ -148,7 +150,11 @@ Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions&
     analysis.notes.push_back(fmt::format("{}: no training steps were recorded; per-step figures use the whole run",
                                          reader.path()));
   }
-  const Context context{reader, *facts};
+  auto attributes = reader.load<store::RunAttribute>();
+  if (!attributes) return attributes.error();
+  store::CodeRoots code = store::codeRootsFrom(*attributes);
+  code.user.insert(code.user.end(), options.user_code.begin(), options.user_code.end());
+  const Context context{reader, *facts, code};
   for (const auto& family : ruleFamilies()) {
     if (auto done = family.run(context, analysis.findings); !done) {
       // A damaged file fails the analysis; anything else costs only this family's findings.

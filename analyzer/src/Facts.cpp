@@ -63,9 +63,7 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   auto recompiles = reader.load<store::Recompile>();
   if (!recompiles) return recompiles.error();
   facts.recompiles = std::move(*recompiles);
-  for (const auto& compile : *compiles) {
-    facts.compile_seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
-  }
+  facts.compile_seconds = compileWallSeconds(*compiles);
 
   // Steady state: steps that no compilation overlaps, and never the first of several (warm-up).
   std::vector<store::Step> steady;

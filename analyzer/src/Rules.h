@@ -12,6 +12,7 @@
 
 #include "Activity.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/store/UserCode.h"
 
 namespace torchscope::analyzer {
 
@@ -36,7 +37,7 @@ struct Facts {
   std::vector<double> steady_step_seconds;
   double steady_step_median_s = 0;
   bool compiled = false;   // torch.compile ran at least once
-  double compile_seconds = 0;
+  double compile_seconds = 0;  // compileWallSeconds(compiles)
   std::vector<store::Compile> compiles;      // small tables, loaded whole
   std::vector<store::Recompile> recompiles;
   bool training = false;   // backward ops or optimizer steps were seen
@@ -57,6 +58,11 @@ struct Facts {
 
 [[nodiscard]] Result<Facts> collectFacts(const store::Reader& reader);
 
+// Wall time each process (pid) spent compiling: the union of its compilations' intervals, so that overlapping
+// records (nested compilations, records sharing a start) count once.
+std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles);
+// The most any one process spent compiling: processes (ranks) compile side by side, so their times do not add up.
+double compileWallSeconds(const std::vector<store::Compile>& compiles);
 // Compile time of the compilations with this compile id, in seconds.
 double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_id, std::int64_t frame_compile_id);
 // Distinct input shapes the run showed: 1 + the distinct sizes named by shape guard failures
@@ -66,6 +72,7 @@ std::int64_t distinctShapes(const Facts& facts);
 struct Context {
   const store::Reader& reader;
   const Facts& facts;
+  const store::CodeRoots& code;  // which files are the user's: the run's roots and AnalyzeOptions::user_code
 };
 
 using RuleFunction = Result<void> (*)(const Context&, std::vector<Finding>&);

@@ -3,7 +3,10 @@
 // Contract for all commands: a clear one-line message on stderr and exit code 2 for bad input
 // (unknown file, wrong format, bad option value); exit code 1 for a failed operation on good
 // input (I/O error, a job that could not start); 0 on success. A command signals its exit code
-// by throwing CommandExit from its callback, which main() turns into the process's exit code.
+// by throwing CommandExit from its callback, which runCommandLine() turns into the process's exit code.
+//
+// `gui` and `optimize` need Qt and libtorch: their bodies are the executables torchscope-gui and
+// torchscope-optimize (tools/), which the core starts with startTool() so that it loads neither.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -23,6 +26,9 @@ struct CommandExit {
 // Prints "torchscope: <message>" on stderr and ends the command with `code`.
 [[noreturn]] void fail(int code, const std::string& message);
 
+// Parses the command line into `app` and runs the callbacks; returns the process's exit code.
+int runCommandLine(CLI::App& app, int argc, char** argv);
+
 // Paths the commands need at run time, found relative to the torchscope executable.
 struct Installation {
   std::string executable_dir;   // where `torchscope` is
@@ -31,6 +37,19 @@ struct Installation {
   std::string python;           // the Python used for samples and helpers
 };
 const Installation& installation();
+
+// A command whose body is an executable of its own, installed beside `torchscope`.
+struct Tool {
+  std::string executable;  // file name in installation().executable_dir, e.g. "torchscope-gui"
+  std::string how_to_get;  // what to build when it is missing
+};
+
+// The arguments `torchscope` was started with, for startTool(); set once by main().
+void rememberArguments(int argc, char** argv);
+
+// Replaces this process with the tool, given the arguments that followed the command's name. Returns only by
+// failing: exit code 1 with how to get the tool when it is missing.
+[[noreturn]] void startTool(const Tool& tool);
 
 void addRunCommand(CLI::App& app);
 void addAdviseCommand(CLI::App& app);

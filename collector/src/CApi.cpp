@@ -10,6 +10,7 @@
 #include "Signals.h"
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Classify.h"
+#include "torchscope/store/UserCode.h"
 
 namespace torchscope::collector {
 namespace {
@@ -83,6 +84,9 @@ bool recordGraphBreak(Collector& collector, const json& in) {
   out.line = integer(in, "line");
   out.function = text(in, "function");
   out.user_stack = array(in, "user_stack");
+  out.stack = array(in, "stack");
+  out.gb_id = text(in, "gb_id");
+  out.frame_skipped = integer(in, "frame_skipped", 0) == 1;
   collector.tally().graph_breaks += 1;
   return collector.add(std::move(out));
 }
@@ -103,8 +107,16 @@ bool recordRecompile(Collector& collector, const json& in) {
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
     for (const json& guard : *it) guards += (guard.is_string() ? guard.get<std::string>() : guard.dump()) + "\n";
   }
-  out.cause = store::classifyRecompile(guards);
+  store::RecompileCause cause = store::classifyRecompileCause(guards);
+  out.cause = std::move(cause.cause);
+  out.cause_detail = std::move(cause.detail);
   out.limit_hit = integer(in, "limit_hit", 0) == 1 || store::isRecompileLimitHit(text(in, "message"));
+  out.stack = array(in, "stack");
+  out.entry_file = text(in, "entry_file");
+  out.entry_line = integer(in, "entry_line");
+  out.value_kind = text(in, "value_kind");
+  out.value_file = text(in, "value_file");
+  out.value_line = integer(in, "value_line");
   collector.tally().recompiles += 1;
   return collector.add(std::move(out));
 }
@@ -139,6 +151,26 @@ bool recordDevice(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
+std::vector<std::string> strings(const json& object, const char* key) {
+  std::vector<std::string> values;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return values;
+  for (const json& value : *it) {
+    if (value.is_string()) values.push_back(value.get<std::string>());
+  }
+  return values;
+}
+
+// The job's user-code roots: kept for locating GPU syncs and stored as run attributes for the analyzer.
+bool recordCodeRoots(Collector& collector, const json& in) {
+  store::CodeRoots roots{strings(in, "user"), strings(in, "library")};
+  const bool stored = collector.add(store::RunAttribute{std::string(store::kUserRootsAttribute), store::rootsJson(roots.user)}) &&
+                      collector.add(store::RunAttribute{std::string(store::kLibraryRootsAttribute),
+                                                        store::rootsJson(roots.library)});
+  collector.setCodeRoots(std::move(roots));
+  return stored;
+}
+
 bool recordRun(Collector& collector, const json& in) {
   bool all = true;
   for (const auto& [key, value] : in.items()) {
@@ -156,6 +188,7 @@ bool record(const std::string& kind, const json& in) {
   if (kind == "sync") return recordSync(collector, in);
   if (kind == "device") return recordDevice(collector, in);
   if (kind == "run") return recordRun(collector, in);
+  if (kind == "code_roots") return recordCodeRoots(collector, in);
   if (kind == "attribute") return collector.add(store::RunAttribute{text(in, "key"), text(in, "value")});
   if (kind == "diagnostic") {
     const std::string severity = text(in, "severity");

@@ -163,6 +163,15 @@ void Collector::openStore() {
   process.world_size = envInteger("WORLD_SIZE");
   process.start_ns = run_.start_ns;
   writer->add(process);
+  {
+    // A fork() child writes the roots its parent's bridge sent into its own store.
+    std::lock_guard roots_lock(roots_mutex_);
+    if (!code_roots_.empty()) {
+      writer->add(store::RunAttribute{std::string(store::kUserRootsAttribute), store::rootsJson(code_roots_.user)});
+      writer->add(
+          store::RunAttribute{std::string(store::kLibraryRootsAttribute), store::rootsJson(code_roots_.library)});
+    }
+  }
 
   owner_pid_ = pid;
   writer_.store(writer, std::memory_order_release);
@@ -223,11 +232,15 @@ void Collector::shutdown() {
 
 void Collector::beforeFork() {
   mutex_.lock();
+  roots_mutex_.lock();
   // A quiet writer thread holds no SQLite lock that the child would inherit locked.
   if (store::Writer* writer = writer_.load()) writer->flush();
 }
 
-void Collector::afterForkInParent() { mutex_.unlock(); }
+void Collector::afterForkInParent() {
+  roots_mutex_.unlock();
+  mutex_.unlock();
+}
 
 void Collector::afterForkInChild() {
   if (store::Writer* writer = writer_.exchange(nullptr)) writer->abandon();
@@ -239,6 +252,7 @@ void Collector::afterForkInChild() {
   const bool had_store = owner_pid_.load() != -1;
   owner_pid_ = had_store && python_ ? getpid() : -1;
   open_after_fork_.store(had_store && python_);
+  roots_mutex_.unlock();
   mutex_.unlock();
 }
 
@@ -257,6 +271,16 @@ void Collector::flush() {
   std::lock_guard lock(mutex_);
   if (gpu_started_) flushGpuTracingNow();
   if (store::Writer* writer = writer_.load(std::memory_order_acquire)) writer->flush();
+}
+
+void Collector::setCodeRoots(store::CodeRoots roots) {
+  std::lock_guard lock(roots_mutex_);
+  code_roots_ = std::move(roots);
+}
+
+store::CodeRoots Collector::codeRoots() const {
+  std::lock_guard lock(roots_mutex_);
+  return code_roots_;
 }
 
 bool Collector::setRunField(const std::string& key, const std::string& value) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "torchscope/store/Records.h"
+#include "torchscope/store/UserCode.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::collector {
@@ -61,6 +62,9 @@ class Collector {
   bool setRunField(const std::string& key, const std::string& value);
   void diagnostic(const std::string& source, const std::string& severity, const std::string& message);
   void bridgeStarted() { bridge_started_.store(true); }
+  // Which files are the user's (sent by the bridge once torch is imported; empty before).
+  void setCodeRoots(store::CodeRoots roots);
+  [[nodiscard]] store::CodeRoots codeRoots() const;
 
   Tally& tally() { return tally_; }
 
@@ -85,6 +89,9 @@ class Collector {
   std::atomic<bool> bridge_started_{false};
   std::string path_;
   store::RunInfo run_;
+  // Its own lock: the GPU backend reads the roots from CUDA callbacks, which shutdown waits for under mutex_.
+  mutable std::mutex roots_mutex_;
+  store::CodeRoots code_roots_;
   Tally tally_;
 };
 

@@ -3,8 +3,7 @@
 #if TORCHSCOPE_HAVE_CUPTI
 #include <dlfcn.h>
 
-#include <nlohmann/json.hpp>
-
+#include "Collector.h"
 #include "PythonFrames.h"
 #include "torchscope/cupti/GpuTracing.h"
 #endif
@@ -19,17 +18,18 @@ namespace {
 bool locatePythonCaller(cupti::SourceLocation* out) {
   if (out == nullptr) return false;
   try {
-    const std::vector<PythonFrame> frames = currentUserFrames();
-    if (frames.empty()) return false;
-    const PythonFrame& innermost = frames.back();
-    out->file = innermost.file;
-    out->line = innermost.line;
-    out->function = innermost.function;
-    nlohmann::json stack = nlohmann::json::array();
-    for (const PythonFrame& frame : frames) {
-      stack.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
+    std::vector<store::SourceFrame> frames;
+    for (PythonFrame& frame : currentUserFrames()) {
+      frames.push_back({std::move(frame.file), frame.line, std::move(frame.function)});
     }
-    out->stack_json = stack.dump();
+    if (frames.empty()) return false;
+    // The user's own line when the bridge said which files are theirs; the innermost frame otherwise.
+    const store::SourceFrame* user = store::innermostUserFrame(frames, Collector::instance().codeRoots());
+    const store::SourceFrame& site = user != nullptr ? *user : frames.back();
+    out->file = site.file;
+    out->line = site.line;
+    out->function = site.function;
+    out->stack_json = store::stackJson(frames);
     return true;
   } catch (...) {
     return false;

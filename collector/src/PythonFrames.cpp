@@ -10,7 +10,7 @@ namespace torchscope::collector {
 namespace {
 
 using PyObject = void;
-constexpr std::size_t kMaxFrames = 32;
+constexpr std::size_t kMaxFrames = 64;
 
 struct PythonApi {
   int (*gil_check)() = nullptr;

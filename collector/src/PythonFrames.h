@@ -14,7 +14,8 @@ struct PythonFrame {
   std::string function;
 };
 
-// The user's frames (torch's and the bridge's own frames left out), outermost first. Empty when
+// The innermost 64 frames without torch's and the bridge's own, outermost first (other libraries' frames
+// stay: the caller picks the user's frame). Empty when
 // the thread does not hold the GIL, since only then is the interpreter's state safe to read.
 [[nodiscard]] std::vector<PythonFrame> currentUserFrames();
 

@@ -112,12 +112,20 @@ void parseGraphBreakText(std::string_view payload, store::GraphBreak& out) {
     reason += raw;
   }
   if (!reason.empty()) out.reason = std::string(trim(reason));
+  out.frame_skipped = payload.find("Failed to handle graph break gracefully") != std::string_view::npos ||
+                      payload.find("cannot properly resume from this graph break") != std::string_view::npos;
+  if (const auto link = payload.find("/gb/gb"); link != std::string_view::npos) {
+    const auto digits = payload.substr(link + 6, payload.find(".html", link) - link - 6);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) out.gb_id = "GB" + std::string(digits);
+  }
   if (out.break_type.empty() && !reason.empty()) out.break_type = std::string(trim(reason.substr(0, reason.find('\n'))));
   if (!hints.empty()) out.hints = nlohmann::json(hints).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (!stack.empty()) {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& frame : stack) frames.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
     out.user_stack = frames.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // The importer does not know the job's user-code roots: the analyzer picks the user's frame from `stack`.
+    out.stack = out.user_stack;
     const Frame& innermost = stack.back();
     if (out.file.empty()) {
       out.file = innermost.file;

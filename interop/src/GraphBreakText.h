@@ -7,8 +7,8 @@
 
 namespace torchscope::interop {
 
-// Fills break_type, reason, explanation, hints, file, line, function and user_stack of `out`
-// from the payload text; fields the text does not have are left as they are.
+// Fills break_type, reason, explanation, hints, gb_id, frame_skipped, file, line, function, user_stack and
+// stack of `out` from the payload text; fields the text does not have are left as they are.
 void parseGraphBreakText(std::string_view payload, store::GraphBreak& out);
 
 }  // namespace torchscope::interop

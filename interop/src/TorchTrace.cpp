@@ -343,6 +343,7 @@ class TorchTraceParser {
     graph_break.ts_ns = entry.wall_ns;
     graph_break.hints = "[]";
     graph_break.user_stack = "[]";
+    graph_break.stack = "[]";
     parseGraphBreakText(entry.payload, graph_break);
     ++graph_break_artifacts_;
     out_.graph_breaks.push_back(std::move(graph_break));
@@ -371,7 +372,10 @@ class TorchTraceParser {
     std::string joined;
     for (const auto& failure : failures) joined += failure.get<std::string>() + "\n";
     recompile.guard_failures = json_fields::dumpJson(failures);
-    recompile.cause = store::classifyRecompile(joined);
+    store::RecompileCause cause = store::classifyRecompileCause(joined);
+    recompile.cause = std::move(cause.cause);
+    recompile.cause_detail = std::move(cause.detail);
+    recompile.stack = "[]";
     recompile.limit_hit = store::isRecompileLimitHit(joined);
     pending_[{recompile.frame_id, recompile.frame_compile_id}].recompiles.push_back(out_.recompiles.size());
     out_.recompiles.push_back(std::move(recompile));
@@ -394,6 +398,7 @@ class TorchTraceParser {
           graph_break.reason = reason.get<std::string>();
           graph_break.hints = "[]";
           graph_break.user_stack = "[]";
+          graph_break.stack = "[]";
           graph_break.function = compile.co_name;
           out_.graph_breaks.push_back(std::move(graph_break));
         }

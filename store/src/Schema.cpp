@@ -192,7 +192,10 @@ CREATE TABLE graph_breaks (
   file             TEXT NOT NULL,
   line             INTEGER NOT NULL,
   function         TEXT NOT NULL,
-  user_stack       TEXT NOT NULL
+  user_stack       TEXT NOT NULL,
+  stack            TEXT NOT NULL,
+  gb_id            TEXT NOT NULL,
+  frame_skipped    INTEGER NOT NULL
 );
 CREATE TABLE recompiles (
   id               INTEGER PRIMARY KEY,
@@ -206,7 +209,14 @@ CREATE TABLE recompiles (
   guard_failures   TEXT NOT NULL,
   cause            TEXT NOT NULL,
   cache_size       INTEGER NOT NULL,
-  limit_hit        INTEGER NOT NULL
+  limit_hit        INTEGER NOT NULL,
+  cause_detail     TEXT NOT NULL,
+  stack            TEXT NOT NULL,
+  entry_file       TEXT NOT NULL,
+  entry_line       INTEGER NOT NULL,
+  value_kind       TEXT NOT NULL,
+  value_file       TEXT NOT NULL,
+  value_line       INTEGER NOT NULL
 );
 CREATE TABLE steps (
   id       INTEGER PRIMARY KEY,

@@ -27,6 +27,11 @@ Result<std::int32_t> checkStoreFile(sqlite::Database& db, const std::string& pat
   if (*version < 1) {
     return makeError(ErrorCode::kCorrupt, path + " has no schema version: the store was never initialised");
   }
+  if (*version < kSchemaVersion) {
+    return makeError(ErrorCode::kVersion, path + " uses store schema v" + std::to_string(*version) +
+                                              ", which this torchscope no longer reads (it reads v" +
+                                              std::to_string(kSchemaVersion) + "): record the run again");
+  }
   // Touch the schema so that a damaged file fails here and not in the middle of an analysis.
   auto tables = db.queryInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
   if (!tables) return makeError(tables.error().code, path + ": " + tables.error().message);

@@ -149,14 +149,18 @@ TS_TABLE(GraphBreak, "graph_breaks", "ts_ns", "ts_ns", Keying::kAppend)
   col("attempt", &Record::attempt), col("ts_ns", &Record::ts_ns), col("break_type", &Record::break_type),
   col("reason", &Record::reason), col("explanation", &Record::explanation), col("hints", &Record::hints),
   col("file", &Record::file), col("line", &Record::line), col("function", &Record::function),
-  col("user_stack", &Record::user_stack)
+  col("user_stack", &Record::user_stack), col("stack", &Record::stack), col("gb_id", &Record::gb_id),
+  col("frame_skipped", &Record::frame_skipped)
 TS_END_TABLE
 
 TS_TABLE(Recompile, "recompiles", "ts_ns", "ts_ns", Keying::kAppend)
   col("pid", &Record::pid), col("frame_id", &Record::frame_id), col("frame_compile_id", &Record::frame_compile_id),
   col("ts_ns", &Record::ts_ns), col("co_name", &Record::co_name), col("co_filename", &Record::co_filename),
   col("co_firstlineno", &Record::co_firstlineno), col("guard_failures", &Record::guard_failures),
-  col("cause", &Record::cause), col("cache_size", &Record::cache_size), col("limit_hit", &Record::limit_hit)
+  col("cause", &Record::cause), col("cache_size", &Record::cache_size), col("limit_hit", &Record::limit_hit),
+  col("cause_detail", &Record::cause_detail), col("stack", &Record::stack), col("entry_file", &Record::entry_file),
+  col("entry_line", &Record::entry_line), col("value_kind", &Record::value_kind),
+  col("value_file", &Record::value_file), col("value_line", &Record::value_line)
 TS_END_TABLE
 
 TS_TABLE(Step, "steps", "start_ns", "end_ns", Keying::kAppend)

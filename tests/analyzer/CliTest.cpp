@@ -18,10 +18,12 @@ struct Outcome {
   std::string err;
 };
 
-Outcome torchscope(const ScratchDir& dir, const std::string& arguments) {
+// `environment`: "NAME=value" assignments put before the command.
+Outcome torchscope(const ScratchDir& dir, const std::string& arguments, const std::string& environment = "") {
   const std::string out = dir.file("stdout.txt");
   const std::string err = dir.file("stderr.txt");
-  const std::string command = std::string(TORCHSCOPE_BINARY_DIR) + "/bin/torchscope " + arguments + " >" + out + " 2>" + err;
+  const std::string command = environment + (environment.empty() ? "" : " ") + std::string(TORCHSCOPE_BINARY_DIR) +
+                              "/bin/torchscope " + arguments + " >" + out + " 2>" + err;
   const int status = std::system(command.c_str());
   Outcome outcome;
   outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -40,6 +42,32 @@ TEST(AdviseCli, PrintsRankedFindingsWithoutColourWhenPiped) {
   EXPECT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("sync/item"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find('\x1b'), std::string::npos);
+}
+
+// The item() break inside PyG (graph_break_sites.json) is the user's model line by default; naming PyG's folder as
+// user code, on the command line or in the environment, moves it into PyG.
+TEST(AdviseCli, UserCodeMovesFindingsIntoTheNamedDirectory) {
+  ScratchDir dir;
+  const std::string store = fixtureStore(dir, "graph_break_sites");
+  const auto itemBreak = [](const std::string& report) {
+    const auto parsed = nlohmann::json::parse(report);
+    for (const auto& finding : parsed["findings"]) {
+      if (finding["rule"] == "graph-break/item") return finding["location"];
+    }
+    return nlohmann::json();
+  };
+  const Outcome plain = torchscope(dir, "advise " + store + " --format json");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(itemBreak(plain.out)["file"], "/work/proj/model.py");
+  EXPECT_EQ(itemBreak(plain.out)["line"], 102);
+  const std::string pyg = "/work/proj/.venv/lib/python3.11/site-packages/torch_geometric";
+  const Outcome widened = torchscope(dir, "advise --user-code " + pyg + " " + store + " --format json");
+  ASSERT_EQ(widened.code, 0) << widened.err;
+  EXPECT_EQ(itemBreak(widened.out)["file"], pyg + "/nn/conv/sage_conv.py");
+  EXPECT_EQ(itemBreak(widened.out)["line"], 120);
+  const Outcome environment = torchscope(dir, "advise " + store + " --format json", "TORCHSCOPE_USER_CODE=" + pyg + "/");
+  ASSERT_EQ(environment.code, 0) << environment.err;
+  EXPECT_EQ(itemBreak(environment.out)["file"], pyg + "/nn/conv/sage_conv.py");
 }
 
 TEST(AdviseCli, WritesEveryFormatToAFile) {

@@ -16,6 +16,9 @@ void get(const json& row, const char* key, T& field) {
   if (row.contains(key)) field = row.at(key).get<T>();
 }
 
+// A JSON column given as JSON in the fixture ("[]" when absent).
+std::string jsonText(const json& row, const char* key) { return row.contains(key) ? row.at(key).dump() : "[]"; }
+
 st::RunInfo toRun(const json& r) {
   st::RunInfo run;
   get(r, "command_line", run.command_line);
@@ -60,7 +63,7 @@ void addRow(st::Writer& writer, const std::string& table, const json& r) {
     get(r, "pid", s.pid); get(r, "tid", s.tid); get(r, "start_ns", s.start_ns); get(r, "end_ns", s.end_ns);
     get(r, "sync_kind", s.sync_kind); get(r, "origin", s.origin); get(r, "op", s.op); get(r, "file", s.file);
     get(r, "line", s.line); get(r, "function", s.function);
-    s.stack = "[]";
+    s.stack = jsonText(r, "stack");
     writer.add(s);
   } else if (table == "cpu_ops") {
     st::CpuOp c;
@@ -85,15 +88,20 @@ void addRow(st::Writer& writer, const std::string& table, const json& r) {
     get(r, "pid", g.pid); get(r, "frame_id", g.frame_id); get(r, "frame_compile_id", g.frame_compile_id);
     get(r, "ts_ns", g.ts_ns); get(r, "break_type", g.break_type); get(r, "reason", g.reason);
     get(r, "explanation", g.explanation); get(r, "file", g.file); get(r, "line", g.line); get(r, "function", g.function);
-    g.hints = "[]";
-    g.user_stack = "[]";
+    get(r, "gb_id", g.gb_id); get(r, "frame_skipped", g.frame_skipped);
+    g.hints = jsonText(r, "hints");
+    g.user_stack = jsonText(r, "user_stack");
+    g.stack = jsonText(r, "stack");
     writer.add(g);
   } else if (table == "recompiles") {
     st::Recompile c;
     get(r, "pid", c.pid); get(r, "frame_id", c.frame_id); get(r, "frame_compile_id", c.frame_compile_id);
     get(r, "ts_ns", c.ts_ns); get(r, "co_name", c.co_name); get(r, "co_filename", c.co_filename);
     get(r, "co_firstlineno", c.co_firstlineno); get(r, "cause", c.cause); get(r, "limit_hit", c.limit_hit);
-    c.guard_failures = r.contains("guard_failures") ? r.at("guard_failures").dump() : "[]";
+    get(r, "cause_detail", c.cause_detail); get(r, "entry_file", c.entry_file); get(r, "entry_line", c.entry_line);
+    get(r, "value_kind", c.value_kind); get(r, "value_file", c.value_file); get(r, "value_line", c.value_line);
+    c.guard_failures = jsonText(r, "guard_failures");
+    c.stack = jsonText(r, "stack");
     writer.add(c);
   } else if (table == "steps") {
     st::Step s;

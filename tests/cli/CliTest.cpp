@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -20,8 +21,8 @@ struct Outcome {
   std::string out;  // stdout and stderr together
 };
 
-Outcome runCli(const std::string& args) {
-  const std::string command = std::string(TORCHSCOPE_CLI) + " " + args + " 2>&1";
+Outcome runCommand(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1";
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -30,6 +31,24 @@ Outcome runCli(const std::string& args) {
   const int status = pclose(pipe);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return outcome;
+}
+
+Outcome runCli(const std::string& args) { return runCommand(std::string(TORCHSCOPE_CLI) + " " + args); }
+
+std::string writeSmallStore(const testing::TempDir& dir) {
+  const std::string path = dir.file("run.db");
+  auto writer = store::Writer::open(path);
+  EXPECT_TRUE(writer);
+  if (!writer) return path;
+  for (int i = 0; i < 3; ++i) {
+    store::Kernel kernel;
+    kernel.start_ns = 1'000'000 * (i + 1);
+    kernel.end_ns = kernel.start_ns + 500'000;
+    kernel.name = "kernel";
+    (*writer)->add(kernel);
+  }
+  EXPECT_TRUE((*writer)->close(5'000'000));
+  return path;
 }
 
 const char* kCommands[] = {"run", "advise", "fix", "compare", "stats", "import", "export", "gui", "demo", "optimize"};
@@ -101,6 +120,53 @@ TEST(Cli, StatsOnNonStoreIsUsageError) {
   const Outcome missing = runCli("stats " + dir.file("missing.db"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, ::testing::HasSubstr("no such file"));
+}
+
+// Every call pays for what the core loads: Qt and libtorch belong to torchscope-gui and torchscope-optimize.
+TEST(Cli, CoreLinksNeitherQtNorLibtorch) {
+  const Outcome libraries = runCommand(std::string("ldd ") + TORCHSCOPE_CLI);
+  ASSERT_EQ(libraries.exit_code, 0) << libraries.out;
+  EXPECT_THAT(libraries.out, ::testing::HasSubstr("libsqlite3"));
+  for (const char* heavy : {"libQt6", "libtorch", "libc10"}) EXPECT_THAT(libraries.out, ::testing::Not(::testing::HasSubstr(heavy)));
+}
+
+TEST(Cli, GuiAndOptimizeWithoutTheirToolsSayWhatToBuild) {
+  testing::TempDir dir;
+  const std::filesystem::path alone = dir.path() / "torchscope";
+  std::filesystem::copy_file(TORCHSCOPE_CLI, alone);
+  const std::string store = writeSmallStore(dir);
+  const Outcome gui = runCommand(alone.string() + " gui " + store);
+  EXPECT_EQ(gui.exit_code, 1);
+  EXPECT_THAT(gui.out, ::testing::HasSubstr("torchscope-gui is not installed beside this torchscope"));
+  EXPECT_THAT(gui.out, ::testing::HasSubstr("--target torchscope-gui"));
+  const Outcome optimize = runCommand(alone.string() + " optimize model.pt --input 1,3");
+  EXPECT_EQ(optimize.exit_code, 1);
+  EXPECT_THAT(optimize.out, ::testing::HasSubstr("--target torchscope-optimize"));
+  // Help and usage errors need no tool.
+  EXPECT_EQ(runCommand(alone.string() + " gui --help").exit_code, 0);
+  EXPECT_EQ(runCommand(alone.string() + " optimize").exit_code, 2);
+}
+
+TEST(Cli, GuiRunsItsToolWithTheArgumentsAfterTheCommand) {
+  const std::filesystem::path tool = std::filesystem::path(TORCHSCOPE_CLI).parent_path() / "torchscope-gui";
+  if (!std::filesystem::exists(tool)) GTEST_SKIP() << "built without Qt: no " << tool;
+  testing::TempDir dir;
+  const std::string store = writeSmallStore(dir);
+  const std::string png = dir.file("timeline.png");
+  const Outcome shot = runCli("gui " + store + " --screenshot " + png + " --size 640x480");
+  ASSERT_EQ(shot.exit_code, 0) << shot.out;
+  std::ifstream image(png, std::ios::binary);
+  std::array<unsigned char, 24> header{};
+  ASSERT_TRUE(image.read(reinterpret_cast<char*>(header.data()), header.size()));
+  // PNG: the IHDR chunk's width and height, big-endian, at bytes 16 and 20.
+  const auto word = [&](std::size_t at) {
+    return (header[at] << 24) | (header[at + 1] << 16) | (header[at + 2] << 8) | header[at + 3];
+  };
+  EXPECT_EQ(word(16), 640);
+  EXPECT_EQ(word(20), 480);
+  const Outcome bad_size = runCli("gui " + store + " --screenshot " + png + " --size 10x10");
+  EXPECT_EQ(bad_size.exit_code, 2);
+  EXPECT_THAT(bad_size.out, ::testing::HasSubstr("--size must be WIDTHxHEIGHT"));
 }
 
 }  // namespace

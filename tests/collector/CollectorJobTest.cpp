@@ -7,8 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "JobRunner.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/UserCode.h"
 
 namespace torchscope::test {
 namespace {
@@ -127,22 +130,49 @@ TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs
   EXPECT_EQ(traced.out, plain.out);
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
+  const std::string script = scriptPath("lr_scheduler_recompile.py").string();
   const auto recompiles = rows<store::Recompile>(*reader);
   ASSERT_GE(recompiles.size(), 1u);
   for (const auto& recompile : recompiles) {
     EXPECT_EQ(recompile.cause, "python-scalar") << recompile.guard_failures;
-    EXPECT_NE(recompile.guard_failures.find("['lr']"), std::string::npos);
+    EXPECT_EQ(recompile.cause_detail, "self.param_groups[0]['lr']");
+    // torch recompiles SGD.step in torch/optim; the user's lines are the optimizer and the compile call.
+    EXPECT_EQ(recompile.value_kind, "optimizer");
+    EXPECT_EQ(recompile.value_file, script);
+    EXPECT_EQ(recompile.value_line, markedLine("lr_scheduler_recompile.py", "optimizer"));
+    EXPECT_EQ(recompile.entry_file, script);
+    EXPECT_EQ(recompile.entry_line, markedLine("lr_scheduler_recompile.py", "frame"));
+    EXPECT_NE(recompile.stack.find(script), std::string::npos);
   }
   const auto compiles = rows<store::Compile>(*reader);
   const auto user_frame = std::find_if(compiles.begin(), compiles.end(), [](const store::Compile& compile) {
     return compile.co_name == "optimizer_step";
   });
   ASSERT_NE(user_frame, compiles.end());
-  EXPECT_EQ(user_frame->co_filename, scriptPath("lr_scheduler_recompile.py").string());
+  EXPECT_EQ(user_frame->co_filename, script);
   EXPECT_EQ(user_frame->co_firstlineno, markedLine("lr_scheduler_recompile.py", "frame"));
+  // torch's own breaks (the scheduler's wrapper, torch.optim's `_use_grad`) sit at the user's step call, with
+  // torch's line kept as the innermost frame of the stack.
+  const auto breaks = rows<store::GraphBreak>(*reader);
+  ASSERT_EQ(breaks.size(), 2u);
+  for (const auto& graph_break : breaks) {
+    EXPECT_EQ(graph_break.file, script);
+    EXPECT_EQ(graph_break.line, markedLine("lr_scheduler_recompile.py", "step"));
+    EXPECT_EQ(graph_break.function, "optimizer_step");
+    EXPECT_EQ(graph_break.gb_id.rfind("GB", 0), 0u) << graph_break.gb_id;
+  }
+  const auto designed = std::find_if(breaks.begin(), breaks.end(), [](const store::GraphBreak& graph_break) {
+    return graph_break.break_type == "Call to `torch._dynamo.graph_break()`";
+  });
+  ASSERT_NE(designed, breaks.end());
+  const auto stack = store::parseStack(designed->stack);
+  ASSERT_FALSE(stack.empty());
+  EXPECT_TRUE(stack.back().file.ends_with("torch/optim/optimizer.py")) << designed->stack;
+  EXPECT_EQ(stack.back().function, "_use_grad");
+  // Three iterations are three steps: the compiled step's region ends each one.
   const auto steps = rows<store::Step>(*reader);
-  ASSERT_EQ(steps.size(), 2u);  // three zero_grad() calls bound two steps
-  EXPECT_EQ(steps[0].source, "zero_grad");
+  ASSERT_EQ(steps.size(), 3u);
+  for (const auto& step : steps) EXPECT_EQ(step.source, "optimizer");
 }
 
 TEST(CollectorJob, RecompileLimitHitIsRecorded) {
@@ -157,9 +187,113 @@ TEST(CollectorJob, RecompileLimitHitIsRecorded) {
   EXPECT_TRUE(recompiles.back().limit_hit);
   for (const auto& recompile : recompiles) {
     EXPECT_EQ(recompile.cause, "python-scalar") << recompile.guard_failures;
+    EXPECT_EQ(recompile.cause_detail, "factor");
     EXPECT_EQ(recompile.co_filename, scriptPath("recompile_limit.py").string());
     EXPECT_EQ(recompile.co_firstlineno, markedLine("recompile_limit.py", "frame"));
+    EXPECT_EQ(recompile.value_kind, "argument");
+    EXPECT_EQ(recompile.value_line, markedLine("recompile_limit.py", "call"));
   }
+}
+
+struct ExpectedRecompile {
+  std::string tag;  // the MARK of the line the user changes
+  std::string cause;
+  std::string detail;
+};
+
+// Each cause class in its own compiled function: the class, what changed, and the user's lines.
+TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
+  const fs::path dir = freshDirectory("causes");
+  const JobResult job = runUnderTorchscope(dir / "run.db", "recompile_causes.py");
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(dir / "run.db");
+  ASSERT_TRUE(reader);
+  const std::string script = scriptPath("recompile_causes.py").string();
+  const auto line = [](const std::string& tag) { return markedLine("recompile_causes.py", tag); };
+  const auto recompiles = rows<store::Recompile>(*reader);
+  // The line a user calls the compiled code from: the innermost frame of the stack in the script.
+  const auto call_line = [&](const store::Recompile& recompile) -> std::int64_t {
+    const auto stack = store::parseStack(recompile.stack);
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      if (it->file == script) return it->line;
+    }
+    return -1;
+  };
+  const std::vector<ExpectedRecompile> expected = {
+      {"call-shape", "dynamic-shape", "x"},    {"call-counter", "python-scalar", "self.calls"},
+      {"call-item", "python-scalar", "scale"}, {"dtype", "dtype-device", "dtype"},
+      {"device", "dtype-device", "device"},    {"grad", "global-state", "grad_mode"},
+      {"autocast", "global-state", "autocast"}, {"training", "training-flag", "self._modules['dropout']"},
+      {"identity", "type-or-identity", "type"}};
+  ASSERT_EQ(recompiles.size(), expected.size());
+  for (const auto& want : expected) {
+    const auto found = std::find_if(recompiles.begin(), recompiles.end(),
+                                    [&](const store::Recompile& recompile) { return call_line(recompile) == line(want.tag); });
+    ASSERT_NE(found, recompiles.end()) << "no recompile called from the line marked " << want.tag;
+    EXPECT_EQ(found->cause, want.cause) << want.tag << ": " << found->guard_failures;
+    EXPECT_EQ(found->cause_detail, want.detail) << want.tag;
+    EXPECT_EQ(found->entry_file, script) << want.tag;
+  }
+  const auto at = [&](const std::string& tag) {
+    return *std::find_if(recompiles.begin(), recompiles.end(),
+                         [&](const store::Recompile& recompile) { return call_line(recompile) == line(tag); });
+  };
+  EXPECT_EQ(at("call-shape").entry_line, line("entry-shape"));
+  EXPECT_EQ(at("grad").entry_line, line("entry-grad"));
+  const store::Recompile counter = at("call-counter");
+  EXPECT_EQ(counter.entry_line, line("entry-counter"));
+  EXPECT_EQ(counter.value_kind, "attribute");
+  EXPECT_EQ(counter.value_line, line("attribute"));
+  const store::Recompile item = at("call-item");
+  EXPECT_EQ(item.value_kind, "item");
+  EXPECT_EQ(item.value_file, script);
+  EXPECT_EQ(item.value_line, line("item"));
+  auto attributes = reader->load<store::RunAttribute>();
+  ASSERT_TRUE(attributes.ok());
+  const store::CodeRoots roots = store::codeRootsFrom(*attributes);
+  EXPECT_TRUE(roots.isUserFile(script));
+  // The stack keeps torch's frames, which the recorded roots do not count as the user's.
+  const auto grad_stack = store::parseStack(at("grad").stack);
+  const auto torch_frame = std::find_if(grad_stack.begin(), grad_stack.end(), [](const store::SourceFrame& frame) {
+    return frame.file.find("/torch/_dynamo/") != std::string::npos;
+  });
+  ASSERT_NE(torch_frame, grad_stack.end()) << at("grad").stack;
+  EXPECT_FALSE(roots.isUserFile(torch_frame->file));
+}
+
+// Both breaks torch logs at a comprehension it cannot resume in are one finding there, naming the branch that
+// caused them; every finding names a line of the script.
+TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
+  const fs::path dir = freshDirectory("comprehension");
+  const JobResult job = runUnderTorchscope(dir / "run.db", "comprehension_break.py");
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string script = scriptPath("comprehension_break.py").string();
+  auto reader = openStore(dir / "run.db");
+  ASSERT_TRUE(reader);
+  int skipped = 0;
+  for (const auto& graph_break : rows<store::GraphBreak>(*reader)) {
+    EXPECT_EQ(graph_break.break_type.find("Failed to handle"), std::string::npos) << graph_break.break_type;
+    if (!graph_break.frame_skipped) continue;
+    ++skipped;
+    EXPECT_EQ(graph_break.line, markedLine("comprehension_break.py", "comprehension"));
+  }
+  EXPECT_EQ(skipped, 2);
+  const JobResult advise = runJob({torchscopeExecutable().string(), "advise", (dir / "run.db").string(), "--format", "json"});
+  ASSERT_EQ(advise.exit_code, 0) << advise.err;
+  const auto report = nlohmann::json::parse(advise.out);
+  int fallbacks = 0;
+  for (const auto& finding : report["findings"]) {
+    const auto& location = finding["location"];
+    if (!location["file"].get<std::string>().empty()) {
+      EXPECT_EQ(location["file"], script) << finding.dump(2);
+    }
+    if (finding["rule"] != "graph-break/eager-fallback") continue;
+    ++fallbacks;
+    EXPECT_EQ(location["line"], markedLine("comprehension_break.py", "comprehension"));
+    EXPECT_EQ(finding["count"], 2);
+    EXPECT_EQ(finding["evidence"]["caused_by"]["line"], markedLine("comprehension_break.py", "branch"));
+  }
+  EXPECT_EQ(fallbacks, 1) << advise.out;
 }
 
 TEST(CollectorJob, CleanTrainingKeepsOutputAndExitCodeAndHasNoBreaksOrRecompiles) {

@@ -1,8 +1,12 @@
 """The bridge's parsers on payloads as torch 2.13 (and 2.5) writes them; no torch needed."""
 
+import json
+import os
+import tempfile
+import textwrap
 import unittest
 
-from torchscope_bridge import parse
+from torchscope_bridge import origins, parse, steps
 
 PREFIXES = ("/venv/lib/python3.11/site-packages/torch/",)
 
@@ -66,6 +70,100 @@ class GraphBreakTest(unittest.TestCase):
         self.assertEqual((fields["file"], fields["line"]), ("/work/train.py", 7))
 
 
+# torch 2.13: a break torch could not resume after, inside a dict comprehension (its log wrapper around the reason).
+BREAK_NOT_RESUMED = """Graph break in user code at /work/model.py:99
+Graph Break Reason: Failed to handle graph break gracefully. Skipping the function and falling back to eager. Graph break encountered:
+
+Reconstruction failure
+  Explanation: Dynamo has no bytecode reconstruction implemented for sourceless variable DictItemsIterator().
+  Hint: This graph break may have been caused by an earlier graph break. Resolving the earlier graph break may resolve this one.
+
+  Developer debug context: DictItemsIterator()
+
+ For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0092.html
+
+Stack variable source attribution:
+  NestedUserFunctionVariable() originated from:
+  File "/work/model.py", line 99
+                y = {k: e(xs[k]) for k, e in s.enc.items()}
+
+User code traceback:
+  File "/work/train.py", line 39, in train
+    logits = compiled_model(batch)
+  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1789, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/work/model.py", line 99, in forward
+    y = {k: e(xs[k]) for k, e in s.enc.items()}
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/_dynamo/codegen.py", line 387, in __call__
+    self.call_reconstruct(value)
+torch._dynamo.exc.Unsupported: Reconstruction failure
+"""
+
+# torch 2.13: a frame torch skips after a break it cannot resume from.
+BREAK_SKIPPING_THE_FRAME = """Graph break: torch.compile cannot properly resume from this graph break, which results in a skip.
+torch.compile will skip tracing the frame step (/work/train.py line 12) and fall back to eager.
+The graph break occurred in the following user code:
+  File "/work/train.py", line 14, in step
+    value = float(loss)
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/_dynamo/symbolic_convert.py", line 1076, in wrapper
+    return inner_fn(self, inst)
+torch._dynamo.exc.Unsupported: Unsupported Tensor.item() call with capture_scalar_outputs=False
+  Explanation: Dynamo does not support tracing `Tensor.item()` with config.capture_scalar_outputs=False.
+  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True` to include these operations in the captured graph.
+"""
+
+
+class BreakSitesTest(unittest.TestCase):
+    SCOPE = parse.CodeScope(["/work"], ["/venv", "/venv/lib/python3.11/site-packages"])
+
+    def test_torchs_wrapper_text_is_not_the_break_type(self):
+        fields = parse.graph_break(BREAK_NOT_RESUMED, self.SCOPE)
+        self.assertEqual(fields["break_type"], "Reconstruction failure")
+        self.assertEqual(fields["gb_id"], "GB0092")
+        self.assertEqual(fields["frame_skipped"], 1)
+        self.assertEqual((fields["file"], fields["line"], fields["function"]), ("/work/model.py", 99, "forward"))
+        # The stack is torch's user traceback with its library frames, not torch's own exception traceback.
+        self.assertEqual([frame["line"] for frame in fields["stack"]], [39, 1789, 99])
+        self.assertEqual([frame["line"] for frame in fields["user_stack"]], [39, 99])
+
+    def test_a_skipped_frame_reads_its_reason_from_the_exception(self):
+        fields = parse.graph_break(BREAK_SKIPPING_THE_FRAME, self.SCOPE)
+        self.assertEqual(fields["break_type"], "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+        self.assertEqual(fields["frame_skipped"], 1)
+        self.assertEqual((fields["file"], fields["line"], fields["function"]), ("/work/train.py", 14, "step"))
+
+    def test_torchs_own_break_keeps_its_site_in_the_stack(self):
+        fields = parse.graph_break(BREAK_IN_TORCH, self.SCOPE)
+        self.assertEqual((fields["file"], fields["line"]), ("/work/train.py", 12))
+        self.assertEqual(fields["stack"][-1], {"file": "/venv/lib/python3.11/site-packages/torch/optim/optimizer.py",
+                                               "line": 79, "function": "_use_grad"})
+        self.assertEqual(fields["gb_id"], "")
+        self.assertEqual(fields["frame_skipped"], 0)
+
+    def test_resume_functions_are_named_after_the_users_function(self):
+        self.assertEqual(parse.function_name("torch_dynamo_resume_in_forward_at_41"), "forward")
+        self.assertEqual(parse.function_name("forward"), "forward")
+
+
+class CodeScopeTest(unittest.TestCase):
+    def test_shared_cases_agree_with_the_store(self):
+        path = os.path.join(os.path.dirname(__file__), "..", "store", "data", "user_code_cases.json")
+        with open(path, encoding="utf-8") as cases:
+            for case in json.load(cases)["cases"]:
+                scope = parse.CodeScope(case["roots"]["user"], case["roots"]["library"])
+                for file, expected in case["files"].items():
+                    self.assertEqual(scope.is_user(file), expected, file)
+
+    def test_prefixes_still_name_torchs_folder(self):
+        scope = parse.scope_of(PREFIXES)
+        self.assertFalse(scope.is_user("/venv/lib/python3.11/site-packages/torch/optim/adam.py"))
+        self.assertTrue(scope.is_user("/work/train.py"))
+
+
 class GuardFailuresTest(unittest.TestCase):
     def test_one_plain_reason_loses_its_code_comment_and_stack(self):
         payload = ("0/0: c == 1.5                                # return x * c  # work/f.py:18 in g\n"
@@ -76,6 +174,83 @@ class GuardFailuresTest(unittest.TestCase):
         payload = '[\n"0/1: L[\'x\'].size()[0] == 3  # (f.py:2)",\n"0/0: tensor \'x\' size mismatch at index 0. expected 2, actual 4"\n]'
         self.assertEqual(parse.guard_failures(payload),
                          ["0/1: L['x'].size()[0] == 3", "0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4"])
+
+
+    def test_each_reason_keeps_where_torch_read_the_value(self):
+        payload = ("7/0: s.calls == 0                     # s.calls += 1  # mp/cases.py:54 in forward (HINT: ...)\n"
+                   "User stack trace:\n  File \"/work/cases.py\", line 54, in forward\n    s.calls += 1")
+        reasons = parse.guard_reasons(payload)
+        self.assertEqual(reasons[0]["guard"], "7/0: s.calls == 0")
+        self.assertEqual([(frame.file, frame.line) for frame in reasons[0]["stack"]], [("/work/cases.py", 54)])
+
+    def test_scalar_guards_and_their_sources(self):
+        self.assertEqual(parse.scalar_guard("10/0: L['self'].param_groups[0]['lr'] == 0.01"),
+                         "L['self'].param_groups[0]['lr']")
+        self.assertEqual(parse.scalar_guard("1/3: c == -1.5e-05"), "c")
+        self.assertEqual(parse.scalar_guard("0/0: G['flag'] == True"), "G['flag']")
+        self.assertIsNone(parse.scalar_guard("0/0: len(xs) == 3"))
+        self.assertIsNone(parse.scalar_guard("1/0: s._modules['d'].training == True"))
+        self.assertIsNone(parse.scalar_guard("0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4"))
+        self.assertEqual(parse.guarded_source("L['self'].param_groups[0]['lr']"), "self.param_groups[0]['lr']")
+        self.assertEqual(parse.guarded_source("G['config'].steps"), "config.steps")
+
+
+class ArgumentOriginTest(unittest.TestCase):
+    SOURCE = textwrap.dedent("""\
+        def train(compiled, loss, x):
+            for step in range(3):
+                scale = loss.item()
+                compiled(x, scale)
+                compiled(x, factor=loss.mean().item())
+                other = 2.5
+                compiled(x, other)
+                compiled(x, float(step))
+        """)
+
+    def setUp(self):
+        handle, self.path = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(handle, "w") as source:
+            source.write(self.SOURCE)
+
+    def tearDown(self):
+        os.remove(self.path)
+
+    def test_a_name_assigned_from_item_points_at_that_line(self):
+        self.assertEqual(origins.argument_origin(self.path, 4, "scale", 1), ("item", 3))
+
+    def test_an_item_call_in_the_argument_points_at_the_call(self):
+        self.assertEqual(origins.argument_origin(self.path, 5, "factor"), ("item", 5))
+
+    def test_other_numbers_point_at_the_call(self):
+        self.assertEqual(origins.argument_origin(self.path, 7, "n", 1), ("argument", 7))
+        self.assertEqual(origins.argument_origin(self.path, 8, "n", 1), ("argument", 8))
+
+    def test_an_unreadable_caller_gives_nothing(self):
+        self.assertIsNone(origins.argument_origin("/nonexistent/file.py", 3, "scale", 1))
+
+
+class StepsTest(unittest.TestCase):
+    def setUp(self):
+        self.recorded = []
+        self.steps = steps.Steps(lambda index, start, end, source: self.recorded.append((index, source)))
+
+    def test_optimizer_steps_after_a_first_zero_grad_count_every_step(self):
+        for _ in range(3):
+            self.steps.zero_grad(1)
+            self.steps.optimizer_stepped(1)
+        self.assertEqual(self.recorded, [(0, b"optimizer"), (1, b"optimizer"), (2, b"optimizer")])
+
+    def test_zero_grad_marks_steps_when_no_step_is_seen_and_only_the_first_optimizer_counts(self):
+        for _ in range(3):
+            self.steps.zero_grad(1)
+            self.steps.zero_grad(2)
+        self.assertEqual(self.recorded, [(0, b"zero_grad"), (1, b"zero_grad")])
+
+    def test_markers_replace_optimizer_steps(self):
+        self.steps.marker()
+        self.steps.optimizer_stepped(1)
+        self.steps.marker()
+        self.assertEqual(self.recorded, [(0, b"marker")])
 
 
 class CompileRecordTest(unittest.TestCase):

@@ -5,25 +5,69 @@
 namespace torchscope::store {
 namespace {
 
-TEST(ClassifyRecompile, GuardTextsFromTorch) {
-  // Texts as torch 2.x prints them in recompile reasons.
-  EXPECT_EQ(classifyRecompile("0/0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4"), "dynamic-shape");
-  EXPECT_EQ(classifyRecompile("0/1: tensor 'x' stride mismatch at index 1. expected 4, actual 8"), "dynamic-shape");
-  EXPECT_EQ(classifyRecompile("0/0: L['self'].param_groups[0]['lr'] == 0.0047"), "python-scalar");
-  EXPECT_EQ(classifyRecompile("1/3: L['c'] == 1.5"), "python-scalar");
-  EXPECT_EQ(classifyRecompile("0/0: L['n'] == -2"), "python-scalar");
-  EXPECT_EQ(classifyRecompile("0/0: ___check_type_id(L['x'], 94318576)"), "type-or-identity");
-  EXPECT_EQ(classifyRecompile("0/0: ___check_obj_id(L['self'].mod, 1403)"), "type-or-identity");
-  EXPECT_EQ(classifyRecompile("0/0: tensor 'L['x']' dtype mismatch. expected Float, actual Half"), "type-or-identity");
-  EXPECT_EQ(classifyRecompile("0/0: tensor 'L['x']' requires_grad mismatch. expected requires_grad=0"),
-            "type-or-identity");
-  EXPECT_EQ(classifyRecompile("0/0: len(L['xs']) == 3"), "other");
-  EXPECT_EQ(classifyRecompile("0/0: G['flag'] == True"), "other");
-  EXPECT_EQ(classifyRecompile(""), "other");
+void expectCause(std::string_view guards, const std::string& cause, const std::string& detail) {
+  const RecompileCause classified = classifyRecompileCause(guards);
+  EXPECT_EQ(classified.cause, cause) << guards;
+  EXPECT_EQ(classified.detail, detail) << guards;
+  EXPECT_EQ(classifyRecompile(guards), cause) << guards;
 }
 
-TEST(ClassifyRecompile, ShapeWinsWhenSeveralGuardsFail) {
-  EXPECT_EQ(classifyRecompile("0/0: L['lr'] == 0.1\n0/0: tensor 'L['x']' size mismatch at index 0"), "dynamic-shape");
+// Texts as torch 2.13 (and 2.5, with its L['...'] spelling) writes them in recompile reasons.
+TEST(ClassifyRecompile, ShapesNameTheTensor) {
+  expectCause("0/0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4", "dynamic-shape", "x");
+  expectCause("7/0: tensor 'args_dict[0]['transactions']' size mismatch at index 0. expected 1144, actual 1253",
+              "dynamic-shape", "args_dict[0]['transactions']");
+  expectCause("0/1: tensor 'x' stride mismatch at index 1. expected 4, actual 8", "dynamic-shape", "x");
+  expectCause("0/1: L['x'].size()[0] <= 8", "dynamic-shape", "x");
+  expectCause("0/0: tensor 'x' rank mismatch. expected 2, actual 3", "dynamic-shape", "x");
+}
+
+TEST(ClassifyRecompile, PythonScalarsNameTheGuardedExpression) {
+  expectCause("10/0: self.param_groups[0]['lr'] == 0.01", "python-scalar", "self.param_groups[0]['lr']");
+  expectCause("0/0: L['self'].param_groups[0]['lr'] == 0.0047", "python-scalar", "self.param_groups[0]['lr']");
+  expectCause("1/3: L['c'] == 1.5", "python-scalar", "c");
+  expectCause("0/0: L['n'] == -2", "python-scalar", "n");
+  expectCause("7/0: s.calls == 0", "python-scalar", "s.calls");
+  expectCause("0/0: G['flag'] == True", "python-scalar", "flag");
+  // torch's trailing code comment, when a reader kept it.
+  expectCause("8/0: scale == 0.5                       # def s(x, scale): return x * scale  # f.py:60 in s",
+              "python-scalar", "scale");
+}
+
+TEST(ClassifyRecompile, TensorKindsGlobalStateAndModes) {
+  expectCause("2/0: tensor 'x' dtype mismatch. expected Float, actual Double", "dtype-device", "dtype");
+  expectCause("0/0: tensor 'L['x']' device mismatch. expected cpu, actual cuda:0", "dtype-device", "device");
+  expectCause("3/0: tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, "
+              "ADInplaceOrView, AutogradCPU), actual DispatchKeySet(Meta, BackendSelect, ADInplaceOrView, "
+              "AutogradMeta)",
+              "dtype-device", "device");
+  expectCause("0/0: tensor 'L['x']' requires_grad mismatch. expected requires_grad=0", "dtype-device",
+              "requires_grad");
+  expectCause("0/0: GLOBAL_STATE changed: grad_mode ", "global-state", "grad_mode");
+  expectCause("4/0: GLOBAL_STATE changed: autocast(cpu)_enabled ", "global-state", "autocast");
+  expectCause("0/0: GLOBAL_STATE changed: deterministic_algorithms ", "global-state", "deterministic_algorithms");
+  expectCause("1/0: s._modules['d'].training == True", "training-flag", "s._modules['d']");
+  expectCause("0/0: L['self'].training == False", "training-flag", "self");
+}
+
+TEST(ClassifyRecompile, IdentityAndTheRest) {
+  expectCause("5/0: ___check_type_id(o, 93984369933136), type=<class '__main__.A'>", "type-or-identity", "type");
+  expectCause("0/0: ___check_obj_id(L['self'].mod, 1403)", "type-or-identity", "identity");
+  expectCause("10/0: Cache line invalidated because L['args'][0] got deallocated", "type-or-identity", "deallocated");
+  expectCause("0/0: len(L['xs']) == 3", "other", "");
+  expectCause("", "other", "");
+}
+
+TEST(ClassifyRecompile, TheFirstClassInOrderWinsWhenSeveralGuardsFail) {
+  expectCause("0/0: L['lr'] == 0.1\n0/0: tensor 'L['x']' size mismatch at index 0", "dynamic-shape", "x");
+  expectCause("0/1: GLOBAL_STATE changed: grad_mode \n0/0: len(args) == 1", "global-state", "grad_mode");
+}
+
+TEST(GuardedSource, DropsTorchsScopeDictionaries) {
+  EXPECT_EQ(guardedSource("L['self'].param_groups[0]['lr']"), "self.param_groups[0]['lr']");
+  EXPECT_EQ(guardedSource("G['config'].steps"), "config.steps");
+  EXPECT_EQ(guardedSource("L[\"x\"]"), "x");
+  EXPECT_EQ(guardedSource("OL['x']"), "OL['x']");
 }
 
 TEST(RecompileLimit, BothSpellingsOfTheLimit) {

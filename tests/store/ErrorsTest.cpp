@@ -86,6 +86,16 @@ TEST(StoreErrors, NewerSchemaVersion) {
   EXPECT_EQ(writer.error().code, ErrorCode::kVersion);
 }
 
+TEST(StoreErrors, OlderSchemaVersionAsksForANewRecording) {
+  testing::TempDir dir;
+  const std::string path = makeStore(dir);
+  execSql(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion - 1));
+  auto reader = Reader::open(path);
+  ASSERT_FALSE(reader);
+  EXPECT_EQ(reader.error().code, ErrorCode::kVersion);
+  EXPECT_NE(reader.error().message.find("record the run again"), std::string::npos);
+}
+
 TEST(StoreErrors, DamagedPagesAreReportedAsCorrupt) {
   testing::TempDir dir;
   const std::string path = makeStore(dir, 2000);

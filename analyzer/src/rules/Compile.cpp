@@ -1,7 +1,11 @@
 // compile/time (compilation against the run it served) and compile/not-compiled (eager jobs torch.compile would fuse).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
@@ -18,34 +22,79 @@ constexpr std::int64_t kOpsWithoutSteps = 1000;
 constexpr double kSmallOpShare = 0.5;
 constexpr double kExpectedSpeedup = 0.2;       // low end of published torch.compile gains (21 % at fp32)
 
-Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
-  const Facts& facts = context.facts;
-  const double share = facts.fraction(facts.compile_seconds);
-  if (share < kCompileShare || facts.compile_seconds < kMinimumCompileSeconds) return {};
+struct CacheOutcome {
   std::int64_t hits = 0;
   std::int64_t misses = 0;
-  for (const auto& compile : facts.compiles) {
-    hits += compile.cache_hit == 1 ? 1 : 0;
-    misses += compile.cache_hit == 0 ? 1 : 0;
+  [[nodiscard]] bool known() const { return hits + misses > 0; }
+};
+
+CacheOutcome cacheOutcome(const std::vector<store::Compile>& compiles) {
+  CacheOutcome outcome;
+  for (const auto& compile : compiles) {
+    outcome.hits += compile.cache_hit == 1 ? 1 : 0;
+    outcome.misses += compile.cache_hit == 0 ? 1 : 0;
   }
-  const double cacheable = hits + misses > 0 ? static_cast<double>(misses) / static_cast<double>(hits + misses) : 1.0;
-  const double steps_equivalent =
-      facts.steady_step_median_s > 0 ? facts.compile_seconds / facts.steady_step_median_s : 0;
+  return outcome;
+}
+
+// What the recorded cache lookups say, and whether a persistent cache can shorten the next run.
+std::pair<std::string, FixProposal> cacheAdvice(const CacheOutcome& cache) {
+  const FixProposal keep_cache{
+      fix::kCacheCompile,
+      "keep TORCHINDUCTOR_CACHE_DIR on persistent storage, or save and load the compile cache artifacts "
+      "(torch.compiler.save_cache_artifacts): the next run then loads the compiled graphs instead of compiling them"};
+  if (!cache.known()) {
+    return {"The run recorded no FX graph cache lookups, so whether the cache served any of them is unknown. A "
+            "persistent compiler cache helps the next run, not this one.",
+            keep_cache};
+  }
+  if (cache.misses == 0) {
+    return {fmt::format("All {} recorded FX graph cache lookups hit already; what is left is tracing and loading the "
+                        "cached graphs, which the FX graph cache does not save.", cache.hits),
+            {"", "fewer recompilations and graph breaks shorten tracing: see the recompile/* and graph-break/* findings"}};
+  }
+  return {fmt::format("{} of the {} recorded FX graph cache lookups missed. A persistent compiler cache helps the next "
+                      "run, not this one.", cache.misses, cache.hits + cache.misses),
+          keep_cache};
+}
+
+Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  const auto per_process = compileSecondsPerProcess(facts.compiles);
+  const double compile_s = facts.compile_seconds;
+  const double share = facts.fraction(compile_s);
+  if (share < kCompileShare || compile_s < kMinimumCompileSeconds) return {};
+  const CacheOutcome cache = cacheOutcome(facts.compiles);
+  const auto [cache_text, fix] = cacheAdvice(cache);
+  // Only compilations that missed the cache (all of them when no lookup was recorded) can be saved by one.
+  const double saveable = !cache.known() ? 1.0
+                                         : static_cast<double>(cache.misses) / static_cast<double>(cache.hits + cache.misses);
+  const double steps_equivalent = facts.steady_step_median_s > 0 ? compile_s / facts.steady_step_median_s : 0;
+  double summed_s = 0;
+  for (const auto& compile : facts.compiles) {
+    summed_s += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+  }
+  const std::string steps =
+      steps_equivalent > 0 ? fmt::format(", as long as {:.0f} steady-state steps", steps_equivalent) : "";
+  const std::string spent =
+      per_process.size() > 1
+          ? fmt::format("torch.compile ran {} compilations in {} processes; the slowest process spent {} of wall time "
+                        "compiling{} (processes compile side by side, so their times are not added up).",
+                        facts.compiles.size(), per_process.size(), formatSeconds(compile_s), steps)
+          : fmt::format("torch.compile spent {} of wall time in {} compilations{}.", formatSeconds(compile_s),
+                        facts.compiles.size(), steps);
   Finding finding = makeFinding(
       "compile/time", share >= 0.3 ? "warning" : "info",
-      fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(facts.compile_seconds)),
-      fmt::format("torch.compile spent {} in {} compilations{}. {} of them missed the FX graph cache. Keep the "
-                  "compiler caches between runs so that the next run starts warm.",
-                  formatSeconds(facts.compile_seconds), facts.compiles.size(),
-                  steps_equivalent > 0 ? fmt::format(", as long as {:.0f} steady-state steps", steps_equivalent) : "",
-                  hits + misses > 0 ? std::to_string(misses) : std::string("all")),
-      {fix::kCacheCompile, "keep TORCHINDUCTOR_CACHE_DIR on persistent storage, or save and load the compile "
-                           "cache artifacts (torch.compiler.save_cache_artifacts)"});
+      fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
+      fmt::format("{} {}", spent, cache_text), fix);
   finding.count = static_cast<std::int64_t>(facts.compiles.size());
-  setImpact(finding, facts, facts.compile_seconds * cacheable);
-  setEvidence(finding, {{"compile_seconds", facts.compile_seconds}, {"compiles", facts.compiles.size()},
-                        {"cache_hits", hits}, {"cache_misses", misses},
-                        {"steady_step_median_seconds", facts.steady_step_median_s},
+  setImpact(finding, facts, compile_s * saveable);
+  nlohmann::json per_process_json = nlohmann::json::object();
+  for (const auto& [pid, seconds] : per_process) per_process_json[std::to_string(pid)] = seconds;
+  setEvidence(finding, {{"compile_seconds", compile_s}, {"compile_seconds_summed", summed_s},
+                        {"compile_seconds_per_process", per_process_json}, {"compiles", facts.compiles.size()},
+                        {"cache_lookups_recorded", cache.known()}, {"cache_hits", cache.hits},
+                        {"cache_misses", cache.misses}, {"steady_step_median_seconds", facts.steady_step_median_s},
                         {"steps_equivalent", steps_equivalent}});
   out.push_back(std::move(finding));
   return {};
@@ -79,6 +128,31 @@ Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
 }
 
 }  // namespace
+
+std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles) {
+  std::map<std::int64_t, std::vector<std::pair<store::Nanos, store::Nanos>>> intervals;
+  for (const auto& compile : compiles) {
+    if (compile.end_ns > compile.start_ns) intervals[compile.pid].emplace_back(compile.start_ns, compile.end_ns);
+  }
+  std::map<std::int64_t, double> seconds;
+  for (auto& [pid, spans] : intervals) {
+    std::sort(spans.begin(), spans.end());
+    store::Nanos covered = 0;
+    store::Nanos until = spans.front().first;
+    for (const auto& [start, end] : spans) {
+      covered += std::max<store::Nanos>(0, end - std::max(start, until));
+      until = std::max(until, end);
+    }
+    seconds[pid] = toSeconds(static_cast<double>(covered));
+  }
+  return seconds;
+}
+
+double compileWallSeconds(const std::vector<store::Compile>& compiles) {
+  double most = 0;
+  for (const auto& [pid, seconds] : compileSecondsPerProcess(compiles)) most = std::max(most, seconds);
+  return most;
+}
 
 Result<void> compileRules(const Context& context, std::vector<Finding>& out) {
   if (auto done = compileTime(context, out); !done) return done;

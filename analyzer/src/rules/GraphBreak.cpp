@@ -6,20 +6,17 @@
 #include <regex>
 #include <tuple>
 
+#include "../Locations.h"
 #include "../Rules.h"
+#include "GraphBreakAdvice.h"
 #include "torchscope/analyzer/FixIds.h"
 
 namespace torchscope::analyzer {
 
 namespace {
 
-struct Cause {
-  std::string_view id;
-  FixProposal fix;
-};
-
 // Classifies torch's gb_type and the reason text; the first matching cause wins.
-Cause classifyBreak(const std::string& break_type, const std::string& reason) {
+BreakCause classifyBreak(const std::string& break_type, const std::string& reason) {
   const std::string text = lowercase(break_type + "\n" + reason);
   static const std::regex kPrint(R"(\bprint\b|logging|logger|warnings\.warn)");
   if (containsAny(text, {"data-dependent branching", "data-dependent assertion", "generic_jump", "data dependent branch"})) {
@@ -65,22 +62,51 @@ double resumeCompileSeconds(const Facts& facts, const std::string& function, std
   return seconds;
 }
 
+using CompileKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, frame id, frame compile id
+
 struct Site {
   std::string rule;
   std::string file;
   std::int64_t line = -1;
-  std::string function;
   bool operator<(const Site& other) const {
-    return std::tie(rule, file, line, function) < std::tie(other.rule, other.file, other.line, other.function);
+    return std::tie(rule, file, line) < std::tie(other.rule, other.file, other.line);
   }
 };
 
-struct Group {
-  std::int64_t count = 0;
-  double compile_s = 0;
-  FixProposal fix;
-  std::vector<nlohmann::json> breaks;  // distinct (type, reason) seen here
+// One break as the rules see it: where in the user's code, and torch's own site when that is elsewhere.
+struct Located {
+  const store::GraphBreak* row = nullptr;
+  std::vector<store::SourceFrame> stack;
+  Location where;
+  Location library_site;
 };
+
+Located locate(const store::GraphBreak& row, const store::CodeRoots& code) {
+  Located located{&row, store::parseStack(row.stack), {}, {}};
+  if (located.stack.empty()) located.stack = store::parseStack(row.user_stack);  // stores from before v2 imports
+  located.where = innermostUserLocation(located.stack, code);
+  if (!located.where.known()) located.where = {row.file, row.line, displayFunction(row.function)};
+  located.library_site = libraryFrame(located.stack, code);
+  if (!located.library_site.known() && !row.file.empty() && !code.isUserFile(row.file)) {
+    located.library_site = {row.file, row.line, displayFunction(row.function)};
+  }
+  return located;
+}
+
+bool isComprehension(std::string_view function) {
+  return function == "<dictcomp>" || function == "<listcomp>" || function == "<setcomp>" || function == "<genexpr>";
+}
+
+// The break that torch could not resume after at `where`: a break whose stack passes through that line.
+const Located* earlierBreak(const std::vector<Located>& breaks, const Location& where) {
+  for (const auto& candidate : breaks) {
+    if (candidate.row->frame_skipped || candidate.where == where) continue;
+    for (const auto& frame : candidate.stack) {
+      if (frame.file == where.file && frame.line == where.line) return &candidate;
+    }
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -96,59 +122,71 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
       [&](const store::Row& row) { sync_seconds[{row.text(0), row.integer(1)}] = toSeconds(row.real(2)); });
   if (!synced) return synced.error();
 
-  std::map<Site, Group> groups;
-  auto grouped = context.reader.query(
-      // Each break gets an equal share of its compilation's time, so that breaks of one frame are not counted twice.
-      "SELECT g.break_type, g.reason, g.file, g.line, g.function, count(*), sum(coalesce(c.ns * 1.0 / n.breaks, 0)), "
-      "min(g.explanation) FROM graph_breaks g LEFT JOIN (SELECT pid, frame_id, frame_compile_id, "
-      "sum(end_ns - start_ns) AS ns FROM compiles GROUP BY pid, frame_id, frame_compile_id) c "
-      "ON c.pid = g.pid AND c.frame_id = g.frame_id AND c.frame_compile_id = g.frame_compile_id "
-      "LEFT JOIN (SELECT pid, frame_id, frame_compile_id, count(*) AS breaks FROM graph_breaks "
-      "GROUP BY pid, frame_id, frame_compile_id) n "
-      "ON n.pid = g.pid AND n.frame_id = g.frame_id AND n.frame_compile_id = g.frame_compile_id "
-      "GROUP BY g.break_type, g.reason, g.file, g.line, g.function",
-      [&](const store::Row& row) {
-        const Cause cause = classifyBreak(row.text(0), row.text(1));
-        Group& group = groups[{"graph-break/" + std::string(cause.id), row.text(2), row.integer(3), row.text(4)}];
-        group.count += row.integer(5);
-        group.compile_s += toSeconds(row.real(6));
-        group.fix = cause.fix;
-        if (group.breaks.size() < 5) {
-          group.breaks.push_back({{"break_type", row.text(0)}, {"reason", row.text(1)}, {"explanation", row.text(7)},
-                                  {"count", row.integer(5)}});
-        }
-      });
-  if (!grouped) return grouped.error();
+  auto rows = context.reader.load<store::GraphBreak>();
+  if (!rows) return rows.error();
+  // Each break gets an equal share of its compilation's time, so that breaks of one frame are not counted twice.
+  std::map<CompileKey, double> compile_seconds;
+  for (const auto& compile : facts.compiles) {
+    compile_seconds[{compile.pid, compile.frame_id, compile.frame_compile_id}] +=
+        toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+  }
+  std::map<CompileKey, int> breaks_per_compile;
+  for (const auto& row : *rows) ++breaks_per_compile[{row.pid, row.frame_id, row.frame_compile_id}];
 
-  for (const auto& [site, group] : groups) {
+  std::vector<Located> breaks;
+  breaks.reserve(rows->size());
+  for (const auto& row : *rows) breaks.push_back(locate(row, context.code));
+
+  std::map<Site, BreakGroup> groups;
+  for (const auto& located : breaks) {
+    const store::GraphBreak& row = *located.row;
+    const Designed designed = designedBreak(row, located.library_site);
+    BreakCause cause = designed != Designed::kNo ? BreakCause{"torch-designed", {}}
+                       : row.frame_skipped       ? BreakCause{"eager-fallback", {}}
+                                                 : classifyBreak(row.break_type, row.reason);
+    BreakGroup& group = groups[{"graph-break/" + std::string(cause.id), located.where.file, located.where.line}];
+    if (group.count == 0) {
+      group.where = located.where;
+      group.fix = cause.fix;
+      group.library_site = located.library_site;
+    }
+    if (designed != Designed::kNo) {
+      group.designed_kinds.insert(designed);
+      if (located.library_site.known()) group.designed_sites.emplace(designed, located.library_site);
+    }
+    ++group.count;
+    const CompileKey key{row.pid, row.frame_id, row.frame_compile_id};
+    if (const auto found = compile_seconds.find(key); found != compile_seconds.end()) {
+      group.compile_s += found->second / breaks_per_compile[key];
+    }
+    group.in_comprehension = group.in_comprehension || isComprehension(row.function) ||
+                             std::any_of(located.stack.begin(), located.stack.end(), [&](const store::SourceFrame& frame) {
+                               return frame.file == located.where.file && frame.line == located.where.line &&
+                                      isComprehension(frame.function);
+                             });
+    group.addBreak(row);
+    if (row.frame_skipped && !group.caused_by.known()) {
+      if (const Located* earlier = earlierBreak(breaks, located.where)) {
+        group.caused_by = earlier->where;
+        group.caused_by_type = earlier->row->break_type;
+      }
+    }
+  }
+
+  for (auto& [site, group] : groups) {
     const auto sync = sync_seconds.find({site.file, site.line});
-    const double blocked_s = sync == sync_seconds.end() ? 0 : sync->second;
+    group.sync_s = sync == sync_seconds.end() ? 0 : sync->second;
     // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>": that
     // compile time is what the break costs. Without such frames, the break's share of its compilation stands in.
-    const double resume_s = resumeCompileSeconds(facts, site.function, site.line);
-    const double compile_s = resume_s > 0 ? resume_s : group.compile_s;
-    const std::string& first_type = group.breaks.front()["break_type"].get_ref<const std::string&>();
-    Finding finding = makeFinding(
-        site.rule, "warning",
-        fmt::format("Graph break at {}: {}", formatLocation(site.file, site.line).empty() ? "unknown line"
-                                                                                          : formatLocation(site.file, site.line),
-                    first_type),
-        fmt::format("torch.compile split the graph {} time(s) here ({}). Each break returns to Python, ends "
-                    "fusion across it and adds guards; {} {}{}.",
-                    group.count, first_type,
-                    resume_s > 0 ? "compiling the code after it took" : "its share of the compile time is",
-                    formatSeconds(compile_s),
-                    blocked_s > 0 ? fmt::format(" and the line blocked the host {} in syncs", formatSeconds(blocked_s)) : ""),
-        group.fix);
-    finding.file = site.file;
-    finding.line = site.line;
-    finding.function = site.function;
+    group.resume_s = resumeCompileSeconds(facts, group.where.function, group.where.line);
+    const BreakAdvice advice = breakAdvice(site.rule, group);
+    Finding finding = makeFinding(site.rule, advice.severity, advice.title, advice.message, advice.fix);
+    finding.file = group.where.file;
+    finding.line = group.where.line;
+    finding.function = group.where.function;
     finding.count = group.count;
-    setImpact(finding, facts, compile_s + blocked_s);
-    setEvidence(finding, {{"breaks", group.breaks},
-                          {"compile_seconds", compile_s},
-                          {"resume_compile_seconds", resume_s},
-                          {"sync_seconds", blocked_s}});
+    setImpact(finding, facts, group.costSeconds() + group.sync_s);
+    setEvidence(finding, group.evidence());
     out.push_back(std::move(finding));
   }
   return {};

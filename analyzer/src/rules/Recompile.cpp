@@ -1,113 +1,172 @@
-// recompile/*: frames that torch.compile compiled again and again, grouped by frame and cause.
+// recompile/*: code that torch.compile compiled again, by cause, at the user's line to change.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
+#include "../Locations.h"
 #include "../Rules.h"
-#include "torchscope/analyzer/FixIds.h"
+#include "RecompileAdvice.h"
+#include "torchscope/store/Classify.h"
 
 namespace torchscope::analyzer {
 
 namespace {
 
-struct FrameCause {
+// Below this share of the run, a recompile's compile time is not worth a finding, whatever its count.
+constexpr double kMinimumFraction = 0.01;
+
+struct Key {
+  std::string rule;
   std::string file;
   std::int64_t line = -1;
-  std::string function;
-  std::string cause;
-  bool operator<(const FrameCause& other) const {
-    return std::tie(file, line, function, cause) < std::tie(other.file, other.line, other.function, other.cause);
+  bool operator<(const Key& other) const {
+    return std::tie(rule, file, line) < std::tie(other.rule, other.file, other.line);
   }
-};
-
-struct Group {
-  std::int64_t count = 0;
-  bool limit_hit = false;
-  double compile_s = 0;
-  std::vector<std::string> examples;  // guard failure texts, first few
-  bool mentions_lr = false;
 };
 
 std::string ruleFor(const std::string& cause) {
-  if (cause == "dynamic-shape") return "recompile/dynamic-shape";
-  if (cause == "python-scalar") return "recompile/python-scalar";
+  for (std::string_view known : {"dynamic-shape", "python-scalar", "dtype-device", "global-state", "training-flag",
+                                 "type-or-identity"}) {
+    if (cause == known) return "recompile/" + cause;
+  }
   return "recompile/other";
 }
 
-FixProposal fixFor(const std::string& cause, bool mentions_lr) {
+// The line the user changes: the torch.compile call for sizes, where a guarded number is set for Python
+// numbers, the call into the compiled code otherwise; the next known one when that one is unknown.
+Location chooseLocation(const std::string& cause, const Location& entry, const Location& call_site,
+                        const Location& value_source, const Location& user_frame) {
+  std::vector<const Location*> order;
   if (cause == "dynamic-shape") {
-    return {fix::kDynamicShapes, "compile with dynamic=True (or mark the varying dimension with torch._dynamo.mark_dynamic)"};
+    order = {&entry, &call_site, &user_frame};
+  } else if (cause == "python-scalar") {
+    order = {&value_source, &call_site, &entry, &user_frame};
+  } else {
+    order = {&call_site, &entry, &user_frame};
   }
-  if (cause == "python-scalar" && mentions_lr) {
-    return {fix::kTensorLr, "pass the learning rate as a tensor, e.g. Adam(params, lr=torch.tensor(1e-3))"};
+  for (const Location* location : order) {
+    if (location->known()) return *location;
   }
-  if (cause == "python-scalar") {
-    return {fix::kDynamicShapes, "pass the changing Python number as a tensor, or compile with dynamic=True"};
-  }
-  return {"", "read the guard failures in the evidence and keep the guarded value stable between calls"};
+  return {};
 }
 
-// A single recompile for a new shape is what automatic dynamic shapes expects; two or more are a pattern.
-std::int64_t minimumCount(const std::string& cause) { return cause == "python-scalar" ? 1 : 2; }
+// The guard texts of a guard_failures column, one per line.
+std::string joinedGuards(const std::string& guard_failures) {
+  const auto guards = nlohmann::json::parse(guard_failures, nullptr, false);
+  if (!guards.is_array()) return guard_failures;
+  std::string joined;
+  for (const auto& guard : guards) joined += (guard.is_string() ? guard.get<std::string>() : guard.dump()) + "\n";
+  return joined;
+}
+
+void addFrame(RecompileGroup& group, const Location& frame, bool library) {
+  for (auto& known : group.frames) {
+    if (known.frame == frame) {
+      ++known.recompiles;
+      return;
+    }
+  }
+  group.frames.push_back({frame, library, 1});
+}
+
+nlohmann::json evidenceOf(const RecompileGroup& group) {
+  nlohmann::json evidence = {{"frame", group.frames.empty() ? "" : group.frames.front().frame.function},
+                             {"cause", group.cause},
+                             {"detail", group.detail},
+                             {"recompiles", group.count},
+                             {"compile_seconds", group.compile_s},
+                             {"limit_hit", group.limit_hit},
+                             {"entry", locationJson(group.entry)},
+                             {"call_site", locationJson(group.call_site)}};
+  evidence["value_source"] = group.value_source.known()
+                                 ? nlohmann::json{{"kind", group.value_kind}, {"file", group.value_source.file},
+                                                  {"line", group.value_source.line}}
+                                 : nlohmann::json(nullptr);
+  evidence["frames"] = nlohmann::json::array();
+  nlohmann::json library_frame = nullptr;
+  for (const auto& frame : group.frames) {
+    nlohmann::json entry = locationJson(frame.frame);
+    entry["recompiles"] = frame.recompiles;
+    entry["library"] = frame.library;
+    evidence["frames"].push_back(entry);
+    if (frame.library && library_frame.is_null()) library_frame = locationJson(frame.frame);
+  }
+  evidence["library_frame"] = library_frame;
+  evidence["guard_failures"] = nlohmann::json::array();
+  for (const auto& example : group.guard_examples) {
+    auto parsed = nlohmann::json::parse(example, nullptr, false);
+    evidence["guard_failures"].push_back(parsed.is_discarded() ? nlohmann::json(example) : parsed);
+  }
+  return evidence;
+}
+
+Finding findingFor(std::string rule, std::string severity, const RecompileAdvice& advice, const RecompileGroup& group,
+                   const Facts& facts) {
+  Finding finding = makeFinding(std::move(rule), std::move(severity), advice.title, advice.message, advice.fix);
+  finding.file = group.location.file;
+  finding.line = group.location.line;
+  finding.function = group.location.function;
+  setImpact(finding, facts, group.compile_s);
+  setEvidence(finding, evidenceOf(group));
+  return finding;
+}
 
 }  // namespace
 
 Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (!facts.compiled && facts.recompiles.empty()) return {};
-  std::map<FrameCause, Group> groups;
+  std::map<Key, RecompileGroup> groups;
   for (const auto& recompile : facts.recompiles) {
-    const std::string cause = recompile.cause == "dynamic-shape" || recompile.cause == "python-scalar" ? recompile.cause : "other";
-    Group& group = groups[{recompile.co_filename, recompile.co_firstlineno, recompile.co_name, cause}];
+    // Stores that kept no cause or detail (imported, older) get them from the guard texts.
+    store::RecompileCause cause{recompile.cause, recompile.cause_detail};
+    if (cause.cause.empty() || cause.detail.empty()) {
+      const store::RecompileCause classified = store::classifyRecompileCause(joinedGuards(recompile.guard_failures));
+      if (cause.cause.empty()) cause = classified;
+      if (cause.cause == classified.cause) cause.detail = classified.detail;
+    }
+    const Location frame{recompile.co_filename, recompile.co_firstlineno, displayFunction(recompile.co_name)};
+    const bool library = !context.code.isUserFile(recompile.co_filename);
+    const Location call_site = regionCallLocation(store::parseStack(recompile.stack), context.code);
+    const Location entry = recompile.entry_file.empty() ? Location{} : Location{recompile.entry_file, recompile.entry_line, ""};
+    const Location value =
+        recompile.value_file.empty() ? Location{} : Location{recompile.value_file, recompile.value_line, ""};
+    Location where = chooseLocation(cause.cause, entry, call_site, value, library ? Location{} : frame);
+    // A store without stacks (an imported trace) knows the compiled frame only.
+    if (!where.known()) where = frame;
+
+    RecompileGroup& group = groups[{ruleFor(cause.cause), where.file, where.line}];
+    if (group.count == 0) {
+      group.cause = cause.cause;
+      group.location = where;
+    }
+    if (group.detail.empty()) group.detail = cause.detail;
+    if (!group.entry.known()) group.entry = entry;
+    if (!group.call_site.known()) group.call_site = call_site;
+    if (!group.value_source.known() && value.known()) {
+      group.value_source = value;
+      group.value_kind = recompile.value_kind;
+    }
     ++group.count;
     group.limit_hit = group.limit_hit || recompile.limit_hit;
     group.compile_s += compileSeconds(facts, recompile.pid, recompile.frame_id, recompile.frame_compile_id);
-    if (group.examples.size() < 3) group.examples.push_back(recompile.guard_failures);
-    group.mentions_lr = group.mentions_lr || containsAny(recompile.guard_failures, {"'lr'", "param_groups", "\"lr\""});
+    addFrame(group, frame, library);
+    if (group.guard_examples.size() < 3) group.guard_examples.push_back(recompile.guard_failures);
   }
 
-  for (const auto& [where, group] : groups) {
-    const FixProposal fix = fixFor(where.cause, group.mentions_lr);
-    nlohmann::json evidence = {{"frame", where.function},  {"cause", where.cause},
-                               {"recompiles", group.count}, {"compile_seconds", group.compile_s},
-                               {"limit_hit", group.limit_hit}};
-    evidence["guard_failures"] = nlohmann::json::array();
-    for (const auto& example : group.examples) {
-      auto parsed = nlohmann::json::parse(example, nullptr, false);
-      evidence["guard_failures"].push_back(parsed.is_discarded() ? nlohmann::json(example) : parsed);
-    }
-    const std::string where_text = formatLocation(where.file, where.line);
-    if (group.count >= minimumCount(where.cause)) {
-      Finding finding = makeFinding(
-          ruleFor(where.cause), "warning", fmt::format("{} recompiled {} times ({})", where.function, group.count, where.cause),
-          fmt::format("torch.compile compiled '{}' ({}) {} more times because a guard failed ({}); each recompile "
-                      "costs compile time ({} in total here).",
-                      where.function, where_text, group.count, where.cause, formatSeconds(group.compile_s)),
-          fix);
-      finding.file = where.file;
-      finding.line = where.line;
-      finding.function = where.function;
+  for (auto& [key, group] : groups) {
+    std::stable_sort(group.frames.begin(), group.frames.end(),
+                     [](const RecompiledFrame& a, const RecompiledFrame& b) { return a.recompiles > b.recompiles; });
+    const RecompileAdvice advice = recompileAdvice(group, facts);
+    // Impact, not count, decides: one recompile that takes half the run is reported, many cheap ones are not.
+    if (facts.duration_s <= 0 || facts.fraction(group.compile_s) >= kMinimumFraction) {
+      Finding finding = findingFor(key.rule, "warning", advice, group, facts);
       finding.count = group.count;
-      setImpact(finding, facts, group.compile_s);
-      setEvidence(finding, evidence);
       out.push_back(std::move(finding));
     }
-    if (group.limit_hit) {
-      Finding finding = makeFinding(
-          "recompile/limit-hit", "error", fmt::format("{} hit the recompile limit and now runs eagerly", where.function),
-          fmt::format("'{}' ({}) recompiled until torch.compile's recompile limit was hit (cause: {}); from then on "
-                      "the frame runs without compilation. Remove the cause rather than raising the limit.",
-                      where.function, where_text, where.cause),
-          fix);
-      finding.file = where.file;
-      finding.line = where.line;
-      finding.function = where.function;
-      finding.count = 1;
-      setImpact(finding, facts, group.compile_s);
-      setEvidence(finding, evidence);
-      out.push_back(std::move(finding));
-    }
+    if (group.limit_hit) out.push_back(findingFor("recompile/limit-hit", "error", limitAdvice(group, advice.fix), group, facts));
   }
   return {};
 }

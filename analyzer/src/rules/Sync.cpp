@@ -1,9 +1,11 @@
-// sync/*: host-device synchronisations repeated at one user line, with the time the host was blocked.
+// sync/*: host-device synchronisations repeated at one user line, with the time the host was blocked. The
+// line is the innermost user frame of the sync's stack, chosen with the analysis' idea of user code.
 #include <fmt/format.h>
 
 #include <map>
 #include <tuple>
 
+#include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 
@@ -70,14 +72,18 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (facts.count("syncs") == 0) return {};
   std::map<Site, Group> groups;
+  // One row per place and stack (a sync site repeats its stack), so that the user's frame is chosen once per stack.
   auto grouped = context.reader.query(
-      "SELECT o.value, f.value, t.line, t.function, t.n, t.ns, t.kind FROM (SELECT op_id, file_id, line, function, "
-      "count(*) AS n, sum(end_ns - start_ns) AS ns, min(sync_kind) AS kind FROM syncs "
-      "GROUP BY op_id, file_id, line, function) t JOIN strings o ON o.id = t.op_id JOIN strings f ON f.id = t.file_id",
+      "SELECT o.value, f.value, t.line, t.function, t.n, t.ns, t.kind, t.stack FROM (SELECT op_id, file_id, line, "
+      "function, stack, count(*) AS n, sum(end_ns - start_ns) AS ns, min(sync_kind) AS kind FROM syncs "
+      "GROUP BY op_id, file_id, line, function, stack) t JOIN strings o ON o.id = t.op_id "
+      "JOIN strings f ON f.id = t.file_id",
       [&](const store::Row& row) {
         const std::string op = row.text(0);
         const Cause cause = classifySync(op, row.text(6));
-        Group& group = groups[{"sync/" + std::string(cause.id), row.text(1), row.integer(2), row.text(3)}];
+        Location where = innermostUserLocation(store::parseStack(row.text(7)), context.code);
+        if (!where.known()) where = {row.text(1), row.integer(2), row.text(3)};
+        Group& group = groups[{"sync/" + std::string(cause.id), where.file, where.line, where.function}];
         group.count += row.integer(4);
         group.blocked_s += toSeconds(row.real(5));
         group.fix = cause.fix;

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -30,6 +32,27 @@ void writeOutput(const std::string& text, const std::string& output_path) {
   if (!file) fail(kExitFailure, "cannot write " + output_path);
 }
 
+// --user-code directories and TORCHSCOPE_USER_CODE (':'-separated), as absolute paths.
+std::vector<std::string> userCodeRoots(const std::vector<std::string>& given) {
+  std::vector<std::string> paths = given;
+  if (const char* environment = std::getenv("TORCHSCOPE_USER_CODE")) {
+    std::string list = environment;
+    for (std::size_t start = 0; start <= list.size();) {
+      const auto end = std::min(list.find(':', start), list.size());
+      if (end > start) paths.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  std::vector<std::string> roots;
+  for (const auto& path : paths) {
+    std::error_code error;
+    std::string absolute = std::filesystem::absolute(path, error).lexically_normal().string();
+    while (absolute.size() > 1 && absolute.back() == '/') absolute.pop_back();
+    roots.push_back(error ? path : absolute);
+  }
+  return roots;
+}
+
 }  // namespace
 
 void addAdviseCommand(CLI::App& app) {
@@ -37,6 +60,7 @@ void addAdviseCommand(CLI::App& app) {
     std::vector<std::string> stores;
     std::string format = "text";
     std::string output;
+    std::vector<std::string> user_code;
     bool save = false;
   };
   auto options = std::make_shared<Options>();
@@ -46,12 +70,20 @@ void addAdviseCommand(CLI::App& app) {
                   "Output format: text (colour on a terminal), json, markdown, sarif (2.1.0), junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
   cmd->add_flag("--save", options->save, "Also store the findings in each store (replacing earlier ones) for the GUI");
+  cmd->add_option("--user-code", options->user_code,
+                  "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
+                  "':'-separated ones). Findings point at the innermost line of your code; by default that is the "
+                  "job's folder and packages installed in editable mode, never site-packages or the standard library")
+      ->allow_extra_args(false)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->footer("Exit codes: 0 report written (whatever it found), 1 I/O error, 2 bad input (missing, foreign or corrupt store).");
   cmd->callback([options] {
     const auto format = analyzer::parseFormat(options->format);
     if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
     analyzer::AnalyzeOptions analyze_options;
     if (*format == analyzer::Format::kHtml) analyze_options.timeline_buckets = kTimelineBuckets;
+    analyze_options.user_code = userCodeRoots(options->user_code);
     auto analysis = analyzer::analyze(options->stores, analyze_options);
     if (!analysis) fail(exitCodeFor(analysis.error()), analysis.error().message);
     if (options->save) {

@@ -1,4 +1,5 @@
-"""The bridge's hooks into torch: structured-trace events, optimizer steps, sync warnings.
+"""The bridge's hooks into torch: structured-trace events, torch.compile and optimizer call sites,
+optimizer steps, sync warnings.
 
 torch is never imported by the bridge itself: the hooks go in right after the job imports it,
 so a job that does not use torch pays nothing and import order stays the job's own.
@@ -14,8 +15,9 @@ import re
 import sys
 import threading
 import time
+import types
 
-from . import parse
+from . import parse, sites, steps
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -23,7 +25,8 @@ _SYNC_OPS = re.compile(r"\.(item|cpu|tolist|numpy|nonzero|repeat_interleave|to|c
 
 _abi = None
 _torch = None
-_prefixes = ()
+_optimizer_type = ()
+_prefixes = ()  # torch's and the bridge's folders: frames a sync's stack leaves out
 _lock = threading.Lock()
 # Recompiles wait for their compile's metrics (code object, cache size, limit), keyed by compile id.
 _pending_recompiles = {}
@@ -82,16 +85,35 @@ class TraceHandler(logging.Handler):
 
 
 def _on_graph_break(metadata, payload):
-    fields = parse.graph_break(payload, _prefixes)
+    fields = parse.graph_break(payload, sites.scope)
     fields.update(_ids(metadata))
     fields["ts_ns"] = _now()
     _abi.record("graph_break", fields)
 
 
+def _locate_recompile(fields, reasons):
+    """The user's side of a recompile, read from the live stack: the calling code, the torch.compile
+    call of the region and, for a guard on a Python number, where that number comes from."""
+    context = sites.CompileContext(sys._getframe())
+    fields["stack"] = [frame.as_dict() for frame in context.stack]
+    entry = context.entry()
+    if entry is not None:
+        fields["entry_file"], fields["entry_line"] = entry.site.file, entry.site.line
+    source = sites.value_source(context, reasons, _optimizer_type)
+    if source is not None:
+        fields["value_kind"], fields["value_file"], fields["value_line"] = source[0], source[1].file, source[1].line
+
+
 def _on_recompile_reasons(metadata, payload):
     fields = _ids(metadata)
     fields["ts_ns"] = _now()
-    fields["guard_failures"] = parse.guard_failures(payload)
+    reasons = parse.guard_reasons(payload)
+    fields["guard_failures"] = [reason["guard"] for reason in reasons]
+    try:
+        _locate_recompile(fields, reasons)
+    except Exception as error:  # the recompile itself is still recorded
+        _abi.diagnostic("warning", "a recompile could not be located in the user's code: "
+                                   f"{type(error).__name__}: {error}")
     with _lock:
         _pending_recompiles[_key(metadata)] = fields
 
@@ -103,6 +125,8 @@ def _on_compilation_metrics(metadata):
     code = {name: fields[name] for name in ("co_name", "co_filename", "co_firstlineno")}
     if code["co_name"]:
         _frame_code[fields["frame_id"]] = code
+    if code["co_name"] == "step":
+        _note_optimizer_region()
     _abi.record("compile", fields)
     with _lock:
         recompile = _pending_recompiles.pop(key, None)
@@ -115,6 +139,18 @@ def _on_compilation_metrics(metadata):
         recompile["cache_size"] = recompile["frame_compile_id"]
     recompile["message"] = fields["fail_reason"]
     _record_recompile(recompile)
+
+
+def _note_optimizer_region():
+    """An optimizer's step() was compiled: its compiled region ends a training step each time it returns."""
+    try:
+        context = sites.CompileContext(sys._getframe())
+        optimizer = context.compiling_self()
+        entry = context.entry()
+        if entry is not None and isinstance(optimizer, _optimizer_type):
+            entry.optimizer_id = id(optimizer)
+    except Exception:
+        pass
 
 
 def _record_recompile(fields):
@@ -165,57 +201,83 @@ def _attach_trace_handler():
     logging.getLogger("torch._dynamo.convert_frame").addFilter(LimitWarningFilter())
 
 
-# --- steps ------------------------------------------------------------------------------------
+# --- steps, optimizers and torch.compile calls ----------------------------------------------
 
 
-class _Steps:
-    def __init__(self):
-        self.index = 0
-        self.last_ns = None
-        self.optimizer_id = None
-        self.optimizer_hooked = False  # optimizer.step() post-hooks fire: they mark the steps
-        self.markers = False
-
-    def end_step(self, source):
-        now = _now()
-        if self.last_ns is not None:
-            _abi.step(self.index, self.last_ns, now, source)
-            self.index += 1
-        self.last_ns = now
+def _record_step(index, start_ns, end_ns, source):
+    _abi.step(index, start_ns, end_ns, source)
 
 
-_steps = _Steps()
+_steps = steps.Steps(_record_step)
 
 
 def _on_optimizer_step(optimizer, args, kwargs):
     # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
     if _torch.compiler.is_compiling():
         return
-    if _steps.markers:
-        return
-    if _steps.optimizer_id is None:
-        _steps.optimizer_id = id(optimizer)
-    elif _steps.optimizer_id != id(optimizer):
-        return  # several optimizers: the first one to step marks the steps
-    _steps.optimizer_hooked = True
-    _steps.end_step(b"optimizer")
+    _steps.optimizer_stepped(id(optimizer))
 
 
-def _hook_zero_grad(optimizer_class):
-    """A compiled optimizer step (torch.compile(optimizer.step)) runs no post-hooks; zero_grad(), called
-    once per step outside compiled code, then marks the steps instead."""
-    original = optimizer_class.zero_grad
+def _hook_optimizer(optimizer_class):
+    """zero_grad() marks steps when no optimizer step is seen; __init__ notes where the user creates one."""
+    original_zero_grad = optimizer_class.zero_grad
+    original_init = optimizer_class.__init__
 
-    @functools.wraps(original)
+    @functools.wraps(original_zero_grad)
     def zero_grad(self, *args, **kwargs):
-        if not _torch.compiler.is_compiling() and not _steps.markers and not _steps.optimizer_hooked:
-            if _steps.optimizer_id is None:
-                _steps.optimizer_id = id(self)
-            if _steps.optimizer_id == id(self):
-                _steps.end_step(b"zero_grad")
-        return original(self, *args, **kwargs)
+        if not _torch.compiler.is_compiling():
+            _steps.zero_grad(id(self))
+        return original_zero_grad(self, *args, **kwargs)
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):  # noqa: N807 - replaces Optimizer.__init__
+        original_init(self, *args, **kwargs)
+        if not _torch.compiler.is_compiling():
+            try:
+                sites.note_optimizer(self, sys._getframe(1))
+            except Exception:
+                pass
 
     optimizer_class.zero_grad = zero_grad
+    optimizer_class.__init__ = __init__
+
+
+def _step_counting(compiled, entry):
+    """The compiled function as the user gets it, ending a training step after each call once its
+    region is known to step an optimizer (a compiled step runs no optimizer hooks)."""
+
+    @functools.wraps(compiled)
+    def compiled_call(*args, **kwargs):
+        if _torch.compiler.is_compiling():
+            return compiled(*args, **kwargs)
+        steps_before = _steps.index
+        result = compiled(*args, **kwargs)
+        if entry.optimizer_id is not None and _steps.index == steps_before:
+            _steps.optimizer_stepped(entry.optimizer_id)
+        return result
+
+    return compiled_call
+
+
+def _hook_compile(torch):
+    """torch.compile notes where the user calls it, so that a recompile can name that line."""
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args, **kwargs):  # noqa: A001 - replaces torch.compile
+        compiled = original(*args, **kwargs)
+        try:
+            target = args[0] if args else kwargs.get("model")
+            if target is None or compiled is target:
+                return compiled  # a decorator factory, or compilation disabled
+            entry = sites.note_compile(compiled, sys._getframe(1))
+            if entry is not None and isinstance(compiled, types.FunctionType):
+                return _step_counting(compiled, entry)
+        except Exception:
+            pass
+        return compiled
+
+    torch.compile = compile
 
 
 def mark_step():
@@ -224,23 +286,16 @@ def mark_step():
         return
     if _torch is not None and _torch.compiler.is_compiling():
         return
-    _steps.markers = True
-    _steps.end_step(b"marker")
+    _steps.marker()
 
 
 # --- host-device syncs ------------------------------------------------------------------------
 
 
-def _user_stack():
-    frames = []
-    frame = sys._getframe(1)
-    while frame is not None and len(frames) < 32:
-        code = frame.f_code
-        if not parse.is_internal(code.co_filename, _prefixes) and "/warnings.py" not in code.co_filename:
-            frames.append({"file": code.co_filename, "line": frame.f_lineno, "function": code.co_name})
-        frame = frame.f_back
-    frames.reverse()
-    return frames
+def _sync_stack():
+    """The stack of a sync warning without torch's, the bridge's and the warnings module's frames."""
+    return [frame for frame in sites.stack_of(sys._getframe(1))
+            if not parse.is_internal(frame.file, _prefixes) and not frame.file.endswith("/warnings.py")]
 
 
 def _enable_sync_warnings():
@@ -259,13 +314,13 @@ def _enable_sync_warnings():
         if _SYNC_WARNING not in str(message):
             return original_showwarning(message, category, filename, lineno, file, line)
         try:
-            stack = _user_stack()
-            site = stack[-1] if stack else {"file": filename, "line": lineno, "function": ""}
-            op = _SYNC_OPS.search(linecache.getline(site["file"], site["line"]))
+            stack = _sync_stack()
+            site = sites.innermost_user(stack) or (stack[-1] if stack else parse.Frame(filename, lineno, ""))
+            op = _SYNC_OPS.search(linecache.getline(site.file, site.line))
             now = _now()
             _abi.record("sync", {"start_ns": now, "end_ns": now, "sync_kind": "python",
-                                 "op": op.group(1) if op else "", "file": site["file"], "line": site["line"],
-                                 "function": site["function"], "stack": stack})
+                                 "op": op.group(1) if op else "", "file": site.file, "line": site.line,
+                                 "function": site.function, "stack": [frame.as_dict() for frame in stack]})
         except Exception:
             pass
         return None
@@ -281,12 +336,18 @@ def _version_tuple(version):
     return tuple(int(number) for number in numbers)
 
 
+def _record_code_roots(torch):
+    scope = sites.discover_roots(torch)
+    _abi.record("code_roots", {"user": list(scope.user_roots), "library": list(scope.library_roots)})
+
+
 def _on_torch_imported(torch):
-    global _torch, _prefixes
+    global _torch, _prefixes, _optimizer_type
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
         _abi.record("run", {"torch_version": version, "cuda_version": cuda})
+        _record_code_roots(torch)
         if _version_tuple(version) < _MIN_TORCH:
             _abi.diagnostic("warning", f"torch {version} is older than 2.5: compile events were not recorded")
             return
@@ -294,8 +355,10 @@ def _on_torch_imported(torch):
         _prefixes = parse.internal_prefixes(torch)
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
+        _optimizer_type = optimizer_module.Optimizer
         optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
-        _hook_zero_grad(optimizer_module.Optimizer)
+        _hook_optimizer(optimizer_module.Optimizer)
+        _hook_compile(torch)
         _enable_sync_warnings()
     except Exception as error:
         _abi.diagnostic("error", f"the Python bridge could not hook into torch: {type(error).__name__}: {error}")
@@ -363,7 +426,8 @@ def _at_exit():
 
 def _after_fork_in_child():
     global _steps
-    _steps = _Steps()
+    _steps = steps.Steps(_record_step)
+    sites.forget_after_fork()
     _pending_recompiles.clear()
     _cache_hits.clear()
     _frame_code.clear()

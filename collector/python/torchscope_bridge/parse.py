@@ -11,9 +11,18 @@ import re
 
 _SITE = re.compile(r"^Graph break in user code at (?P<file>.*):(?P<line>\d+)\s*$", re.M)
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+?)\s*$', re.M)
-_PREAMBLE = re.compile(r"^Encountered graph break when attempting to trace\b")
+_GB_ID = re.compile(r"/gb/gb(?P<number>\d+)\.html")
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_\d+$")
+# torch's own wording around the reason, not the reason.
+_PREAMBLES = (
+    re.compile(r"^Encountered graph break when attempting to trace\b"),
+    re.compile(r"^Failed to handle graph break gracefully\b"),
+)
+_FRAME_SKIPPED = ("Failed to handle graph break gracefully", "cannot properly resume from this graph break")
+_NESTED_BREAK = "*** While handling this graph break, another graph break occurred: ***"
 _GUARD_COMMENT = re.compile(r"\s{2,}#.*$")
 _SECTION_ENDS = ("Hint:", "Developer debug context:", "For more details", "Stack variable source attribution")
+_TRACEBACKS = ("User code traceback:", "The graph break occurred in the following user code:")
 
 _NS_PER_US = 1000
 _NS_PER_S = 1_000_000_000
@@ -27,6 +36,47 @@ class Frame:
 
     def as_dict(self):
         return {"file": self.file, "line": self.line, "function": self.function}
+
+
+def _within(path, root):
+    root = root.rstrip(os.sep) or os.sep
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path.startswith(root) and len(path) > len(root) and path[len(root)] == os.sep
+
+
+class CodeScope:
+    """Which files are the user's own code: the rule of store::CodeRoots (store/UserCode.h).
+
+    The longest root that contains a file decides (a tie goes to the user root); a file under no
+    root is the user's unless it is in an installed-package folder; without library roots the
+    standard library and torch's folder count as library too; pseudo-files ("<frozen runpy>") never count.
+    """
+
+    def __init__(self, user_roots=(), library_roots=()):
+        self.user_roots = tuple(root for root in user_roots if root)
+        self.library_roots = tuple(root for root in library_roots if root)
+
+    def _longest(self, path, roots):
+        return max((len(root.rstrip(os.sep) or os.sep) for root in roots if _within(path, root)), default=0)
+
+    def is_user(self, path):
+        if not path or path.startswith("<"):
+            return False
+        as_user = self._longest(path, self.user_roots)
+        as_library = self._longest(path, self.library_roots)
+        if as_user or as_library:
+            return as_user >= as_library
+        if "/site-packages/" in path or "/dist-packages/" in path:
+            return False
+        return bool(self.library_roots) or ("/lib/python" not in path and "/torch/" not in path)
+
+
+def scope_of(scope_or_prefixes):
+    """A CodeScope as it is, or one whose library roots are the given directory prefixes."""
+    if isinstance(scope_or_prefixes, CodeScope):
+        return scope_or_prefixes
+    return CodeScope((), tuple(scope_or_prefixes or ()))
 
 
 def is_internal(path, internal_prefixes):
@@ -45,13 +95,32 @@ def internal_prefixes(torch_module):
     return tuple(prefixes)
 
 
-def user_frames(text, prefixes):
+def function_name(name):
+    """The user's function of a Dynamo resume function ("torch_dynamo_resume_in_forward_at_41" -> "forward")."""
+    match = _RESUME.match(name or "")
+    return match["function"] if match else name
+
+
+def frames(text):
+    """Every frame of a rendered traceback, outermost first."""
+    return [Frame(match["file"], int(match["line"]), match["function"]) for match in _FRAME.finditer(text)]
+
+
+def user_frames(text, scope):
     """The frames of a rendered traceback that belong to the user, outermost first."""
-    frames = []
-    for match in _FRAME.finditer(text):
-        if not is_internal(match["file"], prefixes):
-            frames.append(Frame(match["file"], int(match["line"]), match["function"]))
-    return frames
+    scope = scope_of(scope)
+    return [frame for frame in frames(text) if scope.is_user(frame.file)]
+
+
+def _traceback(payload):
+    """The traceback torch rendered for the user's code, without torch's own exception traceback after it."""
+    for marker in _TRACEBACKS:
+        start = payload.find(marker)
+        if start >= 0:
+            start += len(marker)
+            end = payload.find("\nTraceback (most recent call last):", start)
+            return payload[start:end if end >= 0 else len(payload)]
+    return ""
 
 
 def _reason_block(payload):
@@ -61,13 +130,20 @@ def _reason_block(payload):
             start += len(marker)
             end = payload.find("\nUser code traceback:", start)
             return payload[start:end if end >= 0 else len(payload)]
-    return ""
+    # A frame torch skipped: the reason is the exception at the end of its traceback.
+    start = payload.rfind("torch._dynamo.exc.Unsupported:")
+    return payload[start + len("torch._dynamo.exc.Unsupported:"):] if start >= 0 else ""
+
+
+def _is_preamble(line):
+    return not line or any(pattern.match(line) for pattern in _PREAMBLES)
 
 
 def _split_reason(block):
-    """(gb_type, explanation, hints, developer context) from torch's rendered break reason."""
+    """(gb_type, explanation, hints, developer context) of the first break in torch's rendered reason."""
+    block = block.split(_NESTED_BREAK, 1)[0]
     lines = [line.rstrip() for line in block.strip("\n").splitlines()]
-    while lines and (not lines[0].strip() or _PREAMBLE.match(lines[0].strip())):
+    while lines and _is_preamble(lines[0].strip()):
         lines.pop(0)
     if not lines:
         return "", "", [], ""
@@ -95,51 +171,95 @@ def _split_reason(block):
     return gb_type, " ".join(explanation), hints, context
 
 
-def graph_break(payload, prefixes):
-    """Fields of a GraphBreak row from a `dynamo_graph_break_reason` artifact."""
+def graph_break(payload, scope):
+    """Fields of a GraphBreak row from a `dynamo_graph_break_reason` artifact.
+
+    scope: a CodeScope (or, as before, a tuple of torch's directory prefixes). `stack` keeps every
+    frame of torch's user traceback; `file`/`line` are the innermost user frame, which is torch's
+    break site when that site is the user's (the optimizer's own break is placed at the user's
+    optimizer.step() call, and its real site stays the innermost frame of `stack`).
+    """
+    scope = scope_of(scope)
     gb_type, explanation, hints, context = _split_reason(_reason_block(payload))
-    traceback_at = payload.find("User code traceback:")
-    stack = user_frames(payload[traceback_at:], prefixes) if traceback_at >= 0 else []
+    stack = frames(_traceback(payload))
     site = _SITE.search(payload)
+    if site and not stack:
+        stack = [Frame(site["file"], int(site["line"]), "")]
+    user = [frame for frame in stack if scope.is_user(frame.file)]
     file, line, function = "", -1, ""
-    if site and not is_internal(site["file"], prefixes):
+    if site and scope.is_user(site["file"]):
         file, line = site["file"], int(site["line"])
-        for frame in reversed(stack):
+        for frame in reversed(user):
             if frame.file == file and frame.line == line:
                 function = frame.function
                 break
-    elif stack:
-        # The break happened inside torch: the user's line is the innermost of their frames.
-        file, line, function = stack[-1].file, stack[-1].line, stack[-1].function
+    elif user:
+        file, line, function = user[-1].file, user[-1].line, user[-1].function
+    gb_id = _GB_ID.search(payload)
     return {
         "break_type": gb_type,
         "reason": context or gb_type,
         "explanation": explanation,
         "hints": hints,
+        "gb_id": f"GB{gb_id['number']}" if gb_id else "",
+        "frame_skipped": 1 if any(marker in payload for marker in _FRAME_SKIPPED) else 0,
         "file": file,
         "line": line,
-        "function": function,
-        "user_stack": [frame.as_dict() for frame in stack],
+        "function": function_name(function),
+        "user_stack": [frame.as_dict() for frame in user],
+        "stack": [frame.as_dict() for frame in stack],
     }
+
+
+def _reason_texts(payload):
+    if isinstance(payload, list):
+        return payload
+    try:
+        reasons = json.loads(payload)
+    except (TypeError, ValueError):
+        reasons = [payload]
+    return reasons if isinstance(reasons, list) else [reasons]
+
+
+def guard_reasons(payload):
+    """The failing guards of a `recompile_reasons` artifact, most recent cache entry first: each
+    {"guard": text without torch's trailing code comment, "stack": [Frame] where the guarded value was read}."""
+    reasons = []
+    for reason in _reason_texts(payload):
+        text, _, stack_text = str(reason).partition("\nUser stack trace:")
+        first, *rest = text.splitlines() or [""]
+        guard = "\n".join([_GUARD_COMMENT.sub("", first)] + rest).strip()
+        if guard:
+            reasons.append({"guard": guard, "stack": frames(stack_text)})
+    return reasons
 
 
 def guard_failures(payload):
     """The failing guard texts of a `recompile_reasons` artifact, most recent cache entry first."""
-    if isinstance(payload, list):
-        reasons = payload
-    else:
-        try:
-            reasons = json.loads(payload)
-        except (TypeError, ValueError):
-            reasons = [payload]
-        if not isinstance(reasons, list):
-            reasons = [reasons]
-    guards = []
-    for reason in reasons:
-        text = str(reason).split("\nUser stack trace:", 1)[0]
-        first, *rest = text.splitlines() or [""]
-        guards.append("\n".join([_GUARD_COMMENT.sub("", first)] + rest).strip())
-    return [guard for guard in guards if guard]
+    return [reason["guard"] for reason in guard_reasons(payload)]
+
+
+_SCALAR_GUARD = re.compile(r"^(?:\d+/\d+:\s*)?(?P<expression>.+?) == (?P<value>[-+]?(?:\d|\.\d)\S*|True|False)\s*$")
+
+
+def scalar_guard(guard):
+    """The guarded expression of a guard on a Python number's or bool's value, as torch wrote it
+    ("L['self'].param_groups[0]['lr']"), or None for any other guard (lengths and training flags included)."""
+    match = _SCALAR_GUARD.match(guard.splitlines()[0] if guard else "")
+    if not match:
+        return None
+    expression = match["expression"].strip()
+    if expression.startswith("len(") or expression.endswith(".training"):
+        return None
+    return expression
+
+
+_SCOPE_KEY = re.compile(r"""(?<![\w])[LG]\[(['"])(?P<name>[^'"]+)\1\]""")
+
+
+def guarded_source(expression):
+    """A guarded expression as the user wrote it: "L['self'].lr" -> "self.lr" (store::guardedSource)."""
+    return _SCOPE_KEY.sub(lambda match: match["name"], expression).strip()
 
 
 def _first(metrics, *keys):

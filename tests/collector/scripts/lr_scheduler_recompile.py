@@ -1,23 +1,23 @@
 # A float learning rate changed by a scheduler around a compiled optimizer step: every new lr
 # value is a new guard value, so the step recompiles (python-scalar). Prints what Dynamo counted:
 # graphs, graph breaks, and compiles per code object (recompiles included).
-# The compiled step runs no optimizer hooks, so zero_grad() marks the steps.
+# The compiled step runs no optimizer hooks: its compiled region ends each training step when it returns.
 import json
 
 import torch
 
 model = torch.nn.Linear(4, 2)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # MARK:optimizer
 scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
 
 
 @torch.compile  # MARK:frame (a decorated function starts at its decorator)
 def optimizer_step():
-    optimizer.step()
+    optimizer.step()  # MARK:step
 
 
 for _ in range(3):
-    optimizer.zero_grad()  # the compiled step runs no hooks: these calls mark the steps
+    optimizer.zero_grad()
     model(torch.ones(2, 4)).sum().backward()
     optimizer_step()
     scheduler.step()

@@ -11,5 +11,5 @@ def scale(x, factor):  # MARK:frame
 
 compiled = torch.compile(scale, dynamic=False)
 for factor in (1.5, 2.5, 3.5, 4.5):
-    compiled(torch.ones(2), factor)
+    compiled(torch.ones(2), factor)  # MARK:call
 print("done")

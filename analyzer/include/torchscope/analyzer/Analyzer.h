@@ -53,6 +53,9 @@ struct Analysis {
 
 struct AnalyzeOptions {
   int timeline_buckets = 0;  // 0: no timeline overview (it costs one more pass over the kernels)
+  // Directories whose files count as the user's code besides the ones the run recorded (the job's
+  // folder, editable installs): findings then point into them (`advise --user-code`).
+  std::vector<std::string> user_code;
 };
 
 // Analyses every store; findings with the same rule and location across stores are merged.

@@ -2,7 +2,7 @@
 // libtorch — inference mode, freeze + optimize_for_inference, channels_last, bf16 — against the
 // plain eval/no_grad baseline: latency with a 95 % CI of the speed-up and output parity.
 //
-// Only available when built with libtorch (TORCHSCOPE_HAS_LIBTORCH). Error contract: Result errors
+// runOptimize lives in torchscope_optimize (built with libtorch), the rest in torchscope_compiler. Error contract: Result errors
 // for a missing or non-TorchScript model file and for inputs the model rejects; a variant that
 // fails or is not offered by this libtorch is reported as unavailable, not as an error.
 #pragma once

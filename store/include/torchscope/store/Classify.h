@@ -7,12 +7,31 @@
 
 namespace torchscope::store {
 
-// Cause class of one recompilation from its failing guard text(s):
-//   "dynamic-shape"    tensor size or stride guard ("size mismatch at index 0")
-//   "python-scalar"    a Python int/float guarded by value ("L['self'].param_groups[0]['lr'] == 0.01")
-//   "type-or-identity" type, id or object identity guards, dtype/device/requires_grad mismatches
-//   "other"            anything else
+// Why a frame was compiled again, from its failing guard text(s), with what exactly changed:
+//   cause              guard text (torch 2.5 - 2.13)                          detail
+//   "dynamic-shape"    "size mismatch at index 0", "stride mismatch",         the tensor ("x_num")
+//                      ".size()[0] <= 8", "rank mismatch"
+//   "dtype-device"     "dtype mismatch", "device mismatch", "dispatch key    "dtype", "device", "requires_grad"
+//                      set mismatch" (CPU -> Meta), "requires_grad mismatch"
+//   "global-state"     "GLOBAL_STATE changed: grad_mode", "autocast(...)",    "grad_mode", "autocast", or torch's
+//                      deterministic algorithms, default device, ...          name of the state
+//   "training-flag"    "L['self'].training == True"                           the module ("self._modules['d']")
+//   "python-scalar"    a Python int/float/bool guarded by value               the guarded expression
+//                      ("L['self'].param_groups[0]['lr'] == 0.01")            ("self.param_groups[0]['lr']")
+//   "type-or-identity" "___check_type_id", "___check_obj_id", " is ",          "type", "identity", "deallocated"
+//                      "... got deallocated"
+//   "other"            anything else ("len(L['xs']) == 3")                    ""
+// When several guards failed (one per cache entry), the first class in this order wins.
+struct RecompileCause {
+  std::string cause;
+  std::string detail;
+};
+RecompileCause classifyRecompileCause(std::string_view guard_failures);
+// The cause alone.
 std::string classifyRecompile(std::string_view guard_failures);
+
+// A guarded expression as the user wrote it: "L['self'].lr" -> "self.lr", "G['step']" -> "step".
+std::string guardedSource(std::string_view expression);
 
 // True when torch says the recompile limit was hit and the frame falls back to eager.
 bool isRecompileLimitHit(std::string_view message);

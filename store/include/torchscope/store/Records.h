@@ -206,6 +206,9 @@ struct GraphBreak {
   std::int64_t line = -1;
   std::string function;
   std::string user_stack;   // JSON array of {"file","line","function"}, innermost last
+  std::string stack;        // the same with library frames kept: torch's whole user traceback
+  std::string gb_id;        // torch's graph-break registry id ("GB0170"), "" before torch 2.7
+  bool frame_skipped = false;  // torch could not resume after the break and ran the frame eagerly
   bool operator==(const GraphBreak&) const = default;
 };
 
@@ -218,9 +221,16 @@ struct Recompile {
   std::string co_filename;
   std::int64_t co_firstlineno = -1;
   std::string guard_failures;  // JSON array of strings
-  std::string cause;           // "dynamic-shape" | "python-scalar" | "type-or-identity" | "other"
+  std::string cause;           // store::classifyRecompileCause: "dynamic-shape" | "python-scalar" | ...
   std::int64_t cache_size = -1;
   bool limit_hit = false;      // the recompile limit was hit: the frame falls back to eager
+  std::string cause_detail;    // what changed: the tensor, "grad_mode", the guarded expression, ...
+  std::string stack;           // JSON: the Python stack that called the compiled code, library frames kept
+  std::string entry_file;      // the torch.compile call (or decorator) that compiled the region
+  std::int64_t entry_line = -1;
+  std::string value_kind;      // where a guarded Python value comes from: "optimizer", "attribute", "item", ...
+  std::string value_file;      // the line the user writes that value at
+  std::int64_t value_line = -1;
   bool operator==(const Recompile&) const = default;
 };
 

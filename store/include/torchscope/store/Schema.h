@@ -9,12 +9,13 @@ namespace torchscope::store {
 
 // PRAGMA application_id of every torchscope store ("TSCP").
 inline constexpr std::int32_t kApplicationId = 0x54534350;
-// PRAGMA user_version: bumped on any incompatible change. Readers refuse newer versions.
-inline constexpr std::int32_t kSchemaVersion = 1;
+// PRAGMA user_version: bumped on any incompatible change. Readers refuse other versions.
+// v2: stacks with library frames, graph-break registry ids, recompile causes with their sources.
+inline constexpr std::int32_t kSchemaVersion = 2;
 
-// The tables of schema v1, in creation order.
+// The tables of the schema, in creation order.
 std::vector<std::string_view> tableNames();
-// The full CREATE statements of schema v1 (tables and views; indexes come at close).
+// The full CREATE statements of the schema (tables and views; indexes come at close).
 std::string_view schemaSql();
 // CREATE INDEX statements built when a run closes.
 std::string_view indexSql();

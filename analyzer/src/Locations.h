@@ -1,0 +1,41 @@
+// Where a finding points: the user's own line, chosen at analysis time from the stacks the store
+// keeps, with the run's user-code roots (store/UserCode.h) widened by `advise --user-code`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "torchscope/store/UserCode.h"
+
+namespace torchscope::analyzer {
+
+struct Location {
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  [[nodiscard]] bool known() const { return !file.empty(); }
+  bool operator==(const Location&) const = default;
+};
+
+// The user's function of a Dynamo resume function: "torch_dynamo_resume_in_forward_at_41" -> "forward".
+std::string displayFunction(std::string_view name);
+
+Location locationOf(const store::SourceFrame& frame);
+// The innermost user frame of a stored stack, or an unknown location.
+Location innermostUserLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
+// The user's call into a compiled region: the innermost user frame outside torch.compile's outermost wrapper on the
+// stack (a frame compiled inside the region, e.g. after a graph break, is called from code that is itself compiled);
+// the innermost user frame when the stack shows no wrapper.
+Location regionCallLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
+// The innermost frame when it is not the user's (torch's or a library's own line), or an unknown location.
+Location libraryFrame(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
+
+// {"file", "line", "function"} for evidence; null for an unknown location.
+nlohmann::json locationJson(const Location& location);
+// "model.py:41 (forward)" for messages, "an unknown line" when unknown.
+std::string describe(const Location& location);
+
+}  // namespace torchscope::analyzer

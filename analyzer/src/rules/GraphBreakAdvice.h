@@ -1,0 +1,63 @@
+// What a graph-break finding says: built from torch's graph-break registry fields (gb_type,
+// explanation, hints) rather than its log wrapper, with torch's own deliberate breaks explained.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "../Locations.h"
+#include "../Rules.h"
+
+namespace torchscope::analyzer {
+
+struct BreakCause {
+  std::string_view id;
+  FixProposal fix;
+};
+
+// Breaks torch makes on purpose, not about the user's code.
+enum class Designed {
+  kNo,
+  kOptimizerGradMode,  // torch.optim's `_use_grad` calls torch._dynamo.graph_break() (pytorch#104053)
+  kSchedulerWrapper,   // an LRScheduler's wrapper around optimizer.step, which Dynamo skips on purpose
+  kTorchGraphBreak,    // any other torch._dynamo.graph_break() inside torch
+};
+// `library_site`: the innermost frame of the break when it is not the user's.
+Designed designedBreak(const store::GraphBreak& row, const Location& library_site);
+
+// The breaks that point at one user line under one rule.
+struct BreakGroup {
+  Location where;
+  Location library_site;  // torch's (or a library's) own line of the first break, when not the user's
+  std::set<Designed> designed_kinds;                 // torch's deliberate breaks among them
+  std::map<Designed, Location> designed_sites;       // and torch's line of each
+  FixProposal fix;
+  std::int64_t count = 0;
+  double compile_s = 0;   // the breaks' shares of their compilations
+  double resume_s = 0;    // compile time of the code after the break
+  double sync_s = 0;      // host time blocked in syncs at the line
+  bool in_comprehension = false;
+  Location caused_by;     // eager fallback: the break torch could not resume after
+  std::string caused_by_type;
+  nlohmann::json breaks = nlohmann::json::array();  // distinct kinds: type, registry id, explanation, hints, count
+
+  void addBreak(const store::GraphBreak& row);
+  [[nodiscard]] double costSeconds() const { return resume_s > 0 ? resume_s : compile_s; }
+  [[nodiscard]] nlohmann::json evidence() const;
+};
+
+struct BreakAdvice {
+  std::string severity;
+  std::string title;
+  std::string message;
+  FixProposal fix;
+};
+
+BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group);
+
+}  // namespace torchscope::analyzer

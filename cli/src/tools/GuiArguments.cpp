@@ -1,0 +1,12 @@
+#include "GuiArguments.h"
+
+namespace torchscope::cli {
+
+void declareGuiOptions(CLI::App& app, GuiArguments& arguments) {
+  app.add_option("store", arguments.store, "The run's store (RUN.db)")->required();
+  app.add_option("--screenshot", arguments.screenshot,
+                 "Render the window offscreen into this PNG and exit (needs no display)");
+  app.add_option("--size", arguments.size, "Window size as WIDTHxHEIGHT")->capture_default_str();
+}
+
+}  // namespace torchscope::cli

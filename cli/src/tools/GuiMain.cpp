@@ -1,0 +1,44 @@
+// torchscope-gui RUN.db [--screenshot out.png] [--size WxH]: the Qt timeline of a run; `torchscope gui`
+// starts it with the same arguments.
+#include <cstdio>
+
+#include "Commands.h"
+#include "GuiArguments.h"
+#include "torchscope/gui/App.h"
+
+namespace torchscope::cli {
+namespace {
+
+void runGuiCommand(const GuiArguments& arguments) {
+  gui::GuiOptions options;
+  options.store_path = arguments.store;
+  options.screenshot_path = arguments.screenshot;
+  char separator = 0;
+  if (std::sscanf(arguments.size.c_str(), "%d%c%d", &options.width, &separator, &options.height) != 3 ||
+      separator != 'x' || options.width < 400 || options.height < 300 || options.width > 8192 ||
+      options.height > 8192) {
+    fail(kExitUsage, "--size must be WIDTHxHEIGHT between 400x300 and 8192x8192, not '" + arguments.size + "'");
+  }
+  const auto result = gui::runGui(options);
+  if (result) return;
+  switch (result.error().code) {
+    case ErrorCode::kNotFound:
+    case ErrorCode::kNotTorchscope:
+    case ErrorCode::kVersion:
+    case ErrorCode::kCorrupt:
+    case ErrorCode::kInvalidArgument: fail(kExitUsage, result.error().message);
+    default: fail(kExitFailure, result.error().message);
+  }
+}
+
+}  // namespace
+}  // namespace torchscope::cli
+
+int main(int argc, char** argv) {
+  using namespace torchscope::cli;
+  CLI::App app{kGuiDescription, "torchscope gui"};
+  GuiArguments arguments;
+  declareGuiOptions(app, arguments);
+  app.callback([&arguments] { runGuiCommand(arguments); });
+  return runCommandLine(app, argc, argv);
+}
