@@ -28,7 +28,7 @@ namespace {
 namespace tc = torchscope::compiler;
 
 struct DemoOptions {
-  std::string scale = "tiny";
+  std::string scale = "demo";
   std::string workdir;
   int repetitions = 3;
   int max_fixes = 2;
@@ -142,7 +142,9 @@ void addDemoCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "demo",
       "Profile the bundled RDL sample, show the findings, apply the fixes that can help and measure their speed-up");
-  cmd->add_option("--scale", options->scale, "Sample size: tiny (default, sized for a CPU), small, or larger ones for a GPU");
+  cmd->add_option("--scale", options->scale,
+                  "Sample size: demo (default: tiny's data with one GNN layer and two epochs, sized for a 2-core "
+                  "CPU), tiny, small, or larger ones for a GPU");
   cmd->add_option("--repetitions", options->repetitions,
                   "Most runs per variant when measuring fixes (default 3; a fix stops earlier once decided)")
       ->check(CLI::Range(2, 50));
