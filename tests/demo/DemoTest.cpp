@@ -59,6 +59,10 @@ TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
   std::set<std::int64_t> break_lines;
   for (const auto& finding : report["findings"]) {
     rules.insert(finding["rule"].get<std::string>());
+    // Every finding names a line of the sample, never torch's, PyG's or the standard library's.
+    EXPECT_NE(finding["location"]["file"].get<std::string>().find("/samples/rdl_hm/"), std::string::npos)
+        << finding.dump(2);
+    EXPECT_TRUE(finding["location"]["line"].is_number()) << finding.dump(2);
     if (finding["rule"].get<std::string>().rfind("graph-break/", 0) == 0 && inSample(finding, "samples/rdl_hm/model.py")) {
       break_lines.insert(finding["location"]["line"].get<std::int64_t>());
     }

@@ -224,6 +224,7 @@ def main() -> int:
     if not Path(args.torchscope).is_file():
         print(f"no torchscope at {args.torchscope}", file=sys.stderr)
         return 2
+    args.torchscope = str(Path(args.torchscope).resolve())  # the jobs run in their own folders
     args.out.mkdir(parents=True, exist_ok=True)
     known = load_known_gaps(args.known_gaps)
     paths = agreement.Paths(torch_logs.torch_directory(), str(ROOT))
