@@ -63,7 +63,7 @@ void runFix(FixArguments& args) {
   const Installation& paths = installation();
   options.collector_library = paths.collector_library;
   options.use_collector = !args.no_collector;
-  options.compiler_python_dir = TORCHSCOPE_COMPILER_PYTHON_DIR;
+  options.compiler_python_dir = paths.compiler_python_dir;
   options.torchscope_executable = paths.executable_dir + "/torchscope";
   options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
   options.run_timeout = std::chrono::seconds(args.timeout_s);

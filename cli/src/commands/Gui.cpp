@@ -12,7 +12,8 @@ void addGuiCommand(CLI::App& app) {
   declareGuiOptions(*cmd, *arguments);
   cmd->callback([] {
     startTool({"torchscope-gui", "it needs Qt6 Widgets; build it with `cmake --build <build dir> --target "
-                                 "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)"});
+                                 "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)",
+               ""});
   });
 }
 
