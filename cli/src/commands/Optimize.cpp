@@ -15,6 +15,7 @@
 
 namespace torchscope::cli {
 
+#ifdef TORCHSCOPE_OPTIMIZE_TORCH_VERSION  // configured with libtorch
 namespace {
 
 namespace fs = std::filesystem;
@@ -54,6 +55,7 @@ JobTorch findJobTorch(const std::string& python) {
 }
 
 }  // namespace
+#endif
 
 void addOptimizeCommand(CLI::App& app) {
   auto arguments = std::make_shared<OptimizeArguments>();
