@@ -23,17 +23,16 @@ std::string executableName() {
   return fs::read_symlink("/proc/self/exe", error).filename().string();
 }
 
-// The bridge directory: TORCHSCOPE_BRIDGE_DIR, an installed share/torchscope/python next to the
-// library, or the source tree's collector/python.
+// The bridge directory: TORCHSCOPE_BRIDGE_DIR, else share/torchscope/python beside the library's lib/ folder
+// (an install, a wheel's environment, and the build tree all have it there).
 std::string bridgeDirectory() {
   std::error_code error;
   if (std::string dir = envString("TORCHSCOPE_BRIDGE_DIR"); !dir.empty() && fs::is_directory(dir, error)) return dir;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&bridgeDirectory), &info) != 0 && info.dli_fname != nullptr) {
-    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / "share" / "torchscope" / "python";
+    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / TORCHSCOPE_LAYOUT_DATADIR / "python";
     if (fs::is_directory(installed, error)) return installed.string();
   }
-  if (fs::is_directory(TORCHSCOPE_BRIDGE_SOURCE_DIR, error)) return TORCHSCOPE_BRIDGE_SOURCE_DIR;
   return "";
 }
 

@@ -152,6 +152,8 @@ void addDemoCommand(CLI::App& app) {
   cmd->add_option("--max-fixes", options->max_fixes, "How many of the fixes with the most impact to measure (default 2)")
       ->check(CLI::Range(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
+  cmd->footer("The sample runs with $TORCHSCOPE_PYTHON (default: the python3 beside torchscope, else python3 on PATH),\n"
+              "which needs torch and torch_geometric; scripts/demo.sh sets it to the project's .venv.");
   cmd->callback([options] { runDemo(*options); });
 }
 

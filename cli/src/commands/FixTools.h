@@ -10,7 +10,7 @@ namespace torchscope::cli {
 inline void locateFixTools(compiler::FixOptions& options) {
   const Installation& paths = installation();
   options.collector_library = paths.collector_library;
-  options.compiler_python_dir = TORCHSCOPE_COMPILER_PYTHON_DIR;
+  options.compiler_python_dir = paths.compiler_python_dir;
   options.torchscope_executable = paths.executable_dir + "/torchscope";
 }
 

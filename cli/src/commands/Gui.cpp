@@ -13,7 +13,8 @@ void addGuiCommand(CLI::App& app) {
   // The callback owns the parsed values: CLI11 writes into them while it parses.
   cmd->callback([arguments] {
     startTool({"torchscope-gui", "it needs Qt6 Widgets; build it with `cmake --build <build dir> --target "
-                                 "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)"});
+                                 "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)",
+               ""});
   });
 }
 

@@ -36,11 +36,7 @@ void setJobEnvironment(const std::string& store_path, bool summary) {
   const std::string combined = preload != nullptr && *preload != '\0' ? std::string(preload) + ":" + library : library;
   setenv("LD_PRELOAD", combined.c_str(), 1);
   setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
-  const fs::path bridge = fs::path(installation().source_dir) / "collector" / "python";
-  std::error_code error;
-  if (std::getenv("TORCHSCOPE_BRIDGE_DIR") == nullptr && fs::is_directory(bridge, error)) {
-    setenv("TORCHSCOPE_BRIDGE_DIR", bridge.c_str(), 1);
-  }
+  // The collector finds its Python bridge itself, relative to the library (../share/torchscope/python).
   if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
   unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
 }
