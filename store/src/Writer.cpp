@@ -1,6 +1,9 @@
 #include "torchscope/store/Writer.h"
 
+#include <pthread.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstring>
@@ -121,7 +124,13 @@ class Writer::Impl {
     if (options_.mode == OpenMode::kAppend) {
       if (auto loaded = interner_.load(db_); !loaded) return loaded.error();
     }
+    // The writer thread takes none of the host's asynchronous signals: a SIGTERM handler run
+    // on it could wait for a close() that needs this very thread.
+    sigset_t all_signals, previous;
+    sigfillset(&all_signals);
+    pthread_sigmask(SIG_BLOCK, &all_signals, &previous);
     thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return {};
   }
 
@@ -328,6 +337,8 @@ class Writer::Impl {
 
 namespace {
 
+// The schema is written into a temporary file that is renamed into place only once complete, so
+// a process killed while creating its store leaves either no store or a whole one at `path`.
 Result<sqlite::Database> createStoreFile(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     const std::string file = path + suffix;
@@ -335,16 +346,30 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
       return makeError(ErrorCode::kIo, "cannot replace " + file + ": " + std::strerror(errno));
     }
   }
-  auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const std::string building = path + ".creating-" + std::to_string(::getpid());
+  {
+    auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (!db) return db.error();
+    const std::string schema = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; BEGIN;" +
+                               std::string(schemaSql()) + "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
+                               std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
+                               "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
+    if (auto created = db->exec(schema); !created) {
+      ::unlink(building.c_str());
+      return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+    }
+  }
+  if (::rename(building.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(building.c_str());
+    return makeError(ErrorCode::kIo, "cannot create store " + path + ": " + reason);
+  }
+  auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
-  const std::string setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
-                            "PRAGMA cache_size = -16384; PRAGMA application_id = " +
-                            std::to_string(kApplicationId) + "; BEGIN;" + std::string(schemaSql()) +
-                            "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
-                            std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
-                            "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
-  if (auto created = db->exec(setup); !created) {
-    return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+  if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
+                            "PRAGMA cache_size = -16384;");
+      !setup) {
+    return makeError(setup.error().code, "cannot create store " + path + ": " + setup.error().message);
   }
   return db;
 }
