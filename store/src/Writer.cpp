@@ -1,5 +1,6 @@
 #include "torchscope/store/Writer.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -337,6 +338,22 @@ class Writer::Impl {
 
 namespace {
 
+// A store holds command lines, host names and source paths: only its owner may read it (as perf
+// does with perf.data). SQLite gives the -wal and -shm files the mode of the store.
+constexpr mode_t kStoreFileMode = 0600;
+
+// Creates the empty file that SQLite then fills. O_EXCL | O_NOFOLLOW: a symlink planted at the
+// temporary name (in a directory others can write) is never followed.
+Result<void> createPrivateFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return makeError(ErrorCode::kIo, "cannot replace " + path + ": " + std::strerror(errno));
+  }
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, kStoreFileMode);
+  if (fd < 0) return makeError(ErrorCode::kIo, "cannot create " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  return {};
+}
+
 // The schema is written into a temporary file that is renamed into place only once complete, so
 // a process killed while creating its store leaves either no store or a whole one at `path`.
 Result<sqlite::Database> createStoreFile(const std::string& path) {
@@ -347,8 +364,9 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
     }
   }
   const std::string building = path + ".creating-" + std::to_string(::getpid());
+  if (auto created = createPrivateFile(building); !created) return created.error();
   {
-    auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
     if (!db) return db.error();
     const std::string schema = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; BEGIN;" +
                                std::string(schemaSql()) + "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
