@@ -9,6 +9,7 @@ import json
 import os
 import random
 import resource
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -377,6 +378,33 @@ class FaultTest(unittest.TestCase):
             db.close()
             if torch_version or loaded:
                 raise AssertionError("torch was imported by the collector")
+
+        for _ in range(TRIALS):
+            tally.trial(trial)
+        tally.report(self)
+
+    # -- no shell between `torchscope run` and the job ------------------------------------------------
+    def test_hostile_job_arguments_reach_the_job_verbatim(self):
+        tally = Tally("hostile_arguments")
+        marker = os.path.join(self.dir, "injected")
+        hostile = [f"$(touch {marker})", f"`touch {marker}`", f"; touch {marker}", f"| touch {marker}",
+                   "'\"", "*", "$HOME", "\n", "-o", "--"]
+
+        def trial():
+            store = os.path.join(self.fresh("args"), "run.db")
+            done = subprocess.run([TORCHSCOPE, "run", "-o", store, "--", PYTHON, os.path.join(JOBS, "print_args.py"),
+                                   *hostile], env=job_env(store), capture_output=True, text=True,
+                                  timeout=HANG_LIMIT_S)
+            if done.returncode != 0 or json.loads(done.stdout.splitlines()[0]) != hostile:
+                raise AssertionError(f"the job got other arguments: {done.returncode} {done.stdout!r}")
+            if os.path.exists(marker):
+                raise AssertionError("an argument was run by a shell")
+            db = open_store(store)
+            (command_line,) = db.execute("SELECT command_line FROM run").fetchone()
+            db.close()
+            # `fix` splits it back into the job's argv (POSIX shell words, as shlex does).
+            if shlex.split(command_line)[-len(hostile):] != hostile:
+                raise AssertionError(f"the stored command line does not give the arguments back: {command_line!r}")
 
         for _ in range(TRIALS):
             tally.trial(trial)
