@@ -6,6 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset="${1:-dev}"
 bash "$root/scripts/bootstrap.sh"
 cd "$root"
+source "$root/scripts/ccache.sh"
 jobs="$(nproc 2>/dev/null || echo 2)"
 if [[ ! -f "build/$preset/build.ninja" ]]; then
   cmake --preset "$preset" >/dev/null

@@ -23,6 +23,14 @@ namespace {
 constexpr int kThreads = 8;
 constexpr int kStepsPerThread = 5000;
 constexpr int kChildSteps = 100;
+// A forked child of the collector opens its own store, so starts a writer thread after forking a
+// multi-threaded process: ThreadSanitizer cannot follow that ("dup thread with used id"), the
+// asan and dev builds do.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kFork = false;
+#else
+constexpr bool kFork = true;
+#endif
 
 std::int64_t stepsIn(const std::string& path) {
   auto reader = torchscope::store::Reader::open(path);
@@ -48,19 +56,22 @@ TEST(CollectorThreads, ConcurrentCallersAndAForkLoseNothing) {
     });
   }
   // A fork while the callers run: the child writes a store of its own and ends through _exit().
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
+  const pid_t child = kFork ? fork() : -1;
+  ASSERT_TRUE(child >= 0 || !kFork);
   if (child == 0) {
     for (int i = 0; i < kChildSteps; ++i) torchscope_record_step(i, i, i + 1, "marker");
     _exit(0);
   }
   for (auto& caller : callers) caller.join();
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (kFork) {
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
   torchscope_finish(0);
 
   EXPECT_EQ(stepsIn(path), kThreads * kStepsPerThread);
+  if (!kFork) return;
   const std::filesystem::path requested(path);
   const std::string child_store =
       (requested.parent_path() / (requested.stem().string() + "." + std::to_string(child) + ".db")).string();
