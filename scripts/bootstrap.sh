@@ -19,7 +19,7 @@ run_logged() { # runs a command quietly, shows its output only when it fails
 }
 
 apt_packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libsqlite3-dev sqlite3
   qt6-base-dev libgl-dev
   libgtest-dev libgmock-dev

@@ -8,6 +8,7 @@ preset="${1:-dev}"
 targets=("${@:2}")
 bash "$root/scripts/bootstrap.sh"
 cd "$root"
+source "$root/scripts/ccache.sh"
 jobs="$(nproc 2>/dev/null || echo 2)"
 if [[ ! -f "build/$preset/build.ninja" ]]; then
   cmake --preset "$preset" >/dev/null

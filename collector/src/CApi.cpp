@@ -284,4 +284,12 @@ __attribute__((visibility("default"))) void torchscope_flush(void) {
   }
 }
 
+__attribute__((visibility("default"))) void torchscope_finish(int exit_code) {
+  try {
+    const torchscope::collector::DeferredTermination deferred;
+    Collector::instance().shutdown(exit_code);
+  } catch (...) {
+  }
+}
+
 }  // extern "C"

@@ -9,6 +9,7 @@
 
 #include "Environment.h"
 #include "Gpu.h"
+#include "Signals.h"
 #include "torchscope/store/Clock.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -21,7 +22,20 @@ std::string readSmallFile(const char* path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// /proc/self/cmdline as one line, arguments quoted when they contain spaces.
+// One argument as a POSIX shell word: bare when it is made of safe characters, else in single
+// quotes with each ' written '\''. `fix` splits the line back (compiler::splitCommandLine), so every
+// argument must survive the round trip; nothing ever hands the line to a shell.
+std::string shellWord(const std::string& argument) {
+  const bool safe = !argument.empty() && argument.find_first_not_of(
+                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                             "_@%+=:,./-") == std::string::npos;
+  if (safe) return argument;
+  std::string word = "'";
+  for (const char c : argument) word += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return word + "'";
+}
+
+// /proc/self/cmdline as one line of shell words.
 std::string commandLine() {
   const std::string raw = readSmallFile("/proc/self/cmdline");
   std::string line;
@@ -29,9 +43,8 @@ std::string commandLine() {
   while (begin < raw.size()) {
     std::size_t end = raw.find('\0', begin);
     if (end == std::string::npos) end = raw.size();
-    std::string argument = raw.substr(begin, end - begin);
     if (!line.empty()) line += ' ';
-    line += argument.find_first_of(" \t\"'") == std::string::npos ? argument : "'" + argument + "'";
+    line += shellWord(raw.substr(begin, end - begin));
     begin = end + 1;
   }
   return line;
@@ -70,6 +83,14 @@ void writeStderr(const std::string& line) {
 
 std::string plural(std::int64_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// " (N records lost: why)" when the store is missing records, else empty: the one warning a
+// failing disk or an overloaded queue gives, appended to the exit line.
+std::string lossNote(const Result<void>& closed, const store::WriterStats& stats) {
+  if (closed && stats.dropped == 0) return "";
+  const std::string why = !closed ? closed.error().message : "the queue was full";
+  return " (" + plural(static_cast<std::int64_t>(stats.dropped), "record") + " lost: " + why + ")";
 }
 
 }  // namespace
@@ -192,7 +213,7 @@ void Collector::startGpu() {
   if (!gpu_started_ && !failure.empty() && verbose_) writeStderr("torchscope: " + failure);
 }
 
-void Collector::shutdown() {
+void Collector::shutdown(int exit_code) {
   // Checked before locking: a vfork() child shares this memory and must not touch it.
   if (owner_pid_.load() != getpid()) return;
   if (open_after_fork_.load()) (void)openAfterFork();
@@ -230,10 +251,20 @@ void Collector::shutdown() {
   process.start_ns = run_.start_ns;
   process.end_ns = end_ns;
   writer->add(process);
+  if (first) {
+    run_.exit_code = exit_code;
+    writer->setRun(run_);
+  }
   writer_.store(nullptr, std::memory_order_release);
   // The writer is closed but not deleted: a thread still holding the pointer only sees a drop.
-  (void)writer->close(end_ns);
-  if (first && python_ && envFlag("TORCHSCOPE_SUMMARY", true)) printSummary(path_);
+  const auto closed = writer->close(end_ns);
+  const std::string loss = lossNote(closed, writer->stats());
+  if (!envFlag("TORCHSCOPE_SUMMARY", true) && !verbose_) return;
+  if (first && python_) {
+    printSummary(path_, loss);
+  } else if (!loss.empty()) {
+    writeStderr("torchscope: " + path_ + loss);
+  }
 }
 
 void Collector::beforeFork() {
@@ -263,6 +294,7 @@ void Collector::afterForkInChild() {
 }
 
 store::Writer* Collector::openAfterFork() {
+  const DeferredTermination deferred;  // the SIGTERM helper needs mutex_
   std::lock_guard lock(mutex_);
   if (open_after_fork_.exchange(false)) openStore();
   return writer_.load();
@@ -274,6 +306,7 @@ std::string Collector::storePath() const {
 }
 
 void Collector::flush() {
+  const DeferredTermination deferred;  // the SIGTERM helper needs mutex_
   std::lock_guard lock(mutex_);
   if (gpu_started_) flushGpuTracingNow();
   if (store::Writer* writer = writer_.load(std::memory_order_acquire)) writer->flush();
@@ -290,6 +323,7 @@ store::CodeRoots Collector::codeRoots() const {
 }
 
 bool Collector::setRunField(const std::string& key, const std::string& value) {
+  const DeferredTermination deferred;  // the SIGTERM helper needs mutex_
   std::lock_guard lock(mutex_);
   store::Writer* writer = writer_.load();
   if (writer == nullptr) return false;
@@ -316,12 +350,12 @@ void Collector::diagnostic(const std::string& source, const std::string& severit
   add(store::Diagnostic{source, severity, message, 1});
 }
 
-void Collector::printSummary(const std::string& path) const {
+void Collector::printSummary(const std::string& path, const std::string& loss) const {
   writeStderr("torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
               plural(tally_.graph_breaks.load(), "graph break") + ", " +
               plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
               (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +
-              path);
+              path + loss);
 }
 
 }  // namespace torchscope::collector

@@ -36,8 +36,9 @@ class Collector {
 
   // Opens this process's store (once per process). `python` says whether the bridge will run.
   void start(bool python);
-  // Commits the rest and closes the store; only the process that opened it does anything.
-  void shutdown();
+  // Commits the rest, records how the process ends (`exit_code`: the exit status, 128+n for
+  // signal n, -1 unknown) and closes the store; only the process that opened it does anything.
+  void shutdown(int exit_code = -1);
 
   // fork(): the parent quiesces its writer; the child forgets it and opens a store of its own.
   void beforeFork();
@@ -74,7 +75,7 @@ class Collector {
   void openStore();
   store::Writer* openAfterFork();
   void startGpu();
-  void printSummary(const std::string& path) const;
+  void printSummary(const std::string& path, const std::string& loss) const;
   void closeAndRemove(store::Writer* writer);
 
   mutable std::mutex mutex_;  // guards the lifecycle and run_

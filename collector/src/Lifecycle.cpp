@@ -16,12 +16,17 @@ namespace {
 
 pid_t initialized_pid = -1;
 
-void onExit() {
+void onExit(int status) {
   try {
-    Collector::instance().shutdown();
+    const DeferredTermination deferred;
+    Collector::instance().shutdown(status);
   } catch (...) {
   }
 }
+
+// on_exit() rather than atexit(): it is handed the status given to exit(), including the value
+// main() returned, so a job run without the launcher still records its exit code.
+void onExitWithStatus(int status, void* /*unused*/) { onExit(status); }
 
 void beforeFork() {
   try {
@@ -61,7 +66,7 @@ void initialize() {
   if (!registered) {
     registered = true;
     pthread_atfork(&beforeFork, &afterForkInParent, &afterForkInChild);
-    std::atexit(&onExit);
+    on_exit(&onExitWithStatus, nullptr);
   }
   // In Python the bridge installs them once the interpreter's own SIGINT handler is in place.
   if (!python && collector.active()) installSignalHandlers();
@@ -91,7 +96,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
 // os._exit() (multiprocessing and DataLoader workers end this way) skips atexit: close the store
 // first. Calls from a vfork() child are recognised by their pid and do nothing.
 __attribute__((visibility("default"))) void _exit(int status) {
-  torchscope::collector::onExit();
+  torchscope::collector::onExit(status);
   using ExitFunction = void (*)(int);
   static const auto real_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
   if (real_exit != nullptr) real_exit(status);

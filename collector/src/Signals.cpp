@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -39,17 +41,24 @@ void startHelper() {
   if (pipe2(channel.reply, O_CLOEXEC) != 0) return;
   const int request_fd = channel.request[0];
   const int reply_fd = channel.reply[1];
+  // The helper must never run the handler itself (it would wait for its own reply).
+  sigset_t handled, previous_mask;
+  sigemptyset(&handled);
+  for (int signal_number : kSignals) sigaddset(&handled, signal_number);
+  pthread_sigmask(SIG_BLOCK, &handled, &previous_mask);
   std::thread([request_fd, reply_fd] {
     char signal_byte = 0;
     while (read(request_fd, &signal_byte, 1) == 1) {
       try {
-        Collector::instance().shutdown();
+        // The process is about to die by this signal: a launcher would report 128+n.
+        Collector::instance().shutdown(128 + static_cast<unsigned char>(signal_byte));
       } catch (...) {
       }
       ssize_t ignored = write(reply_fd, &signal_byte, 1);
       (void)ignored;
     }
   }).detach();
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   channel.pid = getpid();
 }
 
@@ -68,11 +77,23 @@ void onSignal(int signal_number, siginfo_t* info, void* context) {
   if (channel.pid.load() == getpid()) {
     const char signal_byte = static_cast<char>(signal_number);
     if (write(channel.request[1], &signal_byte, 1) == 1) {
-      pollfd reply{channel.reply[0], POLLIN, 0};
-      if (poll(&reply, 1, kShutdownWaitMs) == 1) {
-        char reply_byte = 0;
-        ssize_t ignored = read(channel.reply[0], &reply_byte, 1);
-        (void)ignored;
+      // Another signal (SIGCHLD, ...) may interrupt the wait: wait again for the time left.
+      timespec start{};
+      clock_gettime(CLOCK_MONOTONIC, &start);
+      int waited_ms = 0;
+      while (waited_ms < kShutdownWaitMs) {
+        pollfd reply{channel.reply[0], POLLIN, 0};
+        const int ready = poll(&reply, 1, kShutdownWaitMs - waited_ms);
+        if (ready == 1) {
+          char reply_byte = 0;
+          ssize_t ignored = read(channel.reply[0], &reply_byte, 1);
+          (void)ignored;
+          break;
+        }
+        if (ready == 0 || errno != EINTR) break;
+        timespec now{};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        waited_ms = static_cast<int>((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
       }
     }
   }

@@ -2,7 +2,31 @@
 // otherwise leaves the job's signal semantics exactly as they were.
 #pragma once
 
+#include <pthread.h>
+
+#include <csignal>
+
 namespace torchscope::collector {
+
+// Holds SIGTERM/SIGINT back on the calling thread while it closes the store: a handler run on
+// this thread in the middle of the close would wait for the helper, which waits for this close.
+// The signal is delivered, and handled as usual, when the close is done.
+class DeferredTermination {
+ public:
+  DeferredTermination() {
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &handled, &previous_);
+  }
+  ~DeferredTermination() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  DeferredTermination(const DeferredTermination&) = delete;
+  DeferredTermination& operator=(const DeferredTermination&) = delete;
+
+ private:
+  sigset_t previous_{};
+};
 
 // Installs the handlers once per process. A handler that finds a previous handler function
 // calls it; one that finds SIG_IGN does nothing; one that finds SIG_DFL has the store closed

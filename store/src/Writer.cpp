@@ -1,6 +1,10 @@
 #include "torchscope/store/Writer.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstring>
@@ -121,7 +125,13 @@ class Writer::Impl {
     if (options_.mode == OpenMode::kAppend) {
       if (auto loaded = interner_.load(db_); !loaded) return loaded.error();
     }
+    // The writer thread takes none of the host's asynchronous signals: a SIGTERM handler run
+    // on it could wait for a close() that needs this very thread.
+    sigset_t all_signals, previous;
+    sigfillset(&all_signals);
+    pthread_sigmask(SIG_BLOCK, &all_signals, &previous);
     thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return {};
   }
 
@@ -328,6 +338,24 @@ class Writer::Impl {
 
 namespace {
 
+// A store holds command lines, host names and source paths: only its owner may read it (as perf
+// does with perf.data). SQLite gives the -wal and -shm files the mode of the store.
+constexpr mode_t kStoreFileMode = 0600;
+
+// Creates the empty file that SQLite then fills. O_EXCL | O_NOFOLLOW: a symlink planted at the
+// temporary name (in a directory others can write) is never followed.
+Result<void> createPrivateFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return makeError(ErrorCode::kIo, "cannot replace " + path + ": " + std::strerror(errno));
+  }
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, kStoreFileMode);
+  if (fd < 0) return makeError(ErrorCode::kIo, "cannot create " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  return {};
+}
+
+// The schema is written into a temporary file that is renamed into place only once complete, so
+// a process killed while creating its store leaves either no store or a whole one at `path`.
 Result<sqlite::Database> createStoreFile(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     const std::string file = path + suffix;
@@ -335,16 +363,31 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
       return makeError(ErrorCode::kIo, "cannot replace " + file + ": " + std::strerror(errno));
     }
   }
-  auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const std::string building = path + ".creating-" + std::to_string(::getpid());
+  if (auto created = createPrivateFile(building); !created) return created.error();
+  {
+    auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
+    if (!db) return db.error();
+    const std::string schema = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; BEGIN;" +
+                               std::string(schemaSql()) + "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
+                               std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
+                               "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
+    if (auto created = db->exec(schema); !created) {
+      ::unlink(building.c_str());
+      return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+    }
+  }
+  if (::rename(building.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(building.c_str());
+    return makeError(ErrorCode::kIo, "cannot create store " + path + ": " + reason);
+  }
+  auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
-  const std::string setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
-                            "PRAGMA cache_size = -16384; PRAGMA application_id = " +
-                            std::to_string(kApplicationId) + "; BEGIN;" + std::string(schemaSql()) +
-                            "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
-                            std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
-                            "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
-  if (auto created = db->exec(setup); !created) {
-    return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+  if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
+                            "PRAGMA cache_size = -16384;");
+      !setup) {
+    return makeError(setup.error().code, "cannot create store " + path + ": " + setup.error().message);
   }
   return db;
 }

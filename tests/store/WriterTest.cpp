@@ -1,10 +1,13 @@
 // The writer under load, concurrency, crashes and failing disks.
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -229,6 +232,44 @@ TEST(Writer, FullDiskIsReportedNotFatal) {
   auto reader = Reader::open(path);
   ASSERT_TRUE(reader) << reader.error().message;
   EXPECT_GE(countOf(path, "kernels"), 0);
+}
+
+// A store holds command lines and source paths: owner-only, whatever the umask allows.
+TEST(Writer, StoreIsReadableByItsOwnerOnly) {
+  testing::TempDir dir;
+  const std::string path = dir.file("private.db");
+  const mode_t previous_umask = umask(0);
+  auto writer = Writer::open(path);
+  umask(previous_umask);
+  ASSERT_TRUE(writer) << writer.error().message;
+  (*writer)->add(kernel(1));
+  (*writer)->flush();
+  for (const std::string& file : {path, path + "-wal"}) {
+    struct stat info {};
+    ASSERT_EQ(stat(file.c_str(), &info), 0) << file;
+    EXPECT_EQ(info.st_mode & 0777, 0600u) << file;
+  }
+  ASSERT_TRUE((*writer)->close());
+}
+
+// A symlink planted at the temporary name (a shared, writable directory) is not written through.
+TEST(Writer, SymlinkAtTheTemporaryNameIsNotFollowed) {
+  testing::TempDir dir;
+  const std::string path = dir.file("job.db");
+  const std::string victim = dir.file("victim.txt");
+  std::ofstream(victim) << "keep me";
+  const std::string planted = path + ".creating-" + std::to_string(getpid());
+  ASSERT_EQ(symlink(victim.c_str(), planted.c_str()), 0);
+
+  auto writer = Writer::open(path);
+  ASSERT_TRUE(writer) << writer.error().message;
+  ASSERT_TRUE((*writer)->close());
+  std::stringstream content;
+  content << std::ifstream(victim).rdbuf();
+  EXPECT_EQ(content.str(), "keep me");
+  struct stat info {};
+  EXPECT_EQ(lstat(planted.c_str(), &info), -1) << "the temporary name is renamed away";
+  EXPECT_EQ(countOf(path, "kernels"), 0);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ class Abi:
         self._store_path = library.torchscope_store_path
         self._store_path.restype = ctypes.c_char_p
         self._store_path.argtypes = []
+        self._finish = library.torchscope_finish
+        self._finish.restype = None
+        self._finish.argtypes = [ctypes.c_int]
 
     def active(self):
         return self._is_active() == 1
@@ -49,6 +52,9 @@ class Abi:
 
     def bridge_started(self):
         self._bridge_started()
+
+    def finish(self, exit_code):
+        self._finish(exit_code)
 
     def store_path(self):
         return (self._store_path() or b"").decode(errors="replace")

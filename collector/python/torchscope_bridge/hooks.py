@@ -12,6 +12,7 @@ import importlib.util
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -422,6 +423,11 @@ def _at_exit():
         for fields in pending:
             _record_recompile(fields)
         _record_devices()
+        # After an uncaught KeyboardInterrupt the interpreter finalises and then kills itself with
+        # SIGINT, which runs no C exit handler: close the store while Python still runs this.
+        last = getattr(sys, "last_type", None)
+        if isinstance(last, type) and issubclass(last, KeyboardInterrupt):
+            _abi.finish(128 + signal.SIGINT)
     except Exception:
         pass
 

@@ -49,6 +49,10 @@ void torchscope_bridge_started(void);
 /* Commits everything recorded so far. */
 void torchscope_flush(void);
 
+/* The process is about to end without running exit handlers (Python re-raising SIGINT after an
+ * uncaught KeyboardInterrupt): close the store now, recording exit_code (128+n for signal n). */
+void torchscope_finish(int exit_code);
+
 /* Entry point for CUDA_INJECTION64_PATH: initialises the collector if LD_PRELOAD did not. */
 int InitializeInjection(void);
 

@@ -1,0 +1,82 @@
+// The collector library itself (linked, not preloaded) under concurrent callers and a fork: what
+// the sanitizer builds run, since they cannot preload an instrumented library into Python.
+// Started by ctest with TORCHSCOPE_OUTPUT set: the library opens its store when it loads.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "torchscope/collector/collector.h"
+#include "torchscope/store/Reader.h"
+
+// The collector records outside Python only when there is a GPU to trace: this symbol makes the
+// test look like the interpreter whose bridge calls the same C API.
+extern "C" __attribute__((visibility("default"))) int Py_BytesMain(int, char**) { return 0; }
+
+namespace {
+
+constexpr int kThreads = 8;
+constexpr int kStepsPerThread = 5000;
+constexpr int kChildSteps = 100;
+// A forked child of the collector opens its own store, so starts a writer thread after forking a
+// multi-threaded process: ThreadSanitizer cannot follow that ("dup thread with used id"), the
+// asan and dev builds do.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kFork = false;
+#else
+constexpr bool kFork = true;
+#endif
+
+std::int64_t stepsIn(const std::string& path) {
+  auto reader = torchscope::store::Reader::open(path);
+  if (!reader) return -1;
+  auto counts = (*reader)->counts();
+  return counts ? counts->at("steps") : -1;
+}
+
+TEST(CollectorThreads, ConcurrentCallersAndAForkLoseNothing) {
+  ASSERT_EQ(torchscope_is_active(), 1) << "run with TORCHSCOPE_OUTPUT set";
+  const std::string path = torchscope_store_path();
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([t] {
+      for (int i = 0; i < kStepsPerThread; ++i) {
+        torchscope_record_step(i, i * 10, i * 10 + 5, "marker");
+        if (i % 500 == 0) {
+          torchscope_record_json("sync", R"({"sync_kind": "python", "op": "aten::item", "start_ns": 1, "end_ns": 2})");
+          torchscope_record_json("attribute", ("{\"key\": \"thread" + std::to_string(t) + "\", \"value\": \"x\"}").c_str());
+        }
+        if (t == 0 && i % 1000 == 0) torchscope_flush();
+      }
+    });
+  }
+  // A fork while the callers run: the child writes a store of its own and ends through _exit().
+  const pid_t child = kFork ? fork() : -1;
+  ASSERT_TRUE(child >= 0 || !kFork);
+  if (child == 0) {
+    for (int i = 0; i < kChildSteps; ++i) torchscope_record_step(i, i, i + 1, "marker");
+    _exit(0);
+  }
+  for (auto& caller : callers) caller.join();
+  int status = 0;
+  if (kFork) {
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  torchscope_finish(0);
+
+  EXPECT_EQ(stepsIn(path), kThreads * kStepsPerThread);
+  if (!kFork) return;
+  const std::filesystem::path requested(path);
+  const std::string child_store =
+      (requested.parent_path() / (requested.stem().string() + "." + std::to_string(child) + ".db")).string();
+  EXPECT_EQ(stepsIn(child_store), kChildSteps) << child_store;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(child_store + suffix);
+}
+
+}  // namespace
