@@ -7,6 +7,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/build.sh" dev
 cd "$root"
+# Builds that tests start themselves (the pip wheel's) compile through the same cache.
+source "$root/scripts/ccache.sh"
 jobs="$(nproc 2>/dev/null || echo 2)"
 ctest --preset dev -j "$jobs" "$@"
 read -ra sanitizers <<<"${TORCHSCOPE_SANITIZERS-asan tsan}"

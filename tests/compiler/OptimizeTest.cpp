@@ -51,6 +51,7 @@ TEST(Optimize, MeasuresVariantsOfATinyModel) {
   ProcessSpec run;
   run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "optimize", model.string(), "--input", "2,3,16,16",
               "--rounds", "2", "--iterations", "5", "--format", "json"};
+  run.environment["TORCHSCOPE_PYTHON"] = TORCHSCOPE_PYTHON;  // libtorch comes from the job's torch
   run.stdout_path = (dir / "out.json").string();
   run.stderr_path = (dir / "err.txt").string();
   auto result = runProcess(run);

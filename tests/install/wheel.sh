@@ -46,7 +46,7 @@ version=$(cd "$job" && python -m torchscope --version)
 (cd "$job" && python -c 'import torchscope; torchscope.step()') || fail "import torchscope outside a run"
 
 # fix re-runs the job with the runtime fix of its finding (a tensor learning rate) and measures it.
-(cd "$job" && torchscope fix --repetitions 1 --warmup-steps 0 --fixes tensor-lr --format json -o fix.json \
+(cd "$job" && torchscope fix --repetitions 2 --warmup-steps 0 --fixes tensor-lr --format json -o fix.json \
    -- python train.py) || fail "torchscope fix"
 python - "$job/fix.json" <<'PY' || fail "fix did not remove the recompiles"
 import json, sys
