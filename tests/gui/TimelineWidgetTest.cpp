@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
+#include <QTextDocument>
 #include <QWheelEvent>
 
 #include "SampleStore.h"
@@ -178,6 +179,27 @@ TEST_F(TimelineWindow, SearchSelectsMatchesInTurn) {
   EXPECT_GT(view_->selection()->slice.start_ns, first);
   window_->nextMatch(false);
   EXPECT_EQ(view_->selection()->slice.start_ns, first);
+}
+
+// Store text shown as a tooltip (rendered as rich text when it looks like HTML) reads as written.
+TEST(TimelineTooltips, ShowHostileStoreTextAsWritten) {
+  application();
+  const std::string hostile = R"(<b>void k<float></b><img src="x.png"> &amp; <a href="file:///etc">x.py</a>)";
+  const auto shownAs = [](const QVariant& tooltip) {
+    QTextDocument document;
+    document.setHtml(tooltip.toString());
+    return document.toPlainText().toStdString();
+  };
+  FindingsModel findings;
+  store::Finding finding;
+  finding.rule = "gpu/idle";
+  finding.message = hostile;
+  findings.setFindings({finding});
+  EXPECT_EQ(shownAs(findings.data(findings.index(0, 0), Qt::ToolTipRole)), hostile);
+  DetailsModel details;
+  details.setFields({{"name", hostile}});
+  EXPECT_EQ(shownAs(details.data(details.index(0, 1), Qt::ToolTipRole)), hostile);
+  EXPECT_EQ(details.data(details.index(0, 1), Qt::DisplayRole).toString().toStdString(), hostile);
 }
 
 TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
