@@ -14,6 +14,7 @@
 #include <QTextDocument>
 #include <QWheelEvent>
 
+#include "OffscreenApp.h"
 #include "SampleStore.h"
 #include "torchscope/gui/App.h"
 #include "torchscope/gui/ItemModels.h"
@@ -23,16 +24,7 @@
 namespace torchscope::gui {
 namespace {
 
-QApplication& application() {
-  static int argc = 1;
-  static char name[] = "gui_widget_test";
-  static char* argv[] = {name, nullptr};
-  static QApplication* app = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    return new QApplication(argc, argv);
-  }();
-  return *app;
-}
+QApplication& application() { return testing::offscreenApplication(); }
 
 class TimelineWindow : public ::testing::Test {
  protected:

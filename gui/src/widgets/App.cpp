@@ -25,14 +25,17 @@ bool haveDisplay() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-// Waits for the window's background load; false when it failed or timed out.
+// Waits for the window's background load, and for the analysis of a store without findings (it
+// comes next) so that the picture shows them; false when loading failed or timed out.
 bool waitUntilLoaded(MainWindow& window, const std::string& path) {
   QEventLoop loop;
   bool ok = false;
   QObject::connect(&window, &MainWindow::loaded, &loop, [&](bool loaded) {
     ok = loaded;
-    loop.quit();
+    const Timeline* timeline = window.timelineView()->timeline();
+    if (!loaded || timeline == nullptr || !timeline->records.findings.empty()) loop.quit();
   });
+  QObject::connect(&window, &MainWindow::analysed, &loop, &QEventLoop::quit);
   QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
   window.open({path});
   loop.exec();
