@@ -1,5 +1,6 @@
 // The real window, offscreen, on a real store: background loading, wheel zoom, drag, click
-// selection, findings, search, the item models under QAbstractItemModelTester, and the screenshot.
+// selection, findings, search, the item models under QAbstractItemModelTester, the screenshot, and a
+// folder of per-rank stores.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -13,6 +14,9 @@
 #include <QTest>
 #include <QTextDocument>
 #include <QWheelEvent>
+
+#include <fstream>
+#include <set>
 
 #include "OffscreenApp.h"
 #include "SampleStore.h"
@@ -198,7 +202,7 @@ TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
   const std::string png =
       testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "shot", ".png").string();
   std::filesystem::remove(png);
-  const auto result = runGui({store_path_, png, 1200, 700});
+  const auto result = runGui({{store_path_}, png, 1200, 700});
   ASSERT_TRUE(result.ok()) << result.error().message;
   QImage image(QString::fromStdString(png));
   ASSERT_FALSE(image.isNull());
@@ -212,9 +216,39 @@ TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
 
   std::filesystem::remove(png);
 
-  const auto missing = runGui({"/nonexistent/run.db", png, 1200, 700});
+  const auto missing = runGui({{"/nonexistent/run.db"}, png, 1200, 700});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(TimelineWindow, AFolderOfPerRankStoresOpensSideBySide) {
+  const auto run = testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "run", "");
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run);
+  for (const char* rank : {"rank1.db", "rank0.db"}) std::filesystem::copy_file(store_path_, run / rank);
+  std::ofstream(run / "notes.txt") << "not a store";
+  auto stores = resolveStores({run.string()});
+  ASSERT_TRUE(stores.ok()) << stores.error().message;
+  EXPECT_EQ(*stores, (std::vector<std::string>{(run / "rank0.db").string(), (run / "rank1.db").string()}));
+
+  QSignalSpy loaded(window_.get(), &MainWindow::loaded);
+  window_->open(*stores);
+  ASSERT_TRUE(loaded.wait(60'000));
+  const Timeline& timeline = *window_->timelineView()->timeline();
+  ASSERT_EQ(timeline.stores.size(), 2U);
+  EXPECT_EQ(timeline.sliceCount(), 2 * 4163U);
+  std::set<std::uint32_t> stores_with_gpu_tracks;
+  for (const Track& track : timeline.tracks) {
+    if (track.gpu()) stores_with_gpu_tracks.insert(track.store);
+  }
+  EXPECT_EQ(stores_with_gpu_tracks.size(), 2U);
+
+  std::filesystem::remove(run / "rank0.db");
+  std::filesystem::remove(run / "rank1.db");
+  const auto empty = resolveStores({run.string()});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::kNotFound);
+  std::filesystem::remove_all(run);
 }
 
 }  // namespace

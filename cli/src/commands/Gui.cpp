@@ -1,4 +1,4 @@
-// torchscope gui RUN.db [--screenshot out.png] [--size WxH]: parsed here, run by torchscope-gui (Qt).
+// torchscope gui RUN.db... [--screenshot out.png] [--size WxH]: parsed here, run by torchscope-gui (Qt).
 #include <memory>
 
 #include "Commands.h"
@@ -10,7 +10,8 @@ void addGuiCommand(CLI::App& app) {
   auto arguments = std::make_shared<GuiArguments>();
   auto* cmd = app.add_subcommand("gui", std::string(kGuiDescription) + " (runs torchscope-gui)");
   declareGuiOptions(*cmd, *arguments);
-  cmd->callback([] {
+  // The callback owns the arguments: the parser writes into them until it runs.
+  cmd->callback([arguments] {
     startTool({"torchscope-gui", "it needs Qt6 Widgets; build it with `cmake --build <build dir> --target "
                                  "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)"});
   });

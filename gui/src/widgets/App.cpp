@@ -7,6 +7,8 @@
 #include <QTableView>
 #include <QTimer>
 
+#include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "torchscope/gui/ItemModels.h"
@@ -27,7 +29,7 @@ bool haveDisplay() {
 
 // Waits for the window's background load, and for the analysis of a store without findings (it
 // comes next) so that the picture shows them; false when loading failed or timed out.
-bool waitUntilLoaded(MainWindow& window, const std::string& path) {
+bool waitUntilLoaded(MainWindow& window, const std::vector<std::string>& paths) {
   QEventLoop loop;
   bool ok = false;
   QObject::connect(&window, &MainWindow::loaded, &loop, [&](bool loaded) {
@@ -37,7 +39,7 @@ bool waitUntilLoaded(MainWindow& window, const std::string& path) {
   });
   QObject::connect(&window, &MainWindow::analysed, &loop, &QEventLoop::quit);
   QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
-  window.open({path});
+  window.open(paths);
   loop.exec();
   return ok;
 }
@@ -50,12 +52,13 @@ void selectFirstFinding(MainWindow& window) {
   if (!location.slices.empty()) window.timelineView()->select(location.slices.front(), false);
 }
 
-Result<void> renderScreenshot(const GuiOptions& options) {
+Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::string>& stores) {
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
-  if (!waitUntilLoaded(window, options.store_path)) {
-    return makeError(ErrorCode::kIo, "could not load " + options.store_path + ": " + window.loadError());
+  if (!waitUntilLoaded(window, stores)) {
+    return makeError(ErrorCode::kIo, "could not load " + stores.front() +
+                                         (stores.size() > 1 ? " and the other stores" : "") + ": " + window.loadError());
   }
   selectFirstFinding(window);
   QApplication::processEvents();
@@ -67,9 +70,34 @@ Result<void> renderScreenshot(const GuiOptions& options) {
 
 }  // namespace
 
+Result<std::vector<std::string>> resolveStores(const std::vector<std::string>& paths) {
+  std::vector<std::string> stores;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(path, error)) {
+      stores.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+      if (entry.is_regular_file(error) && entry.path().extension() == ".db") found.push_back(entry.path().string());
+    }
+    if (error) return makeError(ErrorCode::kIo, "cannot list " + path + ": " + error.message());
+    if (found.empty()) return makeError(ErrorCode::kNotFound, path + " holds no store (*.db)");
+    std::sort(found.begin(), found.end());
+    stores.insert(stores.end(), found.begin(), found.end());
+  }
+  if (stores.empty()) return makeError(ErrorCode::kInvalidArgument, "no store given");
+  return stores;
+}
+
 Result<void> runGui(const GuiOptions& options) {
+  auto stores = resolveStores(options.store_paths);
+  if (!stores) return stores.error();
   // Fail on a bad store before any window exists, with the store's own error.
-  if (auto reader = store::Reader::open(options.store_path); !reader) return reader.error();
+  for (const std::string& path : *stores) {
+    if (auto reader = store::Reader::open(path); !reader) return reader.error();
+  }
   const bool screenshot = !options.screenshot_path.empty();
   if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   if (!haveDisplay()) {
@@ -80,12 +108,12 @@ Result<void> runGui(const GuiOptions& options) {
   static char* argv[] = {program, nullptr};
   std::optional<QApplication> owned_app;
   if (QApplication::instance() == nullptr) owned_app.emplace(argc, argv);
-  if (screenshot) return renderScreenshot(options);
+  if (screenshot) return renderScreenshot(options, *stores);
 
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
-  window.open({options.store_path});
+  window.open(*stores);
   QApplication::exec();
   return {};
 }

@@ -93,6 +93,12 @@ void StatsModel::setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns
   endResetModel();
 }
 
+void StatsModel::clear() {
+  beginResetModel();
+  table_ = StatsTable();
+  endResetModel();
+}
+
 int StatsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(table_.rows());
 }

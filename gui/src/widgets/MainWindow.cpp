@@ -157,6 +157,8 @@ void MainWindow::open(const std::vector<std::string>& paths) {
   if (loader_.joinable()) loader_.join();
   paths_ = paths;
   view_->setTimeline(nullptr, nullptr);
+  stats_timer_->stop();
+  stats_->clear();
   source_.reset();
   timeline_.reset();
   findings_->setFindings({});
