@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "torchscope/store/RunFolder.h"
+
 namespace torchscope::collector {
 
 namespace {
@@ -61,6 +63,11 @@ void claimJobEnvironment() {
   std::string output = envString("TORCHSCOPE_OUTPUT");
   if (output.empty()) output = "torchscope-" + envString("TORCHSCOPE_ROOT_PID") + ".db";
   std::error_code error;
+  // A run folder: every process's store goes inside it (ranks may start on other hosts first).
+  if (output.back() == '/' || fs::is_directory(output, error)) {
+    fs::create_directories(output, error);
+    output = (fs::path(output) / store::kRunFolderStoreName).string();
+  }
   const fs::path absolute = fs::absolute(output, error);
   setenv("TORCHSCOPE_OUTPUT", (error ? output : absolute.lexically_normal().string()).c_str(), 1);
 }

@@ -1,5 +1,6 @@
-// The demo's promises, checked on the real sample: as written, the RDL job shows recompiles from
-// shapes and from the float lr and graph breaks at the planted lines; tuned, it shows none of them.
+// The demo's promises, checked on the real sample at the scale the demo runs (`--scale demo`): as
+// written, the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
+// planted lines; tuned, it shows none of them.
 #include <sys/wait.h>
 
 #include <array>
@@ -37,7 +38,7 @@ nlohmann::json profileAndAdvise(const testing::TempDir& dir, bool tuned) {
   const std::string store = dir.file(tuned ? "tuned.db" : "baseline.db");
   const std::string cli = TORCHSCOPE_CLI;
   const Outcome run = shell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store + " -- " +
-                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale tiny" + (tuned ? " --tuned" : ""));
+                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo" + (tuned ? " --tuned" : ""));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
   const Outcome advise = shell(cli + " advise " + store + " --format json");

@@ -1,6 +1,6 @@
 // The real window, offscreen, on a real store: background loading, wheel zoom, drag, click
 // selection, findings, search, the item models under QAbstractItemModelTester, the screenshot, and a
-// folder of per-rank stores.
+// run folder of per-rank stores.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -15,7 +15,6 @@
 #include <QTextDocument>
 #include <QWheelEvent>
 
-#include <fstream>
 #include <set>
 
 #include "OffscreenApp.h"
@@ -24,6 +23,7 @@
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::gui {
 namespace {
@@ -221,17 +221,18 @@ TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(TimelineWindow, AFolderOfPerRankStoresOpensSideBySide) {
+TEST_F(TimelineWindow, ARunFolderOpensItsRanksSideBySide) {
   const auto run = testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "run", "");
   std::filesystem::remove_all(run);
   std::filesystem::create_directories(run);
-  for (const char* rank : {"rank1.db", "rank0.db"}) std::filesystem::copy_file(store_path_, run / rank);
-  std::ofstream(run / "notes.txt") << "not a store";
-  auto stores = resolveStores({run.string()});
-  ASSERT_TRUE(stores.ok()) << stores.error().message;
-  EXPECT_EQ(*stores, (std::vector<std::string>{(run / "rank0.db").string(), (run / "rank1.db").string()}));
+  for (const char* rank : {"run.rank1.101.db", "run.rank0.100.db"}) std::filesystem::copy_file(store_path_, run / rank);
+  const std::string png = (run / "shot.png").string();
+  ASSERT_TRUE(runGui({{run.string()}, png, 1200, 700}).ok());
+  EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());
 
   QSignalSpy loaded(window_.get(), &MainWindow::loaded);
+  auto stores = store::expandRunFolders({run.string()});
+  ASSERT_TRUE(stores.ok()) << stores.error().message;
   window_->open(*stores);
   ASSERT_TRUE(loaded.wait(60'000));
   const Timeline& timeline = *window_->timelineView()->timeline();
@@ -243,9 +244,9 @@ TEST_F(TimelineWindow, AFolderOfPerRankStoresOpensSideBySide) {
   }
   EXPECT_EQ(stores_with_gpu_tracks.size(), 2U);
 
-  std::filesystem::remove(run / "rank0.db");
-  std::filesystem::remove(run / "rank1.db");
-  const auto empty = resolveStores({run.string()});
+  std::filesystem::remove(run / "run.rank0.100.db");
+  std::filesystem::remove(run / "run.rank1.101.db");
+  const auto empty = runGui({{run.string()}, png, 1200, 700});
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().code, ErrorCode::kNotFound);
   std::filesystem::remove_all(run);

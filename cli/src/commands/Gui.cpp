@@ -10,7 +10,7 @@ void addGuiCommand(CLI::App& app) {
   auto arguments = std::make_shared<GuiArguments>();
   auto* cmd = app.add_subcommand("gui", std::string(kGuiDescription) + " (runs torchscope-gui)");
   declareGuiOptions(*cmd, *arguments);
-  // The callback owns the arguments: the parser writes into them until it runs.
+  // The callback owns the parsed values: CLI11 writes into them while it parses.
   cmd->callback([arguments] {
     startTool({"torchscope-gui", "it needs Qt6 Widgets; build it with `cmake --build <build dir> --target "
                                  "torchscope-gui` (configured with -DTORCHSCOPE_WITH_GUI=ON)"});

@@ -10,7 +10,8 @@ void addOptimizeCommand(CLI::App& app) {
   auto arguments = std::make_shared<OptimizeArguments>();
   auto* cmd = app.add_subcommand("optimize", std::string(kOptimizeDescription) + " (runs torchscope-optimize)");
   declareOptimizeOptions(*cmd, *arguments);
-  cmd->callback([] {
+  // The callback owns the parsed values: CLI11 writes into them while it parses.
+  cmd->callback([arguments] {
     startTool({"torchscope-optimize", "it needs libtorch; build it with `cmake --build <build dir> --target "
                                       "torchscope-optimize` (configured with -DTORCHSCOPE_WITH_LIBTORCH=ON and torch "
                                       "importable by the build's Python)"});

@@ -1,11 +1,14 @@
-// torchscope stats RUN.db [--format text|json]: rows per kind, the run's metadata and diagnostics.
+// torchscope stats RUN.db|RUN_DIR [--format text|json]: rows per kind, the run's metadata and diagnostics
+// (for a run folder: of each store in it, by rank).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -16,8 +19,8 @@ struct StatsOptions {
   std::string format = "text";
 };
 
-void runStats(const StatsOptions& options) {
-  auto reader = store::Reader::open(options.store);
+void storeStats(const std::string& path, const StatsOptions& options, nlohmann::json* json_out) {
+  auto reader = store::Reader::open(path);
   if (!reader) fail(kExitUsage, reader.error().message);
   auto counts = (*reader)->counts();
   if (!counts) fail(kExitFailure, counts.error().message);
@@ -40,10 +43,11 @@ void runStats(const StatsOptions& options) {
       diag.push_back({{"source", d.source}, {"severity", d.severity}, {"message", d.message}, {"count", d.count}});
     }
     out["diagnostics"] = diag;
-    std::cout << out.dump(2) << "\n";
+    out["path"] = path;
+    *json_out = std::move(out);
     return;
   }
-  std::cout << fmt::format("{} (store schema v{})\n", options.store, (*reader)->schemaVersion());
+  std::cout << fmt::format("{} (store schema v{})\n", path, (*reader)->schemaVersion());
   if (!run->command_line.empty()) std::cout << fmt::format("  command: {}\n", run->command_line);
   if (!run->torch_version.empty()) std::cout << fmt::format("  torch {}  python {}\n", run->torch_version, run->python_version);
   for (const auto& [table, count] : *counts) {
@@ -56,12 +60,29 @@ void runStats(const StatsOptions& options) {
   }
 }
 
+void runStats(const StatsOptions& options) {
+  std::error_code error;
+  const bool folder = std::filesystem::is_directory(options.store, error);
+  auto stores = store::expandRunFolders({options.store});
+  if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+  nlohmann::json per_store = nlohmann::json::array();
+  for (const auto& path : *stores) {
+    nlohmann::json one;
+    storeStats(path, options, &one);
+    per_store.push_back(std::move(one));
+  }
+  if (options.format != "json") return;
+  // One store keeps its object as it always was; a run folder lists its stores.
+  std::cout << (folder ? nlohmann::json{{"run_folder", options.store}, {"stores", per_store}} : per_store.front()).dump(2)
+            << "\n";
+}
+
 }  // namespace
 
 void addStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
   auto* cmd = app.add_subcommand("stats", "Count the rows of each kind in a store");
-  cmd->add_option("store", options->store, "The store (RUN.db)")->required();
+  cmd->add_option("store", options->store, "The store (RUN.db), or a run folder (each of its stores, by rank)")->required();
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { runStats(*options); });
 }

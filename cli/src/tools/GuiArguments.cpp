@@ -4,8 +4,8 @@ namespace torchscope::cli {
 
 void declareGuiOptions(CLI::App& app, GuiArguments& arguments) {
   app.add_option("stores", arguments.stores,
-                 "The run's store (RUN.db); several stores (the ranks of one job) or a folder of per-rank stores "
-                 "(its *.db files) are shown side by side")
+                 "The run's store (RUN.db), or several stores or run folders (every store in them: the ranks of a "
+                 "distributed job side by side)")
       ->required();
   app.add_option("--screenshot", arguments.screenshot,
                  "Render the window offscreen into this PNG and exit (needs no display)");

@@ -7,14 +7,13 @@
 #include <QTableView>
 #include <QTimer>
 
-#include <algorithm>
-#include <filesystem>
 #include <optional>
 
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::gui {
 
@@ -70,29 +69,8 @@ Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::
 
 }  // namespace
 
-Result<std::vector<std::string>> resolveStores(const std::vector<std::string>& paths) {
-  std::vector<std::string> stores;
-  for (const std::string& path : paths) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(path, error)) {
-      stores.push_back(path);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
-      if (entry.is_regular_file(error) && entry.path().extension() == ".db") found.push_back(entry.path().string());
-    }
-    if (error) return makeError(ErrorCode::kIo, "cannot list " + path + ": " + error.message());
-    if (found.empty()) return makeError(ErrorCode::kNotFound, path + " holds no store (*.db)");
-    std::sort(found.begin(), found.end());
-    stores.insert(stores.end(), found.begin(), found.end());
-  }
-  if (stores.empty()) return makeError(ErrorCode::kInvalidArgument, "no store given");
-  return stores;
-}
-
 Result<void> runGui(const GuiOptions& options) {
-  auto stores = resolveStores(options.store_paths);
+  auto stores = store::expandRunFolders(options.store_paths);
   if (!stores) return stores.error();
   // Fail on a bad store before any window exists, with the store's own error.
   for (const std::string& path : *stores) {

@@ -34,6 +34,8 @@ const char* torchscope_store_path(void);
  *   "run"         any of python_version, torch_version, cuda_version, driver_version, gpu_name
  *   "attribute"   {"key", "value"}
  *   "device"      fields of store::Device
+ *   "collective"  a cpu_ops row of category "collective": name, start_ns, end_ns, tid (the calling
+ *                 thread, default the caller), args (JSON object: backend, op, bytes, ...)
  * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
 int torchscope_record_json(const char* kind, const char* json);
 

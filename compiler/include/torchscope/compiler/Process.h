@@ -27,6 +27,7 @@ struct ProcessSpec {
 struct ProcessResult {
   int exit_code = 0;
   double wall_s = 0;
+  double cpu_s = 0;  // user + system time of the child and of every descendant it waited for
   bool timed_out = false;
 };
 

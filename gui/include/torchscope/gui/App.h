@@ -14,16 +14,13 @@
 namespace torchscope::gui {
 
 struct GuiOptions {
-  // Stores shown side by side (the ranks of one job); a folder stands for its *.db files.
+  // Stores shown side by side (the ranks of one job); a run folder stands for its stores
+  // (store::expandRunFolders).
   std::vector<std::string> store_paths;
   std::string screenshot_path;  // non-empty: render offscreen into this PNG and exit
   int width = 1600;
   int height = 900;
 };
-
-// The stores named: files as given, a folder (a run of per-rank stores) as its *.db files in name
-// order. kNotFound for a folder without stores.
-[[nodiscard]] Result<std::vector<std::string>> resolveStores(const std::vector<std::string>& paths);
 
 [[nodiscard]] Result<void> runGui(const GuiOptions& options);
 
