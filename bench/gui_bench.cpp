@@ -2,11 +2,18 @@
 // repaints at 1600x900, the detail fetches that zoomed-in frames ask for (on the view's fetch
 // thread, not the paint), and the memory held. The baseline, measured in the same run, is the
 // cheapest possible read of the same store: one SQLite scan of start_ns, end_ns of every bulk table.
+// Every repaint is also painted on a copy of the timeline without idle gaps: the CPU difference is
+// what shading them costs a frame. Under callgrind each phase is counted apart (markPhase).
 //
 // Usage: bench_gui [events=10000000] [dir=/tmp] [repaints=60]
 // The store is written once per event count (dir/torchscope_gui_bench_<events>.db) and reused.
 #include <fmt/format.h>
 #include <sys/resource.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define TORCHSCOPE_HAVE_CALLGRIND 1
+#endif
 
 #include <QGuiApplication>
 #include <QImage>
@@ -106,18 +113,38 @@ std::int64_t writeStore(const std::string& path, std::int64_t events) {
   return written;
 }
 
-double scanSeconds(const std::string& path) {
+struct Cost {
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+
+// The baseline: one pass of SQLite over start_ns, end_ns of every bulk table, on this thread.
+Cost scanStore(const std::string& path) {
   auto reader = store::Reader::open(path);
-  if (!reader) return 0;
+  if (!reader) return {};
   const auto start = Clock::now();
+  const double cpu = cpuSeconds(RUSAGE_THREAD);
   std::int64_t sum = 0;
   for (const char* table : {"kernels", "memcpy", "memset", "api_calls", "cpu_ops", "nvtx"}) {
     auto read = (*reader)->query(fmt::format("SELECT start_ns, end_ns FROM {}", table),
                                  [&](const store::Row& row) { sum += row.integer(1) - row.integer(0); });
-    if (!read) return 0;
+    if (!read) return {};
   }
-  return sum == 0 ? 0 : secondsSince(start);
+  if (sum == 0) return {};
+  return {secondsSince(start), cpuSeconds(RUSAGE_THREAD) - cpu};
 }
+
+// Under `valgrind --tool=callgrind` each phase is dumped apart (callgrind.out.N, part k, with the
+// phase's name as its trigger): instruction counts that load on the machine does not change.
+void markPhase(const char* phase) {
+#if TORCHSCOPE_HAVE_CALLGRIND
+  CALLGRIND_DUMP_STATS_AT(phase);
+#else
+  (void)phase;
+#endif
+}
+
+double ratio(double value, double baseline) { return baseline > 0 ? value / baseline : 0.0; }
 
 struct Percentiles {
   double median = 0;
@@ -149,7 +176,9 @@ int main(int argc, char** argv) {
   static char* qt_argv[] = {name, nullptr};
   QGuiApplication app(qt_argc, qt_argv);  // fonts for the labels
 
-  const double scan_s = scanSeconds(path);
+  markPhase("start");
+  const Cost scan = scanStore(path);
+  markPhase("baseline scan");
   const double rss_before = peakRssMiB();
   const double cpu_before = cpuSeconds(RUSAGE_SELF);
   const auto load_start = Clock::now();
@@ -162,6 +191,7 @@ int main(int argc, char** argv) {
   }
   const auto timeline = loaded.value();
   const double rss_after = peakRssMiB();
+  markPhase("load");
 
   const gui::TrackLayout layout(*timeline);
   gui::Viewport axis;
@@ -186,13 +216,20 @@ int main(int argc, char** argv) {
   gui::PaintStats first_stats;
   const auto [first_ms, first_cpu_ms] = paint(&first_stats);
 
-  // Pan and zoom: from the whole run down to a few milliseconds and back, panning on the way.
+  // Pan and zoom: from the whole run down to a few milliseconds and back, panning on the way. The
+  // frames and the detail fetches they need come first, then the frames are painted, then painted
+  // again without gaps: each phase ends with a callgrind dump of its own instruction count.
+  markPhase("first paint");
   auto source = gui::DetailSource::open(timeline);
   if (!source) return 1;
-  std::vector<double> wall_ms;
-  std::vector<double> cpu_ms;
+  struct Frame {
+    gui::Viewport axis;
+    std::shared_ptr<const gui::DetailWindow> window;
+  };
+  std::vector<Frame> frames;
   std::vector<double> fetch_ms;
-  std::size_t max_items = 0;
+  std::vector<double> fetch_cpu_ms;
+  std::vector<double> fetch_rows;
   std::shared_ptr<const gui::DetailWindow> window;
   for (int i = 0; i < repaints; ++i) {
     const int phase = i % 20;
@@ -208,34 +245,74 @@ int main(int argc, char** argv) {
       // What the view's fetch thread does, timed apart from the paint.
       const Nanos span = frame.endNs() - frame.begin_ns;
       const auto start = Clock::now();
+      const double fetch_cpu = cpuSeconds(RUSAGE_THREAD);
       auto fetched = (*source)->fetch(frame.begin_ns - span, frame.endNs() + span);
       fetch_ms.push_back(secondsSince(start) * 1e3);
+      fetch_cpu_ms.push_back((cpuSeconds(RUSAGE_THREAD) - fetch_cpu) * 1e3);
+      double slices = 0;
+      for (const auto& lanes : fetched ? fetched->lanes : std::vector<std::vector<gui::Lane>>{}) {
+        for (const auto& lane : lanes) slices += static_cast<double>(lane.count());
+      }
+      fetch_rows.push_back(slices);
       if (fetched) window = std::make_shared<const gui::DetailWindow>(std::move(fetched).value());
     }
-    state.window = window.get();
+    frames.push_back({axis, window});
+  }
+  markPhase("detail fetches");
+  std::vector<double> wall_ms;
+  std::vector<double> cpu_ms;
+  std::size_t max_items = 0;
+  std::size_t gaps_shaded = 0;
+  for (const Frame& frame : frames) {
+    axis = frame.axis;
+    state.window = frame.window.get();
     gui::PaintStats stats;
     const auto [wall, cpu] = paint(&stats);
     wall_ms.push_back(wall);
     cpu_ms.push_back(cpu);
     max_items = std::max(max_items, stats.items);
+    gaps_shaded += stats.gaps;
   }
+  markPhase("repaints");
+  // The same timeline without idle gaps, the same frames: the difference is the shading.
+  auto without_gaps = std::make_shared<gui::Timeline>(*timeline);
+  without_gaps->gaps.clear();
+  markPhase("copy without idle gaps");
+  std::vector<double> gap_cpu_ms;  // by frame: CPU with the gaps shaded minus without
+  state.timeline = without_gaps.get();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    axis = frames[i].axis;
+    state.window = frames[i].window.get();
+    gap_cpu_ms.push_back(cpu_ms[i] - paint(nullptr).second);
+  }
+  markPhase("repaints without idle gaps");
   const Percentiles wall = percentiles(wall_ms);
   const Percentiles cpu = percentiles(cpu_ms);
   const Percentiles fetch = percentiles(fetch_ms);
+  const Percentiles fetch_cpu = percentiles(fetch_cpu_ms);
+  const Percentiles fetched_slices = percentiles(fetch_rows);
+  const Percentiles gap_cpu = percentiles(gap_cpu_ms);
 
   fmt::print("store: {} ({} slices on {} tracks, {:.0f} MiB on disk)\n", path, timeline->sliceCount(),
              timeline->tracks.size(), static_cast<double>(std::filesystem::file_size(path)) / (1 << 20));
-  fmt::print("baseline: SQLite scan of start_ns, end_ns of every bulk table: {:.2f} s\n", scan_s);
-  fmt::print("load: {:.2f} s wall, {:.2f} s CPU (both loader threads); {:.2f}x the baseline scan\n", load_s,
-             load_cpu_s, scan_s > 0 ? load_s / scan_s : 0.0);
+  fmt::print("baseline: SQLite scan of start_ns, end_ns of every bulk table: {:.2f} s wall, {:.2f} s CPU\n",
+             scan.wall_s, scan.cpu_s);
+  fmt::print("load: {:.2f} s wall, {:.2f} s CPU (both loader threads); {:.2f}x the baseline's wall, {:.2f}x its CPU\n",
+             load_s, load_cpu_s, ratio(load_s, scan.wall_s), ratio(load_cpu_s, scan.cpu_s));
   fmt::print("first paint (the GPUs' work, 1600x900): {:.2f} ms wall, {:.2f} ms CPU, {} items\n", first_ms,
              first_cpu_ms, first_stats.items);
   fmt::print("time to first paint: {:.2f} s\n", load_s + first_ms / 1e3);
   fmt::print("repaints ({} pan/zoom frames): wall median {:.2f} ms, p95 {:.2f}, max {:.2f}; CPU median {:.2f} ms, "
              "p95 {:.2f}, max {:.2f}; at most {} items\n",
              repaints, wall.median, wall.p95, wall.max, cpu.median, cpu.p95, cpu.max, max_items);
-  fmt::print("detail fetches (fetch thread, {} of them): median {:.1f} ms, p95 {:.1f}, max {:.1f}\n",
-             fetch_ms.size(), fetch.median, fetch.p95, fetch.max);
+  fmt::print("idle-gap shading (CPU with minus without, per frame): median {:.3f} ms, p95 {:.3f}, max {:.3f}; "
+             "{:.1f} gaps shaded per frame\n",
+             gap_cpu.median, gap_cpu.p95, gap_cpu.max,
+             repaints > 0 ? static_cast<double>(gaps_shaded) / repaints : 0.0);
+  fmt::print("detail fetches (fetch thread, {} of them, median {:.0f} slices): wall median {:.1f} ms, p95 {:.1f}, "
+             "max {:.1f}; CPU median {:.1f} ms, p95 {:.1f}, max {:.1f}\n",
+             fetch_ms.size(), fetched_slices.median, fetch.median, fetch.p95, fetch.max, fetch_cpu.median,
+             fetch_cpu.p95, fetch_cpu.max);
   fmt::print("peak RSS: {:.0f} MiB before loading, {:.0f} MiB after\n", rss_before, rss_after);
   return 0;
 }

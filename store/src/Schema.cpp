@@ -293,7 +293,9 @@ CREATE INDEX IF NOT EXISTS api_calls_correlation ON api_calls(pid, correlation_i
 CREATE INDEX IF NOT EXISTS kernels_time ON kernels(start_ns);
 CREATE INDEX IF NOT EXISTS kernels_correlation ON kernels(pid, correlation_id);
 CREATE INDEX IF NOT EXISTS memcpy_time ON memcpy(start_ns);
+CREATE INDEX IF NOT EXISTS memcpy_correlation ON memcpy(pid, correlation_id);
 CREATE INDEX IF NOT EXISTS memset_time ON memset(start_ns);
+CREATE INDEX IF NOT EXISTS memset_correlation ON memset(pid, correlation_id);
 CREATE INDEX IF NOT EXISTS syncs_time ON syncs(start_ns);
 CREATE INDEX IF NOT EXISTS nvtx_time ON nvtx(start_ns);
 CREATE INDEX IF NOT EXISTS cpu_ops_time ON cpu_ops(start_ns);

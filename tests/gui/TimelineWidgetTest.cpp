@@ -1,5 +1,6 @@
 // The real window, offscreen, on a real store: background loading, wheel zoom, drag, click
-// selection, findings, search, the item models under QAbstractItemModelTester, and the screenshot.
+// selection, findings, search, the item models under QAbstractItemModelTester, the screenshot, and a
+// run folder of per-rank stores.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -11,27 +12,23 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
+#include <QTextDocument>
 #include <QWheelEvent>
 
+#include <set>
+
+#include "OffscreenApp.h"
 #include "SampleStore.h"
 #include "torchscope/gui/App.h"
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::gui {
 namespace {
 
-QApplication& application() {
-  static int argc = 1;
-  static char name[] = "gui_widget_test";
-  static char* argv[] = {name, nullptr};
-  static QApplication* app = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    return new QApplication(argc, argv);
-  }();
-  return *app;
-}
+QApplication& application() { return testing::offscreenApplication(); }
 
 class TimelineWindow : public ::testing::Test {
  protected:
@@ -180,11 +177,32 @@ TEST_F(TimelineWindow, SearchSelectsMatchesInTurn) {
   EXPECT_EQ(view_->selection()->slice.start_ns, first);
 }
 
+// Store text shown as a tooltip (rendered as rich text when it looks like HTML) reads as written.
+TEST(TimelineTooltips, ShowHostileStoreTextAsWritten) {
+  application();
+  const std::string hostile = R"(<b>void k<float></b><img src="x.png"> &amp; <a href="file:///etc">x.py</a>)";
+  const auto shownAs = [](const QVariant& tooltip) {
+    QTextDocument document;
+    document.setHtml(tooltip.toString());
+    return document.toPlainText().toStdString();
+  };
+  FindingsModel findings;
+  store::Finding finding;
+  finding.rule = "gpu/idle";
+  finding.message = hostile;
+  findings.setFindings({finding});
+  EXPECT_EQ(shownAs(findings.data(findings.index(0, 0), Qt::ToolTipRole)), hostile);
+  DetailsModel details;
+  details.setFields({{"name", hostile}});
+  EXPECT_EQ(shownAs(details.data(details.index(0, 1), Qt::ToolTipRole)), hostile);
+  EXPECT_EQ(details.data(details.index(0, 1), Qt::DisplayRole).toString().toStdString(), hostile);
+}
+
 TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
   const std::string png =
       testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "shot", ".png").string();
   std::filesystem::remove(png);
-  const auto result = runGui({store_path_, png, 1200, 700});
+  const auto result = runGui({{store_path_}, png, 1200, 700});
   ASSERT_TRUE(result.ok()) << result.error().message;
   QImage image(QString::fromStdString(png));
   ASSERT_FALSE(image.isNull());
@@ -198,9 +216,40 @@ TEST_F(TimelineWindow, ScreenshotWritesAPictureOfTheTimeline) {
 
   std::filesystem::remove(png);
 
-  const auto missing = runGui({"/nonexistent/run.db", png, 1200, 700});
+  const auto missing = runGui({{"/nonexistent/run.db"}, png, 1200, 700});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(TimelineWindow, ARunFolderOpensItsRanksSideBySide) {
+  const auto run = testing::processFile(std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "window", "run", "");
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run);
+  for (const char* rank : {"run.rank1.101.db", "run.rank0.100.db"}) std::filesystem::copy_file(store_path_, run / rank);
+  const std::string png = (run / "shot.png").string();
+  ASSERT_TRUE(runGui({{run.string()}, png, 1200, 700}).ok());
+  EXPECT_FALSE(QImage(QString::fromStdString(png)).isNull());
+
+  QSignalSpy loaded(window_.get(), &MainWindow::loaded);
+  auto stores = store::expandRunFolders({run.string()});
+  ASSERT_TRUE(stores.ok()) << stores.error().message;
+  window_->open(*stores);
+  ASSERT_TRUE(loaded.wait(60'000));
+  const Timeline& timeline = *window_->timelineView()->timeline();
+  ASSERT_EQ(timeline.stores.size(), 2U);
+  EXPECT_EQ(timeline.sliceCount(), 2 * 4163U);
+  std::set<std::uint32_t> stores_with_gpu_tracks;
+  for (const Track& track : timeline.tracks) {
+    if (track.gpu()) stores_with_gpu_tracks.insert(track.store);
+  }
+  EXPECT_EQ(stores_with_gpu_tracks.size(), 2U);
+
+  std::filesystem::remove(run / "run.rank0.100.db");
+  std::filesystem::remove(run / "run.rank1.101.db");
+  const auto empty = runGui({{run.string()}, png, 1200, 700});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::kNotFound);
+  std::filesystem::remove_all(run);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// torchscope gui RUN.db [--screenshot out.png] [--size WxH]: parsed here, run by torchscope-gui (Qt).
+// torchscope gui RUN.db... [--screenshot out.png] [--size WxH]: parsed here, run by torchscope-gui (Qt).
 #include <memory>
 
 #include "Commands.h"

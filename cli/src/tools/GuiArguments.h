@@ -5,13 +5,14 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace torchscope::cli {
 
 inline constexpr const char* kGuiDescription = "Open the timeline of a run in a window (Qt), or render it into a PNG";
 
 struct GuiArguments {
-  std::string store;
+  std::vector<std::string> stores;
   std::string screenshot;
   std::string size = "1600x900";
 };

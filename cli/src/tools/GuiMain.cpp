@@ -1,5 +1,5 @@
-// torchscope-gui RUN.db [--screenshot out.png] [--size WxH]: the Qt timeline of a run; `torchscope gui`
-// starts it with the same arguments.
+// torchscope-gui RUN.db... [--screenshot out.png] [--size WxH]: the Qt timeline of a run (several
+// stores or a folder of them: ranks side by side); `torchscope gui` starts it with the same arguments.
 #include <cstdio>
 
 #include "Commands.h"
@@ -11,7 +11,7 @@ namespace {
 
 void runGuiCommand(const GuiArguments& arguments) {
   gui::GuiOptions options;
-  options.store_path = arguments.store;
+  options.store_paths = arguments.stores;
   options.screenshot_path = arguments.screenshot;
   char separator = 0;
   if (std::sscanf(arguments.size.c_str(), "%d%c%d", &options.width, &separator, &options.height) != 3 ||

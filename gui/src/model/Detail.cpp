@@ -106,6 +106,21 @@ Result<std::vector<std::vector<Lane>>> DetailSource::Impl::fetchLanes(Nanos begi
   return lanes;
 }
 
+std::string launchJoinSql(std::string_view gpu_table, FlowSide from, std::string_view where) {
+  const bool calls = from == FlowSide::kCalls;
+  const std::string calls_table = "api_calls a";
+  const std::string work_table = fmt::format("{} g", gpu_table);
+  // The correlation-id filter is on the starting side and kept off indexes (unary +): SQLite would
+  // otherwise carry it over to the other side's (pid, correlation_id) index as a range and read
+  // every later launch of the process for each row instead of the one it joins.
+  return fmt::format(
+      "SELECT a.pid, a.tid, a.start_ns, g.device, g.stream, g.start_ns FROM {first} JOIN {second} "
+      "ON {other}.pid = {start}.pid AND {other}.correlation_id = {start}.correlation_id "
+      "WHERE ({where}) AND +{start}.correlation_id >= 0",
+      fmt::arg("first", calls ? calls_table : work_table), fmt::arg("second", calls ? work_table : calls_table),
+      fmt::arg("start", calls ? "a" : "g"), fmt::arg("other", calls ? "g" : "a"), fmt::arg("where", where));
+}
+
 Result<void> DetailSource::Impl::addLaunchFlows(DetailWindow& window) {
   const auto add = [&](std::uint32_t store, const store::Row& row) {
     // Columns: pid, tid, call start, device, stream, GPU start.
@@ -123,19 +138,15 @@ Result<void> DetailSource::Impl::addLaunchFlows(DetailWindow& window) {
     const Nanos begin = window.begin_ns - timeline.stores[store].shift_ns;
     const Nanos end = window.end_ns - timeline.stores[store].shift_ns;
     // Calls in the window, to their kernels; then GPU work in the window whose call is outside it.
-    auto calls = readers[store]->query(
-        "SELECT a.pid, a.tid, a.start_ns, k.device, k.stream, k.start_ns FROM api_calls a JOIN kernels k "
-        "ON k.pid = a.pid AND k.correlation_id = a.correlation_id "
-        "WHERE a.start_ns >= ? AND a.start_ns < ? AND a.correlation_id >= 0",
-        [&](const store::Row& row) { add(store, row); }, {begin, end});
+    auto calls = readers[store]->query(launchJoinSql("kernels", FlowSide::kCalls, "a.start_ns >= ? AND a.start_ns < ?"),
+                                       [&](const store::Row& row) { add(store, row); }, {begin, end});
     if (!calls) return calls;
     for (const std::string_view gpu_table : {"kernels", "memcpy", "memset"}) {
       const bool kernels = gpu_table == "kernels";
       auto work = readers[store]->query(
-          fmt::format("SELECT a.pid, a.tid, a.start_ns, g.device, g.stream, g.start_ns FROM {} g JOIN api_calls a "
-                      "ON a.pid = g.pid AND a.correlation_id = g.correlation_id "
-                      "WHERE g.start_ns >= ? AND g.start_ns < ? AND g.correlation_id >= 0{}",
-                      gpu_table, kernels ? " AND NOT (a.start_ns >= ? AND a.start_ns < ?)" : ""),
+          launchJoinSql(gpu_table, FlowSide::kWork,
+                        kernels ? "g.start_ns >= ? AND g.start_ns < ? AND NOT (a.start_ns >= ? AND a.start_ns < ?)"
+                                : "g.start_ns >= ? AND g.start_ns < ?"),
           [&](const store::Row& row) { add(store, row); },
           kernels ? std::vector<store::QueryParam>{begin, end, begin, end} : std::vector<store::QueryParam>{begin, end});
       if (!work) return work;

@@ -87,9 +87,7 @@ Result<std::vector<Flow>> DetailSource::flowsOf(const SliceRef& ref) {
     if (!call && gpu_table != tableOf(ref.slice.kind)) continue;
     std::vector<std::tuple<std::int64_t, std::int64_t, Nanos, std::int64_t, std::int64_t, Nanos>> rows;
     auto read = reader.query(
-        fmt::format("SELECT a.pid, a.tid, a.start_ns, g.device, g.stream, g.start_ns FROM api_calls a JOIN {} g "
-                    "ON g.pid = a.pid AND g.correlation_id = a.correlation_id WHERE {}.id = ? AND a.correlation_id >= 0",
-                    gpu_table, call ? "a" : "g"),
+        launchJoinSql(gpu_table, call ? FlowSide::kCalls : FlowSide::kWork, call ? "a.id = ?" : "g.id = ?"),
         [&](const store::Row& row) {
           rows.emplace_back(row.integer(0), row.integer(1), row.integer(2) + shift, row.integer(3), row.integer(4),
                             row.integer(5) + shift);

@@ -165,9 +165,24 @@ std::map<TrackKey, std::vector<Lane>> smallTracks(const Records& r, Names& names
   return tracks;
 }
 
+// GPU operations (kernels, copies, memsets) that start in [begin_ns, end_ns), to the statistics' buckets.
+std::uint64_t gpuOperationsIn(const Timeline& timeline, Nanos begin_ns, Nanos end_ns) {
+  std::uint64_t count = 0;
+  for (const NameTotal& name : timeline.stats.totals(begin_ns, end_ns)) {
+    if (name.kind == StatKind::kKernel || name.kind == StatKind::kMemcpy || name.kind == StatKind::kMemset) {
+      count += name.count;
+    }
+  }
+  return count;
+}
+
 // The first view: where the GPUs worked, when there is GPU work (an imported trace often starts with
-// seconds of CUDA initialisation before any kernel), else the whole run.
+// seconds of CUDA initialisation before any kernel), else the whole run. While one idle stretch of
+// the GPUs takes most of the framed span (a warm-up, then seconds of host work before the measured
+// iterations), the side of it with more GPU operations is framed: otherwise that work would be a
+// sliver at one edge.
 Focus chooseFocus(const Timeline& timeline) {
+  constexpr int kMaxIdleSkips = 8;
   Nanos low = std::numeric_limits<Nanos>::max();
   Nanos high = std::numeric_limits<Nanos>::min();
   for (const Track& track : timeline.tracks) {
@@ -178,8 +193,31 @@ Focus chooseFocus(const Timeline& timeline) {
       high = std::max(high, lane.endNs());
     }
   }
-  if (low <= high) return {low, std::max(high, low + 1), "the GPUs' work"};
-  return {timeline.begin_ns, timeline.end_ns, "the whole run"};
+  if (low > high) return {timeline.begin_ns, timeline.end_ns, "the whole run"};
+  high = std::max(high, low + 1);
+  const auto length = [](const GpuGap& gap) { return gap.gap.end_ns - gap.gap.start_ns; };
+  // Range ends of the statistics are rounded to buckets: a bucket of margin inside the stretch.
+  const Nanos margin = timeline.stats.bucketNs();
+  Nanos skipped = 0;
+  for (int skip = 0; skip < kMaxIdleSkips; ++skip) {
+    const GpuGap* longest = nullptr;
+    for (const GpuGap& gap : timeline.gaps) {
+      if (gap.gap.start_ns < low || gap.gap.end_ns > high) continue;
+      if (longest == nullptr || length(gap) > length(*longest)) longest = &gap;
+    }
+    if (longest == nullptr || 2 * length(*longest) <= high - low) break;
+    const Nanos idle_from = longest->gap.start_ns;
+    const Nanos idle_to = longest->gap.end_ns;
+    if (gpuOperationsIn(timeline, idle_from + margin, idle_to - margin) > 0) break;  // another GPU worked
+    if (gpuOperationsIn(timeline, idle_to, high + 1) >= gpuOperationsIn(timeline, low, idle_from)) {
+      low = idle_to;
+    } else {
+      high = idle_from;
+    }
+    skipped += idle_to - idle_from;
+  }
+  if (skipped == 0) return {low, high, "the GPUs' work"};
+  return {low, std::max(high, low + 1), fmt::format("the GPUs' busiest work ({} of idle GPU left out)", formatDuration(skipped))};
 }
 
 void setExtent(Timeline& timeline) {

@@ -13,6 +13,7 @@
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::gui {
 
@@ -25,16 +26,19 @@ bool haveDisplay() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-// Waits for the window's background load; false when it failed or timed out.
-bool waitUntilLoaded(MainWindow& window, const std::string& path) {
+// Waits for the window's background load, and for the analysis of a store without findings (it
+// comes next) so that the picture shows them; false when loading failed or timed out.
+bool waitUntilLoaded(MainWindow& window, const std::vector<std::string>& paths) {
   QEventLoop loop;
   bool ok = false;
   QObject::connect(&window, &MainWindow::loaded, &loop, [&](bool loaded) {
     ok = loaded;
-    loop.quit();
+    const Timeline* timeline = window.timelineView()->timeline();
+    if (!loaded || timeline == nullptr || !timeline->records.findings.empty()) loop.quit();
   });
+  QObject::connect(&window, &MainWindow::analysed, &loop, &QEventLoop::quit);
   QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
-  window.open({path});
+  window.open(paths);
   loop.exec();
   return ok;
 }
@@ -47,12 +51,13 @@ void selectFirstFinding(MainWindow& window) {
   if (!location.slices.empty()) window.timelineView()->select(location.slices.front(), false);
 }
 
-Result<void> renderScreenshot(const GuiOptions& options) {
+Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::string>& stores) {
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
-  if (!waitUntilLoaded(window, options.store_path)) {
-    return makeError(ErrorCode::kIo, "could not load " + options.store_path + ": " + window.loadError());
+  if (!waitUntilLoaded(window, stores)) {
+    return makeError(ErrorCode::kIo, "could not load " + stores.front() +
+                                         (stores.size() > 1 ? " and the other stores" : "") + ": " + window.loadError());
   }
   selectFirstFinding(window);
   QApplication::processEvents();
@@ -65,8 +70,12 @@ Result<void> renderScreenshot(const GuiOptions& options) {
 }  // namespace
 
 Result<void> runGui(const GuiOptions& options) {
+  auto stores = store::expandRunFolders(options.store_paths);
+  if (!stores) return stores.error();
   // Fail on a bad store before any window exists, with the store's own error.
-  if (auto reader = store::Reader::open(options.store_path); !reader) return reader.error();
+  for (const std::string& path : *stores) {
+    if (auto reader = store::Reader::open(path); !reader) return reader.error();
+  }
   const bool screenshot = !options.screenshot_path.empty();
   if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   if (!haveDisplay()) {
@@ -77,12 +86,12 @@ Result<void> runGui(const GuiOptions& options) {
   static char* argv[] = {program, nullptr};
   std::optional<QApplication> owned_app;
   if (QApplication::instance() == nullptr) owned_app.emplace(argc, argv);
-  if (screenshot) return renderScreenshot(options);
+  if (screenshot) return renderScreenshot(options, *stores);
 
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
-  window.open({options.store_path});
+  window.open(*stores);
   QApplication::exec();
   return {};
 }

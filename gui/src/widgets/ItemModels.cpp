@@ -1,6 +1,7 @@
 #include "torchscope/gui/ItemModels.h"
 
 #include <QColor>
+#include <QTextDocument>
 
 namespace torchscope::gui {
 
@@ -10,6 +11,12 @@ QVariant severityColour(const std::string& severity) {
   if (severity == "error") return QColor(190, 30, 30);
   if (severity == "warning") return QColor(170, 110, 0);
   return {};
+}
+
+// Qt shows a tooltip that looks like HTML as rich text: store text (kernel, file and function names,
+// messages) is escaped so that it always reads as written.
+QString plainTooltip(const std::string& text) {
+  return Qt::convertFromPlainText(QString::fromStdString(text), Qt::WhiteSpaceNormal);
 }
 
 }  // namespace
@@ -35,7 +42,7 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   const auto row = static_cast<std::size_t>(index.row());
   switch (role) {
     case Qt::DisplayRole: return QString::fromStdString(table_.cell(row, index.column()));
-    case Qt::ToolTipRole: return QString::fromStdString(table_.finding(row).message);
+    case Qt::ToolTipRole: return plainTooltip(table_.finding(row).message);
     case Qt::ForegroundRole:
       return index.column() == FindingsTable::kSeverity ? severityColour(table_.finding(row).severity) : QVariant();
     default: return {};
@@ -63,9 +70,13 @@ int DetailsModel::columnCount(const QModelIndex& parent) const { return parent.i
 
 QVariant DetailsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   const Field& field = fields_[static_cast<std::size_t>(index.row())];
-  return QString::fromStdString(index.column() == 0 ? field.name : field.value);
+  const std::string& text = index.column() == 0 ? field.name : field.value;
+  switch (role) {
+    case Qt::DisplayRole: return QString::fromStdString(text);
+    case Qt::ToolTipRole: return plainTooltip(text);
+    default: return {};
+  }
 }
 
 QVariant DetailsModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -82,6 +93,12 @@ void StatsModel::setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns
   endResetModel();
 }
 
+void StatsModel::clear() {
+  beginResetModel();
+  table_ = StatsTable();
+  endResetModel();
+}
+
 int StatsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(table_.rows());
 }
@@ -95,7 +112,7 @@ QVariant StatsModel::data(const QModelIndex& index, int role) const {
   const auto row = static_cast<std::size_t>(index.row());
   switch (role) {
     case Qt::DisplayRole: return QString::fromStdString(table_.cell(row, index.column()));
-    case Qt::ToolTipRole: return QString::fromStdString(table_.cell(row, StatsTable::kName));
+    case Qt::ToolTipRole: return plainTooltip(table_.cell(row, StatsTable::kName));
     case Qt::TextAlignmentRole:
       return index.column() >= StatsTable::kCount ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     default: return {};

@@ -157,6 +157,8 @@ void MainWindow::open(const std::vector<std::string>& paths) {
   if (loader_.joinable()) loader_.join();
   paths_ = paths;
   view_->setTimeline(nullptr, nullptr);
+  stats_timer_->stop();
+  stats_->clear();
   source_.reset();
   timeline_.reset();
   findings_->setFindings({});
@@ -202,17 +204,12 @@ void MainWindow::open(const std::vector<std::string>& paths) {
 
 void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds) {
   timeline_ = std::move(timeline);
+  load_seconds_ = seconds;
   auto source = DetailSource::open(timeline_);
   source_ = source ? std::move(source).value() : nullptr;
   view_->setTimeline(timeline_, source_.get());
   applyFindings(timeline_->records.findings);
   refreshStatistics();
-  statusBar()->showMessage(tr("%1 slices on %2 tracks, %3 findings, loaded in %4 s; showing %5")
-                               .arg(timeline_->sliceCount())
-                               .arg(timeline_->tracks.size())
-                               .arg(timeline_->records.findings.size())
-                               .arg(seconds, 0, 'f', 2)
-                               .arg(QString::fromStdString(timeline_->focus.what)));
   if (!search_->text().isEmpty()) runSearch();
   emit loaded(true);
 }
@@ -220,6 +217,17 @@ void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double 
 void MainWindow::applyFindings(std::vector<store::Finding> findings) {
   findings_->setFindings(std::move(findings));
   findings_table_->resizeColumnsToContents();
+  showLoadStatus();
+}
+
+void MainWindow::showLoadStatus() {
+  if (!timeline_) return;
+  statusBar()->showMessage(tr("%1 slices on %2 tracks, %3 findings, loaded in %4 s; showing %5")
+                               .arg(timeline_->sliceCount())
+                               .arg(timeline_->tracks.size())
+                               .arg(findings_->rowCount())
+                               .arg(load_seconds_, 0, 'f', 2)
+                               .arg(QString::fromStdString(timeline_->focus.what)));
 }
 
 void MainWindow::applyError(const std::string& message) {

@@ -7,13 +7,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "torchscope/store/Result.h"
 
 namespace torchscope::gui {
 
 struct GuiOptions {
-  std::string store_path;
+  // Stores shown side by side (the ranks of one job); a run folder stands for its stores
+  // (store::expandRunFolders).
+  std::vector<std::string> store_paths;
   std::string screenshot_path;  // non-empty: render offscreen into this PNG and exit
   int width = 1600;
   int height = 900;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchscope/gui/Details.h"
@@ -59,6 +61,15 @@ struct DetailWindow {
 
 // Flows are listed only for ranges with at most this many launch calls, syncs and GPU operations.
 inline constexpr std::uint64_t kMaxWindowFlows = 20000;
+
+// Which side of a launch flow a query starts from: the CUDA API calls or the GPU work.
+enum class FlowSide : std::uint8_t { kCalls, kWork };
+
+// The SQL that joins CUDA API calls (alias `a`) with the GPU work of `gpu_table` (alias `g`) they
+// launched, same pid and correlation id, starting from the rows of `from` that pass `where` (SQL over
+// its alias): columns pid, tid, call start, device, stream, GPU start. The other side is found
+// through its (pid, correlation_id) index, one row per launch; tests check the plan of every shape.
+[[nodiscard]] std::string launchJoinSql(std::string_view gpu_table, FlowSide from, std::string_view where);
 
 class DetailSource {
  public:

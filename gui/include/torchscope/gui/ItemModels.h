@@ -52,6 +52,8 @@ class StatsModel : public QAbstractTableModel {
  public:
   explicit StatsModel(QObject* parent = nullptr);
   void setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns);
+  // No rows: the table names slices through a timeline that is about to go.
+  void clear();
   [[nodiscard]] const StatsTable& table() const { return table_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;

@@ -69,6 +69,8 @@ class MainWindow : public QMainWindow {
  private:
   void applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds);
   void applyFindings(std::vector<store::Finding> findings);
+  // What was loaded, how fast, and what the view shows; again once findings of an analysis arrive.
+  void showLoadStatus();
   void applyError(const std::string& message);
   void updateDetails();
   void runSearch();
@@ -92,6 +94,7 @@ class MainWindow : public QMainWindow {
   std::vector<bool> search_names_;
   SourceFile source_file_;
   std::string load_error_;
+  double load_seconds_ = 0;
   std::atomic<std::uint64_t> generation_{0};
   std::thread loader_;
 };
