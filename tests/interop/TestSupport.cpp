@@ -70,6 +70,19 @@ json summarizeStore(const std::string& store_path) {
   }
   out["malformed"] = malformed;
 
+  // Memory: per series its sample count and highest value, per operation its event count and bytes.
+  const auto samples = loadOrFail<store::MemorySample>(reader);
+  for (const auto& sample : samples) {
+    json& series = out["memory"]["series"][sample.series];
+    series["samples"] = series.value("samples", 0) + 1;
+    series["max"] = std::max(series.value("max", std::int64_t{0}), sample.value);
+  }
+  for (const auto& event : loadOrFail<store::MemoryEvent>(reader)) {
+    json& operation = out["memory"]["events"][event.operation];
+    operation["count"] = operation.value("count", 0) + 1;
+    operation["bytes"] = operation.value("bytes", std::int64_t{0}) + event.bytes;
+  }
+
   const auto compiles = loadOrFail<store::Compile>(reader);
   if (!compiles.empty()) {
     std::map<std::string, int> status;
