@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,19 +96,21 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
 
   ProcessResult result;
   int status = 0;
+  struct rusage usage {};
   while (true) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
+    const pid_t done = wait4(pid, &status, WNOHANG, &usage);
     if (done == pid) break;
     if (done < 0) return makeError(ErrorCode::kIo, "waitpid failed for " + spec.argv[0]);
     if (std::chrono::steady_clock::now() - started > spec.timeout) {
       kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      wait4(pid, &status, 0, &usage);
       result.timed_out = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.peak_rss_bytes = usage.ru_maxrss > 0 ? static_cast<std::int64_t>(usage.ru_maxrss) * 1024 : -1;  // KiB
   if (result.timed_out) {
     result.exit_code = 124;
   } else if (WIFEXITED(status)) {

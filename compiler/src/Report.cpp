@@ -12,6 +12,38 @@ namespace {
 nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); }
 nlohmann::json count(std::int64_t value) { return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr); }
 
+nlohmann::json peaksJson(const VariantStats& stats) {
+  return {{"peak_rss_bytes", count(stats.peak_rss_bytes)},
+          {"gpu_peak_allocated_bytes", count(stats.gpu_peak_allocated_bytes)},
+          {"gpu_peak_reserved_bytes", count(stats.gpu_peak_reserved_bytes)}};
+}
+
+// What the fix costs (+) or saves (-) in memory, on the figure the memory limit uses.
+nlohmann::json memoryJson(const FixOutcome& fix) {
+  nlohmann::json out = peaksJson(fix.stats);
+  out["basis"] = fix.memory.basis;
+  out["increase"] = fix.memory.known() ? number(fix.memory.increase) : nlohmann::json(nullptr);
+  out["delta_bytes"] = fix.memory.known() ? nlohmann::json(fix.memory.candidate_bytes - fix.memory.baseline_bytes)
+                                          : nlohmann::json(nullptr);
+  return out;
+}
+
+std::string mib(std::int64_t bytes) { return bytes < 0 ? "?" : fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+std::string peaksText(const VariantStats& stats) {
+  std::string text = "peak RSS " + mib(stats.peak_rss_bytes);
+  if (stats.gpu_peak_reserved_bytes >= 0) {
+    text += fmt::format(", GPU peak allocated {} / reserved {}", mib(stats.gpu_peak_allocated_bytes),
+                        mib(stats.gpu_peak_reserved_bytes));
+  }
+  return text;
+}
+
+std::string memoryChangeText(const FixOutcome& fix) {
+  if (!fix.memory.known()) return "?";
+  return fmt::format("{:+.1f} %", fix.memory.increase * 100);
+}
+
 nlohmann::json outcomeJson(const FixOutcome& fix) {
   nlohmann::json out = {
       {"id", fix.id},
@@ -33,6 +65,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix) {
     out["graph_breaks_after"] = count(fix.stats.graph_breaks);
     out["syncs_after"] = count(fix.stats.syncs);
     out["parity"] = {{"ok", fix.parity.ok}, {"checked", fix.parity.checked}, {"max_rel_diff", number(fix.parity.max_rel_diff)}};
+    out["memory"] = memoryJson(fix);
   } else {
     out["speedup"] = {{"median", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr}};
     out["total_speedup"] = nullptr;
@@ -41,6 +74,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix) {
     out["graph_breaks_after"] = nullptr;
     out["syncs_after"] = nullptr;
     out["parity"] = {{"ok", nullptr}, {"checked", false}, {"max_rel_diff", nullptr}};
+    out["memory"] = nullptr;
   }
   if (!fix.members.empty()) out["members"] = fix.members;
   return out;
@@ -92,7 +126,8 @@ nlohmann::json reportJson(const FixReport& report) {
                      {"compile_time_s", number(report.baseline.compile_time_s)},
                      {"recompiles", count(report.baseline.recompiles)},
                      {"graph_breaks", count(report.baseline.graph_breaks)},
-                     {"syncs", count(report.baseline.syncs)}};
+                     {"syncs", count(report.baseline.syncs)},
+                     {"memory", peaksJson(report.baseline)}};
   out["fixes"] = nlohmann::json::array();
   for (const auto& fix : report.fixes) out["fixes"].push_back(outcomeJson(fix));
   out["combined"] = report.combined ? outcomeJson(*report.combined) : nlohmann::json(nullptr);
@@ -106,9 +141,10 @@ std::string renderText(const FixReport& report) {
                                 report.repetitions, report.steps_source.empty() ? "launcher" : report.steps_source,
                                 report.collector_used ? " (runs under the collector)" : "");
   const auto& b = report.baseline;
-  out += fmt::format("baseline: median step {:.4f} s, total {:.2f} s, compile {:.2f} s, recompiles {}, graph breaks {}, syncs {}\n\n",
+  out += fmt::format("baseline: median step {:.4f} s, total {:.2f} s, compile {:.2f} s, recompiles {}, graph breaks {}, syncs {}\n"
+                     "baseline memory: {}\n\n",
                      b.step_time_median_s, b.total_time_s, b.compile_time_s, countText(b.recompiles),
-                     countText(b.graph_breaks), countText(b.syncs));
+                     countText(b.graph_breaks), countText(b.syncs), peaksText(b));
   for (const FixOutcome* fix : rows(report)) {
     out += fmt::format("{:<34} {:<9} {}\n", displayName(*fix), verdict(*fix), fix->reason);
     if (!fix->measured) continue;
@@ -120,6 +156,7 @@ std::string renderText(const FixReport& report) {
                        !fix->parity.checked ? "not checked"
                                             : fmt::format("{} (max rel. diff {:.2g})", fix->parity.ok ? "ok" : "BROKEN",
                                                           fix->parity.max_rel_diff));
+    out += fmt::format("    memory {} ({} against the baseline)\n", peaksText(fix->stats), memoryChangeText(*fix));
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n" + fix->id + ":\n" + fix->diff;
@@ -136,20 +173,21 @@ std::string renderMarkdown(const FixReport& report) {
   out += fmt::format("Baseline: median step {:.4f} s, total {:.2f} s, compile {:.2f} s, recompiles {}, graph breaks {}, syncs {}.\n\n",
                      b.step_time_median_s, b.total_time_s, b.compile_time_s, countText(b.recompiles),
                      countText(b.graph_breaks), countText(b.syncs));
-  out += "| fix | kind | verdict | step speed-up (95 % CI) | total | compile Δ | recompiles | breaks | syncs | parity | reason |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  out += fmt::format("Baseline memory: {}.\n\n", peaksText(b));
+  out += "| fix | kind | verdict | step speed-up (95 % CI) | total | compile Δ | recompiles | breaks | syncs | parity | memory Δ | reason |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->measured) {
-      out += fmt::format("| `{}` | {} | {} | - | - | - | - | - | - | - | {} |\n", displayName(*fix), fix->kind, verdict(*fix), fix->reason);
+      out += fmt::format("| `{}` | {} | {} | - | - | - | - | - | - | - | - | {} |\n", displayName(*fix), fix->kind, verdict(*fix), fix->reason);
       continue;
     }
-    out += fmt::format("| `{}` | {} | {} | {} | {:.3f}x | {:+.2f} s | {} | {} | {} | {} | {} |\n", displayName(*fix), fix->kind,
+    out += fmt::format("| `{}` | {} | {} | {} | {:.3f}x | {:+.2f} s | {} | {} | {} | {} | {} | {} |\n", displayName(*fix), fix->kind,
                        verdict(*fix), speedupText(*fix), fix->total_speedup, fix->compile_time_delta_s,
                        changeText(b.recompiles, fix->stats.recompiles), changeText(b.graph_breaks, fix->stats.graph_breaks),
                        changeText(b.syncs, fix->stats.syncs),
                        fix->parity.checked ? fmt::format("{} ({:.2g})", fix->parity.ok ? "ok" : "broken", fix->parity.max_rel_diff)
                                            : "not checked",
-                       fix->reason);
+                       memoryChangeText(*fix), fix->reason);
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n## `" + fix->id + "`\n\n```diff\n" + fix->diff + "```\n";
@@ -166,21 +204,23 @@ std::string renderHtml(const FixReport& report) {
   out += "<h1>torchscope fix</h1>\n<p><code>" + escapeHtml(report.command) + "</code> &mdash; " +
          std::to_string(report.repetitions) + " repetitions, interleaved</p>\n";
   const auto& b = report.baseline;
-  out += fmt::format("<p>Baseline: median step {:.4f} s, total {:.2f} s, compile {:.2f} s, recompiles {}, graph breaks {}, syncs {}</p>\n",
+  out += fmt::format("<p>Baseline: median step {:.4f} s, total {:.2f} s, compile {:.2f} s, recompiles {}, graph breaks {}, syncs {}; {}</p>\n",
                      b.step_time_median_s, b.total_time_s, b.compile_time_s, countText(b.recompiles),
-                     countText(b.graph_breaks), countText(b.syncs));
+                     countText(b.graph_breaks), countText(b.syncs), peaksText(b));
   out += "<table><tr><th>fix</th><th>kind</th><th>verdict</th><th>step speed-up (95 % CI)</th><th>total</th>"
-         "<th>compile &Delta;</th><th>recompiles</th><th>breaks</th><th>syncs</th><th>parity</th><th>reason</th></tr>\n";
+         "<th>compile &Delta;</th><th>recompiles</th><th>breaks</th><th>syncs</th><th>parity</th><th>memory &Delta;</th>"
+         "<th>reason</th></tr>\n";
   for (const FixOutcome* fix : rows(report)) {
     out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        escapeHtml(displayName(*fix)), escapeHtml(fix->kind), verdict(*fix), verdict(*fix), escapeHtml(speedupText(*fix)),
                        fix->measured ? fmt::format("{:.3f}x", fix->total_speedup) : "-",
                        fix->measured ? fmt::format("{:+.2f} s", fix->compile_time_delta_s) : "-",
                        fix->measured ? changeText(b.recompiles, fix->stats.recompiles) : "-",
                        fix->measured ? changeText(b.graph_breaks, fix->stats.graph_breaks) : "-",
                        fix->measured ? changeText(b.syncs, fix->stats.syncs) : "-",
-                       !fix->parity.checked ? "not checked" : (fix->parity.ok ? "ok" : "broken"), escapeHtml(fix->reason));
+                       !fix->parity.checked ? "not checked" : (fix->parity.ok ? "ok" : "broken"),
+                       fix->measured ? memoryChangeText(*fix) : "-", escapeHtml(fix->reason));
   }
   out += "</table>\n";
   for (const FixOutcome* fix : rows(report)) {

@@ -105,7 +105,8 @@ void addFixCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "fix",
       "Apply the findings' fixes to a copy of the job, re-run baseline and fixes interleaved, and report the "
-      "speed-up (95 % CI), compile time, recompiles/breaks/syncs and loss parity per fix. "
+      "speed-up (95 % CI), compile time, recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU "
+      "allocated/reserved) per fix. "
       "Usage: torchscope fix RUN.db | torchscope fix [options] -- python train.py ARGS");
   cmd->add_option("run_or_command", args->positional,
                   "A store recorded by `torchscope run` (its findings and command line), or after `--` the job "
@@ -120,6 +121,11 @@ void addFixCommand(CLI::App& app) {
                   "Regular expression whose first group is a parity value in the job's stdout (default: the number after 'loss')");
   cmd->add_option("--min-gain", args->options.min_total_gain,
                   "Wall-time gain a fix needs when its steady-state gain is not significant")->default_val(0.02)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-memory-increase", args->options.max_memory_increase,
+                  "Largest growth of peak memory (GPU reserved, else host RSS) a faster fix may cost, as a fraction "
+                  "of the baseline; a fix above it is rejected")
+      ->default_val(0.25)
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--format", args->format, "text, markdown, json or html")->default_val("text");
   cmd->add_option("-o,--output", args->output, "Write the report to this file instead of stdout");
   cmd->add_flag("--write", args->options.write, "Apply the accepted source fixes to the job's files (backups: *.torchscope.bak)");

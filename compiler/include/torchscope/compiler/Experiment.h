@@ -33,6 +33,7 @@ struct FixOptions {
   double parity_tolerance = kDefaultParityTolerance;
   std::string parity_pattern = kDefaultParityPattern;
   double min_total_gain = 0.02;        // a fix without a steady-state gain must save this much wall time
+  double max_memory_increase = 0.25;   // a faster fix whose peak memory grows more than this is rejected
   bool use_collector = true;
   std::string collector_library;       // libtorchscope_collector.so
   std::string compiler_python_dir;     // compiler/python (torchscope_compiler)
@@ -54,6 +55,20 @@ struct VariantStats {
   std::int64_t syncs = -1;     // -1: unknown (no collector store)
   std::vector<double> wall_s;  // per repetition
   int failed_runs = 0;
+  // Medians over the runs, -1 unknown: peak host RSS of the job's process tree (its largest process)
+  // and, on a GPU, the caching allocator's peaks summed over the devices.
+  std::int64_t peak_rss_bytes = -1;
+  std::int64_t gpu_peak_allocated_bytes = -1;
+  std::int64_t gpu_peak_reserved_bytes = -1;
+};
+
+// What a fix costs (positive) or saves (negative) in memory against the baseline.
+struct MemoryChange {
+  std::string basis;              // "gpu_reserved" (on a GPU) or "host_rss"; "" when unknown
+  std::int64_t baseline_bytes = -1;
+  std::int64_t candidate_bytes = -1;
+  double increase = 0;            // (candidate - baseline) / baseline
+  [[nodiscard]] bool known() const { return !basis.empty(); }
 };
 
 struct FixOutcome {
@@ -66,6 +81,7 @@ struct FixOutcome {
   double total_speedup = 0;
   double compile_time_delta_s = 0;
   VariantStats stats;
+  MemoryChange memory;
   ParityResult parity;
   std::string diff;
   std::vector<std::string> members;  // for the combined outcome: its fix ids
@@ -92,5 +108,11 @@ struct FixReport {
 // slower (CI of the step speed-up wholly below 1, or total speed-up below 1 - min_gain) and must
 // show a gain (CI wholly above 1, or total speed-up at least 1 + min_gain).
 void decide(FixOutcome& outcome, double min_total_gain);
+
+// The memory change of a candidate against the baseline: GPU reserved memory when both have it, else
+// the host's peak RSS.
+[[nodiscard]] MemoryChange memoryChange(const VariantStats& baseline, const VariantStats& candidate);
+// Turns an accepted fix whose memory grew more than `max_increase` into a rejection with the reason.
+void limitMemory(FixOutcome& outcome, double max_increase);
 
 }  // namespace torchscope::compiler

@@ -31,6 +31,9 @@ struct RunMeasurement {
   int exit_code = 0;
   std::vector<double> parity_values;
   std::string steps_source;       // "store" | "launcher"
+  std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes
+  std::int64_t gpu_peak_allocated_bytes = -1;  // highest cuda.peak_allocated of the store, -1 without a GPU
+  std::int64_t gpu_peak_reserved_bytes = -1;   // highest cuda.peak_reserved
 };
 
 // Durations of the steady-state steps: those that overlap no compile, after the first
@@ -41,7 +44,7 @@ struct RunMeasurement {
 [[nodiscard]] Result<void> readLauncherReport(const std::string& path, RunMeasurement& run);
 
 // Overrides what the collector's store knows better: steps (when it has any), compiles,
-// recompiles, graph breaks (when it recorded compiles) and syncs.
+// recompiles, graph breaks (when it recorded compiles), syncs and the GPU allocator's peaks.
 [[nodiscard]] Result<void> readStore(const std::string& path, RunMeasurement& run);
 
 }  // namespace torchscope::compiler
