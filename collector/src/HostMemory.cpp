@@ -75,10 +75,17 @@ HostMemorySampler::HostMemorySampler(store::Writer& writer, pid_t pid, std::chro
 
 HostMemorySampler::~HostMemorySampler() { stop(); }
 
-void HostMemorySampler::notePeak(std::int64_t rss) {
-  std::int64_t peak = peak_since_step_.load(std::memory_order_relaxed);
-  while (rss > peak && !peak_since_step_.compare_exchange_weak(peak, rss, std::memory_order_relaxed)) {
+namespace {
+void raiseTo(std::atomic<std::int64_t>& peak, std::int64_t value) {
+  std::int64_t current = peak.load(std::memory_order_relaxed);
+  while (value > current && !peak.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
   }
+}
+}  // namespace
+
+void HostMemorySampler::notePeak(std::int64_t rss) {
+  raiseTo(peak_since_step_, rss);
+  raiseTo(peak_of_run_, rss);
 }
 
 void HostMemorySampler::run() {
@@ -104,6 +111,7 @@ void HostMemorySampler::recordStepEnd(std::int64_t step, std::int64_t ts_ns) {
   if (rss < 0) return;
   // The peak since the previous step end, this end included; the next step's peak starts from here.
   const std::int64_t sampled_peak = peak_since_step_.exchange(rss, std::memory_order_relaxed);
+  raiseTo(peak_of_run_, rss);
   writer_.add(store::MemorySample{pid_, -1, "host.rss", ts_ns, step, rss});
   writer_.add(store::MemorySample{pid_, -1, "host.rss_peak", ts_ns, step, std::max(rss, sampled_peak)});
 }
@@ -115,7 +123,7 @@ void HostMemorySampler::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  const std::int64_t peak = peakRssBytes();
+  const std::int64_t peak = std::max(peakRssBytes(), peak_of_run_.load());
   if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", store::monotonicNow(), -1, peak});
 }
 

@@ -34,7 +34,8 @@ class HostMemorySampler {
 
   // `host.rss` and `host.rss_peak` (since the previous step end) for the step that ended at ts_ns.
   void recordStepEnd(std::int64_t step, std::int64_t ts_ns);
-  // Stops the thread and writes `host.hwm`. Safe to call twice; recordStepEnd() does nothing afterwards.
+  // Stops the thread and writes `host.hwm`: VmHWM, or the highest RSS sampled when that is higher (the
+  // kernel updates VmHWM lazily). Safe to call twice; recordStepEnd() does nothing afterwards.
   void stop();
 
  private:
@@ -45,6 +46,7 @@ class HostMemorySampler {
   const pid_t pid_;
   const std::chrono::milliseconds period_;
   std::atomic<std::int64_t> peak_since_step_{-1};
+  std::atomic<std::int64_t> peak_of_run_{-1};
   std::atomic<bool> stopped_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

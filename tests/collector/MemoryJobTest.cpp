@@ -25,13 +25,14 @@ struct MemoryRun {
   std::unique_ptr<Reader> reader;
 };
 
-MemoryRun runJobUnderTorchscope(const std::string& name, const std::string& script, JobOptions options = {}) {
+MemoryRun runJobUnderTorchscope(const std::string& name, const std::string& script, JobOptions options = {},
+                                int expected_exit_code = 0) {
   MemoryRun run;
   run.store = freshDirectory(name) / "run.db";
   const JobResult job = runJob({torchscopeExecutable().string(), "run", "-o", run.store.string(), "--",
                                 TORCHSCOPE_PYTHON, scriptPath(script).string()},
                                options);
-  EXPECT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.exit_code, expected_exit_code) << job.err;
   auto reader = Reader::open(run.store.string());
   EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message);
   if (reader.ok()) run.reader = std::move(reader.value());
@@ -62,7 +63,8 @@ std::vector<store::Finding> findings(const fs::path& store, const std::string& r
 }
 
 TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
-  const MemoryRun run = runJobUnderTorchscope("memory-clean", "clean_training.py");
+  // The script exits with 3 on purpose (the exit code is passed on).
+  const MemoryRun run = runJobUnderTorchscope("memory-clean", "clean_training.py", {}, 3);
   ASSERT_TRUE(run.reader);
   auto steps = run.reader->load<store::Step>();
   ASSERT_TRUE(steps.ok());
