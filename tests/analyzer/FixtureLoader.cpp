@@ -145,8 +145,10 @@ json expand(const json& entry, std::int64_t i) {
     row[name] = row.value(name, std::int64_t{0}) + i;
   }
   // {"value": 1048576}: the field grows by that much per repetition.
-  for (const auto& [name, amount] : entry.value("increment_by", json::object()).items()) {
-    row[name] = row.value(name, std::int64_t{0}) + amount.get<std::int64_t>() * i;
+  if (const auto it = entry.find("increment_by"); it != entry.end() && it->is_object()) {
+    for (const auto& [name, amount] : it->items()) {
+      row[name] = row.value(name, std::int64_t{0}) + amount.get<std::int64_t>() * i;
+    }
   }
   return row;
 }

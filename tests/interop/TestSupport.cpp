@@ -74,13 +74,15 @@ json summarizeStore(const std::string& store_path) {
   const auto samples = loadOrFail<store::MemorySample>(reader);
   for (const auto& sample : samples) {
     json& series = out["memory"]["series"][sample.series];
-    series["samples"] = series.value("samples", 0) + 1;
-    series["max"] = std::max(series.value("max", std::int64_t{0}), sample.value);
+    if (series.is_null()) series = {{"samples", 0}, {"max", sample.value}};
+    series["samples"] = series["samples"].get<std::int64_t>() + 1;
+    series["max"] = std::max(series["max"].get<std::int64_t>(), sample.value);
   }
   for (const auto& event : loadOrFail<store::MemoryEvent>(reader)) {
     json& operation = out["memory"]["events"][event.operation];
-    operation["count"] = operation.value("count", 0) + 1;
-    operation["bytes"] = operation.value("bytes", std::int64_t{0}) + event.bytes;
+    if (operation.is_null()) operation = {{"count", 0}, {"bytes", 0}};
+    operation["count"] = operation["count"].get<std::int64_t>() + 1;
+    operation["bytes"] = operation["bytes"].get<std::int64_t>() + event.bytes;
   }
 
   const auto compiles = loadOrFail<store::Compile>(reader);
