@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,25 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
   for (const auto& peak : peaks) EXPECT_GE(hwm->value, peak.value);
   EXPECT_TRUE(run.reader->load<store::MemoryHolder>()->empty());
   EXPECT_TRUE(findings(run.store, "memory/growth").empty());
+
+  // `stats` lists the series with their highest and last value; `export` draws them as counter tracks.
+  const JobResult stats = runJob({torchscopeExecutable().string(), "stats", run.store.string(), "--format", "json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const auto listed = nlohmann::json::parse(stats.out)["memory"];
+  const auto rss_listed =
+      std::find_if(listed.begin(), listed.end(), [](const auto& s) { return s["series"] == "host.rss"; });
+  ASSERT_NE(rss_listed, listed.end()) << stats.out;
+  EXPECT_LE((*rss_listed)["max"].get<std::int64_t>(), hwm->value);
+  const fs::path trace = run.store.parent_path() / "trace.json";
+  const JobResult exported = runJob({torchscopeExecutable().string(), "export", run.store.string(), "--format", "chrome",
+                                     "-o", trace.string()});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::ifstream in(trace);
+  const auto events = nlohmann::json::parse(in)["traceEvents"];
+  const auto counters = std::count_if(events.begin(), events.end(), [](const auto& e) {
+    return e["ph"] == "C" && e["name"] == "host.rss";
+  });
+  EXPECT_EQ(counters, (*rss_listed)["samples"].get<std::int64_t>());
 }
 
 TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {
