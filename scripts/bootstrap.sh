@@ -58,6 +58,14 @@ if ! "$py" -c "import transformers, torch_frame, mambapy" >/dev/null 2>&1 \
   run_logged "$py" -m pip install -q -r "$validation_requirements" -c "$root/requirements.txt"
   cp "$validation_requirements" "$venv/.torchscope-validation-requirements"
 fi
+# The benchmarks' distributed engine (bench/ranks_dask.py).
+bench_requirements="$root/bench/requirements.txt"
+if ! "$py" -c "import dask.distributed" >/dev/null 2>&1 \
+   || ! cmp -s "$bench_requirements" "$venv/.torchscope-bench-requirements"; then
+  say "installing the benchmarks' packages into $venv"
+  run_logged "$py" -m pip install -q -r "$bench_requirements" -c "$root/requirements.txt"
+  cp "$bench_requirements" "$venv/.torchscope-bench-requirements"
+fi
 
 # CUPTI and NVTX headers: the CUDA toolkit when present, else NVIDIA's wheels.
 if [[ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cupti.h" ]]; then

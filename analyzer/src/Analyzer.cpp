@@ -4,10 +4,13 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include "MemoryFacts.h"
+#include "RankFacts.h"
 #include "Rules.h"
 #include "torchscope/store/Writer.h"
 
@@ -75,13 +78,16 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts) {
 
 using FindingKey = std::tuple<std::string, std::string, std::int64_t, std::string>;
 
-// Same rule at the same place in several processes' stores: one finding with the counts and impact added up.
-std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_store, double total_duration_s) {
+// Same rule at the same place in several processes' stores: one finding with the counts and impact added up,
+// and the ranks that had it (`ranks[i]` is the rank of store i, -1 for none).
+std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_store, const std::vector<std::int64_t>& ranks,
+                                       double total_duration_s) {
   std::map<FindingKey, Finding> merged;
   std::map<FindingKey, int> stores;
+  std::map<FindingKey, std::vector<std::int64_t>> ranks_with;
   std::vector<FindingKey> order;
-  for (auto& findings : per_store) {
-    for (auto& finding : findings) {
+  for (std::size_t i = 0; i < per_store.size(); ++i) {
+    for (auto& finding : per_store[i]) {
       FindingKey key{finding.rule, finding.file, finding.line, finding.function};
       auto [it, inserted] = merged.try_emplace(key, finding);
       if (inserted) {
@@ -92,6 +98,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
         if (severityRank(finding.severity) < severityRank(it->second.severity)) it->second.severity = finding.severity;
       }
       ++stores[key];
+      if (ranks[i] >= 0) ranks_with[key].push_back(ranks[i]);
     }
   }
   std::vector<Finding> result;
@@ -101,6 +108,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       auto evidence = nlohmann::json::parse(finding.evidence, nullptr, false);
       if (evidence.is_object()) {
         evidence["stores"] = stores[key];
+        if (!ranks_with[key].empty()) evidence["ranks"] = ranks_with[key];
         finding.evidence = evidence.dump();
       }
       finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
@@ -139,6 +147,7 @@ const std::vector<std::string>& ruleIds() {
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> all;
     for (const auto& family : ruleFamilies()) all.insert(all.end(), family.rule_ids.begin(), family.rule_ids.end());
+    all.insert(all.end(), rankRuleIds().begin(), rankRuleIds().end());
     return all;
   }();
   return ids;
@@ -179,24 +188,78 @@ Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions&
   return analysis;
 }
 
+namespace {
+
+// One store's share of analyze(): its own analysis and its rank facts.
+struct StoreResult {
+  Result<Analysis> analysis = makeError(ErrorCode::kInvalidArgument, "not analysed");
+  Result<RankFacts> ranks = makeError(ErrorCode::kInvalidArgument, "not analysed");
+};
+
+StoreResult analyzeOne(const std::string& path, const AnalyzeOptions& options) {
+  StoreResult result;
+  auto reader = store::Reader::open(path);
+  if (!reader) {
+    result.analysis = reader.error();
+    return result;
+  }
+  result.analysis = analyzeStore(**reader, options);
+  if (!result.analysis) {
+    result.analysis = makeError(result.analysis.error().code, path + ": " + result.analysis.error().message);
+    return result;
+  }
+  result.ranks = collectRankFacts(**reader, result.analysis->runs.front());
+  if (!result.ranks) result.ranks = makeError(result.ranks.error().code, path + ": " + result.ranks.error().message);
+  return result;
+}
+
+// The stores of a run folder are independent files: analysed side by side, one connection per thread.
+std::vector<StoreResult> analyzeAll(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
+  std::vector<StoreResult> results(paths.size());
+  const std::size_t workers = std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) results[i] = analyzeOne(paths[i], options);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  work();
+  for (auto& thread : threads) thread.join();
+  return results;
+}
+
+}  // namespace
+
 Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
   if (paths.empty()) return makeError(ErrorCode::kInvalidArgument, "no store to analyse");
   Analysis combined;
   std::vector<std::vector<Finding>> per_store;
+  std::vector<RankFacts> rank_facts;
+  std::vector<std::int64_t> store_ranks;
   double total_duration_s = 0;
-  for (const auto& path : paths) {
-    auto reader = store::Reader::open(path);
-    if (!reader) return reader.error();
-    auto analysis = analyzeStore(**reader, options);
-    if (!analysis) return makeError(analysis.error().code, path + ": " + analysis.error().message);
-    for (auto& run : analysis->runs) {
+  for (auto& result : analyzeAll(paths, options)) {
+    if (!result.analysis) return result.analysis.error();
+    if (!result.ranks) return result.ranks.error();
+    auto& analysis = *result.analysis;
+    store_ranks.push_back(result.ranks->summary.rank);
+    rank_facts.push_back(std::move(*result.ranks));
+    for (auto& run : analysis.runs) {
       total_duration_s += run.duration_s;
       combined.runs.push_back(std::move(run));
     }
-    combined.notes.insert(combined.notes.end(), analysis->notes.begin(), analysis->notes.end());
-    per_store.push_back(std::move(analysis->findings));
+    combined.notes.insert(combined.notes.end(), analysis.notes.begin(), analysis.notes.end());
+    per_store.push_back(std::move(analysis.findings));
   }
-  combined.findings = mergeAcrossStores(std::move(per_store), total_duration_s);
+  combined.ranks = analyzeRanks(std::move(rank_facts), per_store);
+  combined.findings = mergeAcrossStores(std::move(per_store), store_ranks, total_duration_s);
+  if (!combined.ranks.empty()) {
+    // Ranks run side by side: the job lasted as long as its longest rank.
+    double job_s = 0;
+    for (const auto& run : combined.runs) job_s = std::max(job_s, run.duration_s);
+    auto rank_findings = rankFindings(combined.ranks, combined.findings, job_s);
+    combined.findings.insert(combined.findings.end(), rank_findings.begin(), rank_findings.end());
+    for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
+  }
   rank(combined.findings);
   return combined;
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 #include "Commands.h"
@@ -55,19 +56,33 @@ int runCommandLine(CLI::App& app, int argc, char** argv) {
   return kExitOk;
 }
 
+namespace {
+
+bool isExecutable(const std::filesystem::path& path) { return access(path.c_str(), X_OK) == 0; }
+
+}  // namespace
+
 const Installation& installation() {
   static const Installation paths = [] {
+    namespace fs = std::filesystem;
     Installation result;
     char buffer[PATH_MAX] = {};
     const ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-    const std::filesystem::path exe = length > 0 ? std::filesystem::path(std::string(buffer, static_cast<std::size_t>(length)))
-                                                 : std::filesystem::current_path() / "torchscope";
+    const fs::path exe = length > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(length)))
+                                    : fs::current_path() / "torchscope";
+    // <prefix>/bin/torchscope: everything else is under <prefix>.
+    const fs::path prefix = exe.parent_path().parent_path();
+    const fs::path data = prefix / TORCHSCOPE_LAYOUT_DATADIR;
     result.executable_dir = exe.parent_path().string();
     const char* library = std::getenv("TORCHSCOPE_COLLECTOR_LIBRARY");
-    result.collector_library = library ? library : (exe.parent_path().parent_path() / "lib" / "libtorchscope_collector.so").string();
-    result.source_dir = TORCHSCOPE_SOURCE_DIR;
+    result.collector_library =
+        library ? library : (prefix / TORCHSCOPE_LAYOUT_LIBDIR / "libtorchscope_collector.so").string();
+    result.compiler_python_dir = (data / "compiler").string();
+    result.source_dir = data.string();
+    // Installed by pip into a virtual environment, torchscope sits beside that environment's Python.
     const char* python = std::getenv("TORCHSCOPE_PYTHON");
-    result.python = python ? python : TORCHSCOPE_PYTHON;
+    const fs::path beside = exe.parent_path() / "python3";
+    result.python = python ? python : isExecutable(beside) ? beside.string() : "python3";
     return result;
   }();
   return paths;
@@ -75,19 +90,35 @@ const Installation& installation() {
 
 void rememberArguments(int argc, char** argv) { arguments() = {argc, argv}; }
 
+std::string findTool(const Tool& tool) {
+  // Beside torchscope first (one build, one install); else on PATH: a wheel's torchscope finds a GUI built and
+  // installed from source on the system.
+  const std::string beside = installation().executable_dir + "/" + tool.executable;
+  if (isExecutable(beside)) return beside;
+  const char* search = std::getenv("PATH");
+  std::istringstream folders(search != nullptr ? search : "");
+  for (std::string folder; std::getline(folders, folder, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(folder.empty() ? "." : folder) / tool.executable;
+    if (isExecutable(candidate)) return candidate.string();
+  }
+  fail(kExitFailure, tool.executable + " is not installed beside this torchscope (" + installation().executable_dir +
+                         ") nor on PATH: " + tool.how_to_get);
+}
+
 void startTool(const Tool& tool) {
-  const std::string path = installation().executable_dir + "/" + tool.executable;
+  const std::string path = findTool(tool);
   // argv[1] is the command's name (main() checks it); the tool gets what follows.
   std::vector<char*> argv{const_cast<char*>(path.c_str())};
   for (int i = 2; i < arguments().argc; ++i) argv.push_back(arguments().argv[i]);
   argv.push_back(nullptr);
+  if (!tool.library_dir.empty()) {
+    const char* current = std::getenv("LD_LIBRARY_PATH");
+    const std::string combined = current != nullptr && *current != '\0' ? tool.library_dir + ":" + current : tool.library_dir;
+    setenv("LD_LIBRARY_PATH", combined.c_str(), 1);
+  }
   std::cout.flush();
   std::cerr.flush();
   execv(path.c_str(), argv.data());
-  if (errno == ENOENT) {
-    fail(kExitFailure, tool.executable + " is not installed beside this torchscope (looked for " + path + "): " +
-                           tool.how_to_get);
-  }
   fail(kExitFailure, "cannot start " + path + ": " + std::strerror(errno));
 }
 

@@ -29,12 +29,15 @@ struct CommandExit {
 // Parses the command line into `app` and runs the callbacks; returns the process's exit code.
 int runCommandLine(CLI::App& app, int argc, char** argv);
 
-// Paths the commands need at run time, found relative to the torchscope executable.
+// Paths the commands need at run time, found relative to the torchscope executable: the same layout in the build
+// tree, under a `cmake --install` prefix and in a wheel's environment (cmake/TorchscopeInstall.cmake), so a moved
+// tree keeps working.
 struct Installation {
-  std::string executable_dir;   // where `torchscope` is
-  std::string collector_library;  // <build or prefix>/lib/libtorchscope_collector.so, or $TORCHSCOPE_COLLECTOR_LIBRARY
-  std::string source_dir;       // the source tree (samples, scripts), from the build
-  std::string python;           // the Python used for samples and helpers
+  std::string executable_dir;       // where `torchscope` is: <prefix>/bin
+  std::string collector_library;    // <prefix>/lib/libtorchscope_collector.so, or $TORCHSCOPE_COLLECTOR_LIBRARY
+  std::string compiler_python_dir;  // <prefix>/share/torchscope/compiler (torchscope_compiler)
+  std::string source_dir;           // <prefix>/share/torchscope, where samples/ is (the demo runs from there)
+  std::string python;               // $TORCHSCOPE_PYTHON, else the python3 beside torchscope (a venv), else python3
 };
 const Installation& installation();
 
@@ -42,10 +45,14 @@ const Installation& installation();
 struct Tool {
   std::string executable;  // file name in installation().executable_dir, e.g. "torchscope-gui"
   std::string how_to_get;  // what to build when it is missing
+  std::string library_dir;  // put first on LD_LIBRARY_PATH for the tool (libtorch's folder); empty: none
 };
 
 // The arguments `torchscope` was started with, for startTool(); set once by main().
 void rememberArguments(int argc, char** argv);
+
+// The tool's path: beside torchscope, else on PATH. Fails (exit code 1, with how to get it) when it is neither.
+std::string findTool(const Tool& tool);
 
 // Replaces this process with the tool, given the arguments that followed the command's name. Returns only by
 // failing: exit code 1 with how to get the tool when it is missing.

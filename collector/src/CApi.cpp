@@ -139,6 +139,19 @@ bool recordSync(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
+// A collective (torch.distributed on the CPU): times from the bridge, which sees the call and its completion.
+bool recordCollective(Collector& collector, const json& in) {
+  store::CpuOp out;
+  out.pid = getpid();
+  out.tid = integer(in, "tid", currentThreadId());
+  out.start_ns = integer(in, "start_ns", 0);
+  out.end_ns = integer(in, "end_ns", out.start_ns);
+  out.name = text(in, "name");
+  out.category = "collective";
+  out.args = in.contains("args") && in["args"].is_object() ? in["args"].dump() : "{}";
+  return collector.add(std::move(out));
+}
+
 bool recordDevice(Collector& collector, const json& in) {
   store::Device out;
   out.device = integer(in, "device", 0);
@@ -223,6 +236,7 @@ bool record(const std::string& kind, const json& in) {
   if (kind == "device") return recordDevice(collector, in);
   if (kind == "memory") return recordMemorySamples(collector, in);
   if (kind == "memory_holder") return recordMemoryHolder(collector, in);
+  if (kind == "collective") return recordCollective(collector, in);
   if (kind == "run") return recordRun(collector, in);
   if (kind == "code_roots") return recordCodeRoots(collector, in);
   if (kind == "attribute") return collector.add(store::RunAttribute{text(in, "key"), text(in, "value")});

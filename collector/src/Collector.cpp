@@ -10,6 +10,7 @@
 #include "Environment.h"
 #include "Gpu.h"
 #include "torchscope/store/Clock.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::collector {
 
@@ -86,12 +87,14 @@ bool Tally::empty() const {
   return compiles.load() + graph_breaks.load() + recompiles.load() + steps.load() + syncs.load() + notes.load() == 0;
 }
 
-std::string storePathFor(const std::string& requested, pid_t pid, bool first_process, const std::string& rank) {
-  if (first_process) return requested;
+std::string storePathFor(const std::string& requested, pid_t pid, bool first_process, std::int64_t rank) {
+  // Every rank is a first process under mpirun or srun (no common parent was traced): the rank
+  // in the name keeps their stores apart.
+  if (first_process && rank < 0) return requested;
   std::filesystem::path path(requested);
   const std::string extension = path.has_extension() ? path.extension().string() : ".db";
   std::string name = path.stem().string();
-  if (!rank.empty()) name += ".rank" + rank;
+  if (rank >= 0) name += ".rank" + std::to_string(rank);
   name += "." + std::to_string(pid) + extension;
   return (path.parent_path() / name).string();
 }
@@ -128,9 +131,8 @@ void Collector::closeAndRemove(store::Writer* writer) {
 void Collector::openStore() {
   const pid_t pid = getpid();
   const bool first = envInteger("TORCHSCOPE_ROOT_PID") == pid;
-  std::string rank = envString("RANK");
-  if (rank.empty()) rank = envString("LOCAL_RANK");
-  path_ = storePathFor(requestedOutput(), pid, first, rank);
+  identity_ = rankIdentityFromEnvironment();
+  path_ = storePathFor(requestedOutput(), pid, first, identity_.rank >= 0 ? identity_.rank : identity_.local_rank);
 
   store::WriterOptions options;
   options.mode = store::OpenMode::kCreate;
@@ -158,11 +160,15 @@ void Collector::openStore() {
   process.parent_pid = getppid();
   process.name = processName();
   process.command_line = run_.command_line;
-  process.rank = envInteger("RANK");
-  process.local_rank = envInteger("LOCAL_RANK");
-  process.world_size = envInteger("WORLD_SIZE");
+  process.rank = identity_.rank;
+  process.local_rank = identity_.local_rank;
+  process.world_size = identity_.world_size;
   process.start_ns = run_.start_ns;
   writer->add(process);
+  if (!identity_.launcher.empty()) {
+    writer->add(store::RunAttribute{std::string(store::kLauncherAttribute), identity_.launcher});
+    writer->add(store::RunAttribute{std::string(store::kJobIdAttribute), identity_.job_id});
+  }
   {
     // A fork() child writes the roots its parent's bridge sent into its own store.
     std::lock_guard roots_lock(roots_mutex_);
@@ -227,9 +233,9 @@ void Collector::shutdown() {
   process.parent_pid = getppid();
   process.name = processName();
   process.command_line = run_.command_line;
-  process.rank = envInteger("RANK");
-  process.local_rank = envInteger("LOCAL_RANK");
-  process.world_size = envInteger("WORLD_SIZE");
+  process.rank = identity_.rank;
+  process.local_rank = identity_.local_rank;
+  process.world_size = identity_.world_size;
   process.start_ns = run_.start_ns;
   process.end_ns = end_ns;
   writer->add(process);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "HostMemory.h"
+#include "RankIdentity.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/UserCode.h"
 #include "torchscope/store/Writer.h"
@@ -93,6 +94,7 @@ class Collector {
   std::atomic<bool> bridge_started_{false};
   std::string path_;
   store::RunInfo run_;
+  RankIdentity identity_;
   // Its own lock: the GPU backend reads the roots from CUDA callbacks, which shutdown waits for under mutex_.
   mutable std::mutex roots_mutex_;
   store::CodeRoots code_roots_;
@@ -103,8 +105,9 @@ class Collector {
 };
 
 // The path a process writes to: the requested path for the job's first process, and
-// `<stem>[.rank<r>].<pid>.db` next to it for every other process.
+// `<stem>[.rank<r>].<pid>.db` next to it for every other process and for every rank (`rank` >= 0:
+// the launcher's rank, else its local rank; -1 for none).
 [[nodiscard]] std::string storePathFor(const std::string& requested, pid_t pid, bool first_process,
-                                       const std::string& rank);
+                                       std::int64_t rank);
 
 }  // namespace torchscope::collector

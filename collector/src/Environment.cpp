@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "torchscope/store/RunFolder.h"
+
 namespace torchscope::collector {
 
 namespace {
@@ -21,17 +23,16 @@ std::string executableName() {
   return fs::read_symlink("/proc/self/exe", error).filename().string();
 }
 
-// The bridge directory: TORCHSCOPE_BRIDGE_DIR, an installed share/torchscope/python next to the
-// library, or the source tree's collector/python.
+// The bridge directory: TORCHSCOPE_BRIDGE_DIR, else share/torchscope/python beside the library's lib/ folder
+// (an install, a wheel's environment, and the build tree all have it there).
 std::string bridgeDirectory() {
   std::error_code error;
   if (std::string dir = envString("TORCHSCOPE_BRIDGE_DIR"); !dir.empty() && fs::is_directory(dir, error)) return dir;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&bridgeDirectory), &info) != 0 && info.dli_fname != nullptr) {
-    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / "share" / "torchscope" / "python";
+    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / TORCHSCOPE_LAYOUT_DATADIR / "python";
     if (fs::is_directory(installed, error)) return installed.string();
   }
-  if (fs::is_directory(TORCHSCOPE_BRIDGE_SOURCE_DIR, error)) return TORCHSCOPE_BRIDGE_SOURCE_DIR;
   return "";
 }
 
@@ -61,6 +62,11 @@ void claimJobEnvironment() {
   std::string output = envString("TORCHSCOPE_OUTPUT");
   if (output.empty()) output = "torchscope-" + envString("TORCHSCOPE_ROOT_PID") + ".db";
   std::error_code error;
+  // A run folder: every process's store goes inside it (ranks may start on other hosts first).
+  if (output.back() == '/' || fs::is_directory(output, error)) {
+    fs::create_directories(output, error);
+    output = (fs::path(output) / store::kRunFolderStoreName).string();
+  }
   const fs::path absolute = fs::absolute(output, error);
   setenv("TORCHSCOPE_OUTPUT", (error ? output : absolute.lexically_normal().string()).c_str(), 1);
 }

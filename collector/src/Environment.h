@@ -14,7 +14,9 @@ namespace torchscope::collector {
 [[nodiscard]] bool isPythonProcess();
 
 // Marks the job's first traced process (TORCHSCOPE_ROOT_PID) and makes TORCHSCOPE_OUTPUT absolute,
-// so that every process of the job names its store next to the same requested path.
+// so that every process of the job names its store next to the same requested path. A
+// TORCHSCOPE_OUTPUT that is a directory or ends in '/' is a run folder: created, and the path
+// becomes `<folder>/run.db`.
 void claimJobEnvironment();
 // The absolute store path the job asked for: TORCHSCOPE_OUTPUT, or torchscope-<root pid>.db.
 [[nodiscard]] std::string requestedOutput();

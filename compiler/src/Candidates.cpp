@@ -1,8 +1,10 @@
 #include "Candidates.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "torchscope/compiler/Process.h"
@@ -11,22 +13,43 @@
 namespace torchscope::compiler {
 namespace {
 
-std::vector<std::string> fixIdsFromStore(const std::string& path) {
-  std::vector<std::string> ids;
+struct FindingFix {
+  std::string fix_id;
+  std::string rule;
+  std::string file;
+  std::int64_t line = -1;
+  double impact_fraction = -1;
+};
+
+std::vector<FindingFix> fixesFromStore(const std::string& path) {
+  std::vector<FindingFix> fixes;
   auto reader = store::Reader::open(path);
-  if (!reader) return ids;
+  if (!reader) return fixes;
   auto findings = (*reader)->load<store::Finding>();
-  if (!findings) return ids;
+  if (!findings) return fixes;
   for (const auto& finding : *findings) {
-    if (!finding.fix_id.empty()) ids.push_back(finding.fix_id);
+    if (!finding.fix_id.empty()) {
+      fixes.push_back({finding.fix_id, finding.rule, finding.file, finding.line, finding.impact_fraction});
+    }
   }
-  return ids;
+  return fixes;
 }
 
-std::vector<std::string> fixIdsFromAdvise(const FixOptions& options, const std::string& store_path) {
-  std::vector<std::string> ids;
+// Fields of advise's JSON that may be null (a finding without a location or an impact).
+std::string textOr(const nlohmann::json& object, const char* key) {
+  const auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+double numberOr(const nlohmann::json& object, const char* key, double fallback) {
+  const auto found = object.find(key);
+  return found != object.end() && found->is_number() ? found->get<double>() : fallback;
+}
+
+std::vector<FindingFix> fixesFromAdvise(const FixOptions& options, const std::string& store_path) {
+  std::vector<FindingFix> fixes;
   std::error_code error;
-  if (options.torchscope_executable.empty() || !std::filesystem::exists(options.torchscope_executable, error)) return ids;
+  if (options.torchscope_executable.empty() || !std::filesystem::exists(options.torchscope_executable, error)) return fixes;
   // The advice goes to a temporary file: nothing is written beside the user's store.
   const auto output =
       (std::filesystem::temp_directory_path() / ("torchscope-advice-" + std::to_string(::getpid()) + ".json")).string();
@@ -36,18 +59,27 @@ std::vector<std::string> fixIdsFromAdvise(const FixOptions& options, const std::
   auto process = runProcess(spec);
   const auto advice = nlohmann::json::parse(readTextFile(output), nullptr, false);
   std::filesystem::remove(output, error);
-  if (!process) return ids;  // any exit code: a gate may exit non-zero while printing its findings
-  if (!advice.is_object() || !advice.contains("findings") || !advice["findings"].is_array()) return ids;
+  if (!process) return fixes;  // any exit code: a gate may exit non-zero while printing its findings
+  if (!advice.is_object() || !advice.contains("findings") || !advice["findings"].is_array()) return fixes;
   for (const auto& finding : advice["findings"]) {
-    if (finding.is_object() && finding.contains("fix") && finding["fix"].is_object()) {
-      const auto id = finding["fix"].value("id", std::string());
-      if (!id.empty()) ids.push_back(id);
+    if (!finding.is_object() || !finding.contains("fix") || !finding["fix"].is_object()) continue;
+    FindingFix fix;
+    fix.fix_id = textOr(finding["fix"], "id");
+    if (fix.fix_id.empty()) continue;
+    fix.rule = textOr(finding, "rule");
+    if (const auto location = finding.find("location"); location != finding.end() && location->is_object()) {
+      fix.file = textOr(*location, "file");
+      fix.line = static_cast<std::int64_t>(numberOr(*location, "line", -1));
     }
+    if (const auto impact = finding.find("impact"); impact != finding.end() && impact->is_object()) {
+      fix.impact_fraction = numberOr(*impact, "fraction", -1);
+    }
+    fixes.push_back(std::move(fix));
   }
-  return ids;
+  return fixes;
 }
 
-std::vector<std::string> fixIdsFromProfile(const RunMeasurement& profile) {
+std::vector<FindingFix> fixesFromProfile(const RunMeasurement& profile) {
   std::vector<std::string> ids;
   if (profile.compiles == 0) {
     ids.emplace_back("torch-compile");
@@ -60,36 +92,61 @@ std::vector<std::string> fixIdsFromProfile(const RunMeasurement& profile) {
   for (const char* source : {"item-accumulate-tensor", "tuple-keys-to-str", "print-out-of-compiled"}) {
     ids.emplace_back(source);
   }
-  return ids;
+  std::vector<FindingFix> fixes;
+  for (auto& id : ids) fixes.push_back({std::move(id), "", "", -1, -1});
+  return fixes;
+}
+
+std::string describe(const FindingFix& finding) {
+  if (finding.rule.empty()) return "";
+  if (finding.file.empty()) return finding.rule;
+  return fmt::format("{} at {}:{}", finding.rule, finding.file, finding.line);
 }
 
 }  // namespace
 
-Result<std::vector<FixRequest>> chooseCandidates(const FixOptions& options, const std::string& findings_store,
-                                                 const RunMeasurement& profile, std::vector<std::string>& notes) {
-  if (!options.fixes.empty()) return parseFixList(options.fixes, options.allow_test_fixes);
-  std::vector<std::string> ids;
+Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const std::string& findings_store,
+                                                const RunMeasurement& profile, std::vector<std::string>& notes) {
+  if (!options.fixes.empty()) {
+    auto requests = parseFixList(options.fixes, options.allow_test_fixes);
+    if (!requests) return requests.error();
+    std::vector<Candidate> explicit_fixes;
+    for (auto& request : *requests) explicit_fixes.push_back({std::move(request), -1, ""});
+    return explicit_fixes;
+  }
+  std::vector<FindingFix> findings;
   if (!findings_store.empty()) {
-    ids = fixIdsFromStore(findings_store);
-    if (ids.empty()) ids = fixIdsFromAdvise(options, findings_store);
+    findings = fixesFromStore(findings_store);
+    if (findings.empty()) findings = fixesFromAdvise(options, findings_store);
   }
-  if (ids.empty()) {
+  if (findings.empty()) {
     notes.push_back("no findings with fixes: trying the fixes the profile run suggests and every source fix");
-    ids = fixIdsFromProfile(profile);
+    findings = fixesFromProfile(profile);
   }
-  std::string list;
-  for (const auto& id : ids) {
-    if (!findFix(id)) {
-      notes.push_back("fix '" + id + "' from the findings is not in the catalogue; skipped");
+  // One candidate per fix id: its findings' impacts add up (each is time the fix may remove).
+  std::vector<Candidate> candidates;
+  for (const FindingFix& finding : findings) {
+    if (!findFix(finding.fix_id)) {
+      notes.push_back("fix '" + finding.fix_id + "' from the findings is not in the catalogue; skipped");
       continue;
     }
-    if (id == "repeat-interleave-output-size") {
+    if (finding.fix_id == "repeat-interleave-output-size") {
       notes.push_back("repeat-interleave-output-size needs the size expression: --fixes repeat-interleave-output-size:EXPR");
       continue;
     }
-    list += (list.empty() ? "" : ",") + id;
+    auto known = std::find_if(candidates.begin(), candidates.end(),
+                              [&](const Candidate& candidate) { return candidate.request.id == finding.fix_id; });
+    if (known == candidates.end()) {
+      auto request = parseFixList(finding.fix_id);
+      if (!request) return request.error();
+      candidates.push_back({request->front(), finding.impact_fraction, describe(finding)});
+    } else if (finding.impact_fraction > 0) {
+      known->impact_fraction = std::max(known->impact_fraction, 0.0) + finding.impact_fraction;
+    }
   }
-  return parseFixList(list);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.impact_fraction > b.impact_fraction; });
+  return candidates;
 }
 
 }  // namespace torchscope::compiler

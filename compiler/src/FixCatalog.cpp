@@ -5,27 +5,37 @@
 namespace torchscope::compiler {
 
 const std::vector<FixSpec>& fixCatalog() {
+  using E = Effect;
+  using R = Requirement;
   static const std::vector<FixSpec> catalog = {
-      {"dynamic-shapes", FixKind::kRuntime, true, "torch.compile(dynamic=True): one graph for varying sizes"},
-      {"tensor-lr", FixKind::kRuntime, true, "learning rate kept in a tensor: scheduler changes no longer recompile"},
-      {"capture-scalar-outputs", FixKind::kRuntime, false, "Dynamo captures .item() instead of breaking the graph"},
+      {"dynamic-shapes", FixKind::kRuntime, true, "torch.compile(dynamic=True): one graph for varying sizes",
+       E::kFewerShapeRecompiles, R::kCompiledJob},
+      {"tensor-lr", FixKind::kRuntime, true, "learning rate kept in a tensor: scheduler changes no longer recompile",
+       E::kFewerScalarRecompiles, R::kCompiledJob},
+      {"capture-scalar-outputs", FixKind::kRuntime, false, "Dynamo captures .item() instead of breaking the graph",
+       E::kFewerGraphBreaks, R::kCompiledJob},
       {"capture-dynamic-output-shape-ops", FixKind::kRuntime, false,
-       "Dynamo captures nonzero/boolean masks instead of breaking the graph"},
-      {"compile-mode", FixKind::kRuntime, false, "torch.compile mode (arg: the mode)"},
-      {"tf32", FixKind::kRuntime, false, "TF32 matmuls and convolutions on CUDA"},
+       "Dynamo captures nonzero/boolean masks instead of breaking the graph", E::kFewerGraphBreaks, R::kCompiledJob},
+      {"compile-mode", FixKind::kRuntime, false, "torch.compile mode (arg: the mode)", E::kFasterStep, R::kCompiledJob},
+      {"tf32", FixKind::kRuntime, false, "TF32 matmuls and convolutions on CUDA", E::kFasterStep, R::kCuda},
       {"bf16-autocast", FixKind::kRuntime, false, "bf16 autocast for the whole job"},
       {"inference-mode", FixKind::kRuntime, false, "the job's torch.no_grad() blocks run under inference_mode"},
       {"channels-last", FixKind::kRuntime, false, "Conv2d weights and inputs in channels_last"},
-      {"pin-memory", FixKind::kRuntime, false, "DataLoader(pin_memory=True) on CUDA"},
-      {"torch-compile", FixKind::kRuntime, false, "the job's outermost modules compiled with torch.compile"},
-      {"cuda-graphs", FixKind::kRuntime, false, "compile mode reduce-overhead (CUDA graphs), CUDA only"},
-      {"cache-compile", FixKind::kRuntime, false, "FX graph and AOTAutograd caches on"},
+      {"pin-memory", FixKind::kRuntime, false, "DataLoader(pin_memory=True) on CUDA", E::kFasterStep, R::kCuda},
+      {"torch-compile", FixKind::kRuntime, false, "the job's outermost modules compiled with torch.compile",
+       E::kCompiles},
+      {"cuda-graphs", FixKind::kRuntime, false, "compile mode reduce-overhead (CUDA graphs), CUDA only",
+       E::kFasterStep, R::kCuda},
+      {"cache-compile", FixKind::kRuntime, false, "FX graph and AOTAutograd caches on", E::kLessCompileTime,
+       R::kSharedCompileCache},
       {"repeat-interleave-output-size", FixKind::kSource, false,
-       "repeat_interleave(..., output_size=ARG): no host-device sync (arg: the size expression)"},
+       "repeat_interleave(..., output_size=ARG): no host-device sync (arg: the size expression)",
+       E::kFewerGraphBreaksOrSyncs},
       {"item-accumulate-tensor", FixKind::kSource, false,
-       "per-step .item() accumulation kept on the device, one .item() after the loop"},
+       "per-step .item() accumulation kept on the device, one .item() after the loop", E::kFewerSyncs},
       {"tuple-keys-to-str", FixKind::kSource, false, "ModuleDict tuple keys joined into strings"},
-      {"print-out-of-compiled", FixKind::kSource, false, "print() removed from compiled functions"},
+      {"print-out-of-compiled", FixKind::kSource, false, "print() removed from compiled functions",
+       E::kFewerGraphBreaks, R::kCompiledJob},
       {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
       {"quantize-dynamic", FixKind::kAdvice, false, "dynamic int8 quantization for inference (torchscope optimize)"},
       {"remove-data-dependent-branch", FixKind::kAdvice, false, "replace the tensor-valued if by torch.where/torch.cond"},
@@ -46,6 +56,20 @@ std::string_view kindName(FixKind kind) {
     case FixKind::kAdvice: return "advice";
   }
   return "advice";
+}
+
+std::string_view effectName(Effect effect) {
+  switch (effect) {
+    case Effect::kFasterStep: return "a faster step";
+    case Effect::kFewerShapeRecompiles: return "fewer shape recompiles";
+    case Effect::kFewerScalarRecompiles: return "fewer Python-number recompiles";
+    case Effect::kFewerGraphBreaks: return "fewer graph breaks";
+    case Effect::kFewerSyncs: return "fewer host-device syncs";
+    case Effect::kFewerGraphBreaksOrSyncs: return "fewer graph breaks or syncs";
+    case Effect::kCompiles: return "compiled graphs";
+    case Effect::kLessCompileTime: return "less compile time";
+  }
+  return "a faster step";
 }
 
 std::string FixRequest::spec() const { return arg.empty() ? id : id + ":" + arg; }
@@ -69,6 +93,8 @@ Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_t
     } else if (const FixSpec* spec = findFix(request.id)) {
       request.kind = spec->kind;
       request.has_source_form = spec->has_source_form;
+      request.effect = spec->effect;
+      request.requirement = spec->requirement;
     } else {
       return makeError(ErrorCode::kInvalidArgument, "unknown fix id '" + request.id + "'");
     }

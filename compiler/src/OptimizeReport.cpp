@@ -33,7 +33,7 @@ nlohmann::json optimizeJson(const OptimizeReport& report) {
     if (v.available) {
       entry["latency_ms"] = {{"median", number(v.latency_median_ms)}, {"p10", number(v.latency_p10_ms)},
                              {"p90", number(v.latency_p90_ms)}};
-      entry["speedup"] = {{"median", number(v.speedup.median)}, {"ci_low", number(v.speedup.ci_low)},
+      entry["speedup"] = {{"median", number(v.speedup.estimate)}, {"ci_low", number(v.speedup.ci_low)},
                           {"ci_high", number(v.speedup.ci_high)}};
       entry["parity"] = {{"ok", v.parity_ok}, {"max_abs_diff", number(v.max_abs_diff)},
                          {"max_rel_diff", number(v.max_rel_diff)}, {"tolerance", v.tolerance}};
@@ -53,7 +53,7 @@ std::string renderOptimizeText(const OptimizeReport& report) {
       continue;
     }
     out += fmt::format("{:<28} {:>12.4f} {:>10.4f} - {:<8.4f} {:>8.3f}x [{:.3f}, {:.3f}] {} (max rel. diff {:.2g}, tol {:.0e})\n",
-                       v.name, v.latency_median_ms, v.latency_p10_ms, v.latency_p90_ms, v.speedup.median,
+                       v.name, v.latency_median_ms, v.latency_p10_ms, v.latency_p90_ms, v.speedup.estimate,
                        v.speedup.ci_low, v.speedup.ci_high, v.parity_ok ? "ok" : "BROKEN", v.max_rel_diff, v.tolerance);
   }
   return out;

@@ -178,6 +178,13 @@ Result<OptimizeReport> runOptimize(const OptimizeOptions& options) {
       latencies[i].push_back(std::move(samples));
     }
   }
+  // The unit of replication is a round: a variant's median latency in each round, the round-to-round
+  // noise pooled over the variants (Statistics.h).
+  std::vector<std::vector<double>> round_medians(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    for (const auto& samples : latencies[i]) round_medians[i].push_back(median(samples));
+  }
+  const LogNoise noise = pooledLogNoise(round_medians);
   for (std::size_t i = 0, v = 0; i < list.size(); ++i) {
     while (v < report.variants.size() && report.variants[v].name != list[i].name) ++v;
     if (v >= report.variants.size() || !usable[i]) continue;
@@ -187,7 +194,7 @@ Result<OptimizeReport> runOptimize(const OptimizeOptions& options) {
     variant.latency_median_ms = median(pooled);
     variant.latency_p10_ms = quantile(pooled, 0.1);
     variant.latency_p90_ms = quantile(pooled, 0.9);
-    variant.speedup = bootstrapSpeedup(latencies[0], latencies[i]);
+    variant.speedup = speedupInterval(round_medians[0], round_medians[i], noise);
   }
   return report;
 }

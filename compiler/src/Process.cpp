@@ -96,6 +96,7 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
 
   ProcessResult result;
   int status = 0;
+  // wait4's usage is the child's own plus that of every descendant it waited for.
   struct rusage usage {};
   while (true) {
     const pid_t done = wait4(pid, &status, WNOHANG, &usage);
@@ -110,6 +111,8 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6; };
+  result.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
   result.peak_rss_bytes = usage.ru_maxrss > 0 ? static_cast<std::int64_t>(usage.ru_maxrss) * 1024 : -1;  // KiB
   if (result.timed_out) {
     result.exit_code = 124;

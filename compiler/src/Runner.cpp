@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -11,6 +12,34 @@
 
 namespace torchscope::compiler {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The last `count` non-empty lines of `text`, joined by " | ".
+std::string lastLines(const std::string& text, int count) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    if (end > begin) lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  std::string tail;
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0; i < lines.size(); ++i) {
+    tail += (tail.empty() ? "" : " | ") + lines[i];
+  }
+  return tail;
+}
+
+std::int64_t medianCount(const std::vector<RunMeasurement>& runs, std::int64_t RunMeasurement::*field) {
+  std::vector<double> values;
+  for (const auto& run : runs) {
+    if (run.*field >= 0) values.push_back(static_cast<double>(run.*field));
+  }
+  return values.empty() ? -1 : static_cast<std::int64_t>(std::llround(median(values)));
+}
+
+}  // namespace
 
 Runner::Runner(JobLayout job, const FixOptions& options, fs::path temp_root)
     : job_(std::move(job)), options_(options), temp_root_(std::move(temp_root)) {
@@ -75,22 +104,30 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   if (!process) return process.error();
   RunMeasurement measurement;
   measurement.wall_s = process->wall_s;
+  measurement.cpu_s = process->cpu_s;
   measurement.peak_rss_bytes = process->peak_rss_bytes;
   measurement.exit_code = process->exit_code;
   (void)readLauncherReport(report_path, measurement);  // absent when the job died hard: no steps then
   if (collector_ && fs::exists(last_store_)) (void)readStore(last_store_, measurement);
+  if (measurement.exit_code != 0) measurement.error_tail = lastLines(readTextFile(spec.stderr_path), 3);
   auto values = extractParityValues(readTextFile(spec.stdout_path), options_.parity_pattern);
   if (values) measurement.parity_values = std::move(*values);
   return measurement;
 }
 
-Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector<std::string>& specs) {
+Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector<std::string>& specs,
+                                    const std::optional<std::vector<fs::path>>& executed) {
   std::string joined;
   for (const auto& spec : specs) joined += (joined.empty() ? "" : ",") + spec;
   ProcessSpec spec;
   spec.argv = {job_.python, "-m", "torchscope_compiler.rewrite", "--fix", joined, "--root", copy_root.string(),
                "--in-place"};
-  for (const fs::path& file : pythonFiles(inCopy(job_, copy_root, job_.rewriteRoot()))) spec.argv.push_back(file.string());
+  for (const fs::path& file : pythonFiles(inCopy(job_, copy_root, job_.rewriteRoot()))) {
+    const fs::path relative = file.lexically_relative(copy_root);
+    if (!executed || std::find(executed->begin(), executed->end(), relative) != executed->end()) {
+      spec.argv.push_back(file.string());
+    }
+  }
   spec.environment["PYTHONPATH"] = pythonPath();
   const fs::path folder = temp_root_ / "rewrite";
   std::error_code error;
@@ -106,23 +143,6 @@ Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector
   return readTextFile(spec.stdout_path);
 }
 
-namespace {
-
-std::int64_t medianCount(const std::vector<RunMeasurement>& runs, std::int64_t RunMeasurement::*field) {
-  std::vector<double> values;
-  for (const auto& run : runs) {
-    if (run.*field >= 0) values.push_back(static_cast<double>(run.*field));
-  }
-  return values.empty() ? -1 : static_cast<std::int64_t>(std::llround(median(values)));
-}
-
-}  // namespace
-
-std::vector<std::vector<double>> steadySteps(const Variant& variant, int warmup_steps) {
-  std::vector<std::vector<double>> steps;
-  for (const auto& run : variant.runs) steps.push_back(steadyStateStepTimes(run, warmup_steps));
-  return steps;
-}
 
 std::vector<std::vector<double>> parityValues(const Variant& variant) {
   std::vector<std::vector<double>> values;
@@ -130,17 +150,38 @@ std::vector<std::vector<double>> parityValues(const Variant& variant) {
   return values;
 }
 
+std::optional<std::vector<fs::path>> executedFiles(const RunMeasurement& run, const fs::path& copy_root) {
+  if (!run.executed_files_known) return std::nullopt;
+  std::error_code error;
+  const fs::path root = fs::weakly_canonical(copy_root, error);
+  std::vector<fs::path> files;
+  for (const std::string& file : run.executed_files) {
+    const fs::path relative = fs::path(file).lexically_relative(root);
+    if (!relative.empty() && *relative.begin() != "..") files.push_back(relative);
+  }
+  return files;
+}
+
 VariantStats summarize(const Variant& variant, int warmup_steps) {
   VariantStats stats;
   std::vector<double> pooled;
   std::vector<double> compile;
   for (const auto& run : variant.runs) {
+    ++stats.runs;
+    stats.wall_s.push_back(run.wall_s);
+    if (run.exit_code != 0) {
+      if (stats.failed_runs++ == 0) stats.failure = fmt::format("exit {}: {}", run.exit_code, run.error_tail);
+      continue;
+    }
     const auto steps = steadyStateStepTimes(run, warmup_steps);
     pooled.insert(pooled.end(), steps.begin(), steps.end());
-    stats.wall_s.push_back(run.wall_s);
     compile.push_back(run.compile_time_s);
-    if (run.exit_code != 0) ++stats.failed_runs;
+    for (const Metric& metric : allMetrics()) {
+      const double value = metricValue(run, metric, warmup_steps);
+      if (value > 0) stats.metrics[metric.name()].runs_s.push_back(value);
+    }
   }
+  for (auto& [name, summary] : stats.metrics) summary.median_s = median(summary.runs_s);
   stats.step_time_median_s = pooled.empty() ? 0 : median(pooled);
   stats.total_time_s = stats.wall_s.empty() ? 0 : median(stats.wall_s);
   stats.compile_time_s = compile.empty() ? 0 : median(compile);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ class Runner {
   // exit code; an Error only when it could not be started.
   [[nodiscard]] Result<RunMeasurement> run(const Variant& variant, const std::string& label);
   // Applies source fixes in place to a copy; returns the unified diff (paths relative to the copy).
-  [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs);
+  // Only the .py files under the job's rewrite root are rewritten, and of those only `executed`
+  // (paths relative to the copy) when it is given.
+  [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs,
+                                            const std::optional<std::vector<std::filesystem::path>>& executed);
 
   [[nodiscard]] const std::string& lastStderrPath() const { return last_stderr_; }
   [[nodiscard]] const std::string& lastStorePath() const { return last_store_; }
@@ -44,8 +48,13 @@ class Runner {
   std::string last_store_;
 };
 
+// Medians, counts and per-run metric values of a variant's runs (speed-ups are left to the caller).
 [[nodiscard]] VariantStats summarize(const Variant& variant, int warmup_steps);
-[[nodiscard]] std::vector<std::vector<double>> steadySteps(const Variant& variant, int warmup_steps);
 [[nodiscard]] std::vector<std::vector<double>> parityValues(const Variant& variant);
+
+// The job's own files that `run` executed, relative to `copy_root` (the copy it ran from); nullopt
+// when the run did not report them.
+[[nodiscard]] std::optional<std::vector<std::filesystem::path>> executedFiles(const RunMeasurement& run,
+                                                                               const std::filesystem::path& copy_root);
 
 }  // namespace torchscope::compiler

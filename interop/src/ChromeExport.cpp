@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,6 +19,8 @@ using Json = nlohmann::json;
 
 // torch.compile work has no thread of its own in the store: it gets a named track per process.
 constexpr std::int64_t kCompileTrack = 0x7fffff00;
+// Process ids of store i in a merged trace start at (i + 1) * kMergedPidStride.
+constexpr std::int64_t kMergedPidStride = 100'000'000;
 
 std::string quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -51,6 +54,12 @@ class ChromeWriter {
  public:
   ChromeWriter(std::ostream& out, store::Nanos origin) : out_(out), origin_(origin) {}
 
+  // The next store's events: `origin` on its own clock, its processes and GPUs moved by `pid_offset`.
+  void startStore(store::Nanos origin, std::int64_t pid_offset) {
+    origin_ = origin;
+    pid_offset_ = pid_offset;
+  }
+
   // Microseconds with the nanoseconds kept exactly as three decimals.
   static std::string micros(store::Nanos ns) {
     const store::Nanos magnitude = ns < 0 ? -ns : ns;
@@ -63,20 +72,26 @@ class ChromeWriter {
   }
 
   void name(std::string_view kind, std::int64_t pid, std::int64_t tid, const std::string& label) {
-    raw(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", kind, pid, tid, quoted(label)));
+    raw(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", kind, pid + pid_offset_, tid,
+                    quoted(label)));
+  }
+
+  void sortIndex(std::int64_t pid, std::int64_t index) {
+    raw(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                    pid + pid_offset_, index));
   }
 
   void slice(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos start,
              store::Nanos end, const Json& args) {
     raw(fmt::format(R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", category,
-                    quoted(label), pid, tid, micros(start - origin_), micros(std::max<store::Nanos>(0, end - start)),
+                    quoted(label), pid + pid_offset_, tid, micros(start - origin_), micros(std::max<store::Nanos>(0, end - start)),
                     dumped(args)));
   }
 
   void instant(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos ts,
                const Json& args) {
     raw(fmt::format(R"({{"ph":"i","s":"t","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", category,
-                    quoted(label), pid, tid, micros(ts - origin_), dumped(args)));
+                    quoted(label), pid + pid_offset_, tid, micros(ts - origin_), dumped(args)));
   }
 
   void counter(const std::string& label, std::int64_t pid, store::Nanos ts, const Json& args) {
@@ -86,8 +101,8 @@ class ChromeWriter {
   }
 
   void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, store::Nanos ts) {
-    raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase, id, pid,
-                    tid, micros(ts - origin_), phase == 'f' ? R"(,"bp":"e")" : ""));
+    raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase,
+                    id + pid_offset_, pid + pid_offset_, tid, micros(ts - origin_), phase == 'f' ? R"(,"bp":"e")" : ""));
   }
 
   [[nodiscard]] std::int64_t events() const { return events_; }
@@ -95,6 +110,7 @@ class ChromeWriter {
  private:
   std::ostream& out_;
   store::Nanos origin_;
+  std::int64_t pid_offset_ = 0;
   std::int64_t events_ = 0;
 };
 
@@ -155,11 +171,12 @@ Result<StoreContents> loadStore(const store::Reader& reader) {
   return contents;
 }
 
-void writeNames(const StoreContents& store, ChromeWriter& writer) {
+// `rank_prefix` ("rank 3: ") names the rank of every track in a merged trace.
+void writeNames(const StoreContents& store, ChromeWriter& writer, const std::string& rank_prefix = "") {
   for (const auto& process : store.processes) {
     std::string label = process.name.empty() ? fmt::format("pid {}", process.pid) : process.name;
     if (process.rank >= 0 && label.find("rank") == std::string::npos) label += fmt::format(" (rank {})", process.rank);
-    writer.name("process_name", process.pid, 0, label);
+    writer.name("process_name", process.pid, 0, rank_prefix + label);
   }
   for (const auto& thread : store.threads) {
     writer.name("thread_name", thread.pid, thread.tid, thread.name.empty() ? fmt::format("thread {}", thread.tid) : thread.name);
@@ -174,7 +191,8 @@ void writeNames(const StoreContents& store, ChromeWriter& writer) {
   for (const auto& [device, stream] : streams) {
     if (gpus.insert(device).second) {
       const std::string& model = device_names[device];
-      writer.name("process_name", device, 0, model.empty() ? fmt::format("GPU {}", device) : fmt::format("GPU {} ({})", device, model));
+      writer.name("process_name", device, 0,
+                  rank_prefix + (model.empty() ? fmt::format("GPU {}", device) : fmt::format("GPU {} ({})", device, model)));
     }
     writer.name("thread_name", device, stream, fmt::format("stream {}", stream));
   }
@@ -367,6 +385,79 @@ Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostre
   report.events = writer.events();
   if (!out) return makeError(ErrorCode::kIo, "could not write the trace");
   return report;
+}
+
+Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& store_paths, std::ostream& out) {
+  struct Part {
+    std::string path;
+    StoreContents contents;
+    store::Nanos begin_wall_ns = 0;
+    std::int64_t rank = -1;
+  };
+  std::vector<Part> parts;
+  for (const auto& path : store_paths) {
+    auto reader = store::Reader::open(path);
+    if (!reader) return reader.error();
+    auto contents = loadStore(**reader);
+    if (!contents) return makeError(contents.error().code, path + ": " + contents.error().message);
+    auto span = (*reader)->timeSpan();
+    if (!span) return span.error();
+    Part part{path, std::move(*contents), 0, -1};
+    const store::Nanos begin = span->has_value() ? (*span)->begin_ns : part.contents.run.start_ns;
+    part.begin_wall_ns = part.contents.run.start_wall_ns + (begin - part.contents.run.start_ns);
+    for (const auto& process : part.contents.processes) {
+      if (process.rank >= 0) {
+        part.rank = process.rank;
+        break;
+      }
+    }
+    parts.push_back(std::move(part));
+  }
+  if (parts.empty()) return makeError(ErrorCode::kInvalidArgument, "no store to export");
+  std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.rank < b.rank; });
+  // One clock: every store's monotonic times through its wall-clock anchor, from the earliest event of any rank.
+  store::Nanos origin_wall = parts.front().begin_wall_ns;
+  for (const auto& part : parts) origin_wall = std::min(origin_wall, part.begin_wall_ns);
+
+  ChromeWriter writer(out, 0);
+  out << R"({"schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":)" << origin_wall
+      << R"(,"traceName":)" << quoted(fmt::format("{} stores side by side", parts.size())) << R"(,"traceEvents":[)";
+  ExportReport report;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Part& part = parts[i];
+    // Above any Linux pid (pid_max is at most 2^22), so that ranks and their GPUs never share a track.
+    const std::int64_t offset = static_cast<std::int64_t>(i + 1) * kMergedPidStride;
+    writer.startStore(origin_wall - (part.contents.run.start_wall_ns - part.contents.run.start_ns), offset);
+    const std::string prefix = part.rank >= 0 ? fmt::format("rank {}: ", part.rank) : fmt::format("store {}: ", i);
+    writeNames(part.contents, writer, prefix);
+    for (const auto& process : part.contents.processes) writer.sortIndex(process.pid, static_cast<std::int64_t>(i) * 2);
+    writeHost(part.contents, writer);
+    writeCompiles(part.contents, writer);
+    report.flows += writeDevice(part.contents, writer);
+  }
+  out << "\n]}\n";
+  report.events = writer.events();
+  if (!out) return makeError(ErrorCode::kIo, "could not write the trace");
+  return report;
+}
+
+namespace {
+
+template <class Export>
+Result<ExportReport> exportToFile(const std::string& output_path, Export&& export_to) {
+  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
+  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
+  auto report = export_to(file);
+  if (!report) return report;
+  file.close();
+  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
+  return report;
+}
+
+}  // namespace
+
+Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& store_paths, const std::string& output_path) {
+  return exportToFile(output_path, [&](std::ostream& out) { return exportMergedChromeTrace(store_paths, out); });
 }
 
 Result<ExportReport> exportChromeTrace(const std::string& store_path, const std::string& output_path) {

@@ -12,6 +12,7 @@
 
 #include "TraceOps.h"
 #include "WallClock.h"
+#include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::interop {
@@ -186,6 +187,39 @@ Result<ImportedTrace> parseInputs(const std::vector<ImportedFile>& files) {
   }
   for (const auto& skipped : merged.skipped) merged.diagnostics.push_back(diagnosticFor(skipped));
   return merged;
+}
+
+Result<ImportReport> importToRunFolder(const std::vector<std::string>& paths, const std::string& folder,
+                                       const std::string& command_line) {
+  ImportReport report;
+  auto files = resolveInputs(paths, report.notes);
+  if (!files) return files.error();
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (!fs::is_directory(folder, error)) return makeError(ErrorCode::kIo, fmt::format("{}: cannot create the folder", folder));
+  for (std::size_t n = 0; n < files->size(); ++n) {
+    const std::string& input = (*files)[n].path;
+    const fs::path pending = fs::path(folder) / fmt::format("import.{}.db.tmp", n);
+    auto one = importToStore({input}, pending.string(), command_line);
+    if (!one) return makeError(one.error().code, one.error().message);
+    std::int64_t rank = rankFromName(input);
+    {
+      auto reader = store::Reader::open(pending.string());
+      if (!reader) return reader.error();
+      auto done = (*reader)->query("SELECT coalesce(min(rank), -1) FROM processes WHERE rank >= 0",
+                                   [&](const store::Row& row) { rank = row.integer(0) >= 0 ? row.integer(0) : rank; });
+      if (!done) return done.error();
+    }
+    const fs::path store = fs::path(folder) / (rank >= 0 ? fmt::format("run.rank{}.{}.db", rank, n) : fmt::format("run.{}.db", n));
+    fs::rename(pending, store, error);
+    if (error) return makeError(ErrorCode::kIo, fmt::format("{}: {}", store.string(), error.message()));
+    report.files.insert(report.files.end(), one->files.begin(), one->files.end());
+    report.records += one->records;
+    report.malformed += one->malformed;
+    report.skipped.insert(report.skipped.end(), one->skipped.begin(), one->skipped.end());
+    report.notes.insert(report.notes.end(), one->notes.begin(), one->notes.end());
+  }
+  return report;
 }
 
 Result<ImportReport> importToStore(const std::vector<std::string>& paths, const std::string& store_path,

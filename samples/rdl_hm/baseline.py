@@ -24,7 +24,7 @@ def evaluate(experiment: Experiment, model) -> tuple[float, float]:
 
 def train(experiment: Experiment, on_epoch) -> list[EpochResult]:
     torch.manual_seed(experiment.seed)
-    model = ChurnGNN(experiment.tables, experiment.scale.channels, tuned=False).to(experiment.device)
+    model = ChurnGNN(experiment.tables, tuned=False, **experiment.scale.model_arguments).to(experiment.device)
     compiled_model = torch.compile(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=experiment.epochs)

@@ -14,9 +14,19 @@ class Scale:
     epochs: int
     channels: int
     train_weeks: int  # weekly seed times used for training, ending one week before validation
+    layers: int = 2  # message-passing layers of the GNN
+
+    @property
+    def model_arguments(self) -> dict[str, int]:
+        """The GNN's size, as keyword arguments of `ChurnGNN`."""
+        return {"channels": self.channels, "layers": self.layers}
 
 
 SCALES = {
+    # `torchscope demo`: tiny's data with one message-passing layer and two epochs, so that each cold run
+    # compiles less while every planted problem still shows.
+    "demo": Scale(customers=1_500, articles=300, days=84, sessions_per_month=2.0, fanout=16,
+                  batch_size=128, epochs=2, channels=32, train_weeks=3, layers=1),
     # CI size: seconds of eager work, the rest is compilation.
     "tiny": Scale(customers=1_500, articles=300, days=84, sessions_per_month=2.0, fanout=16,
                   batch_size=128, epochs=3, channels=32, train_weeks=3),

@@ -25,7 +25,7 @@ def evaluate(experiment: Experiment, model) -> tuple[float, float]:
 
 def train(experiment: Experiment, on_epoch) -> list[EpochResult]:
     torch.manual_seed(experiment.seed)
-    model = ChurnGNN(experiment.tables, experiment.scale.channels, tuned=True).to(experiment.device)
+    model = ChurnGNN(experiment.tables, tuned=True, **experiment.scale.model_arguments).to(experiment.device)
     compiled_model = torch.compile(model, dynamic=True)
     # The schedule writes into the tensor in place; an LRScheduler would also wrap optimizer.step in a function
     # that Dynamo skips, which is one more graph break.

@@ -65,7 +65,11 @@ TEST(GoldenCoverage, EveryRuleHasAGoldenCase) {
     const auto rules = rulesIn(name);
     covered.insert(rules.begin(), rules.end());
   }
-  for (const auto& id : ruleIds()) EXPECT_TRUE(covered.count(id)) << id << " has no golden case";
+  for (const auto& id : ruleIds()) {
+    // The multi-rank rules need a folder of stores, not one fixture: RanksTest.cpp checks them.
+    if (id.rfind("ranks/", 0) == 0) continue;
+    EXPECT_TRUE(covered.count(id)) << id << " has no golden case";
+  }
 }
 
 TEST(GoldenNegative, HealthyRunsHaveNoFindings) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "torchscope/compiler/Experiment.h"
@@ -36,50 +37,57 @@ TEST(FixCatalog, RejectsUnknownAndTestOnlyIds) {
   EXPECT_TRUE(parseFixList("test-change-results", true).ok());
 }
 
-FixOutcome measuredOutcome(double median, double low, double high, double total) {
+FixOutcome measuredOutcome(double estimate, double low, double high, int runs) {
   FixOutcome outcome;
   outcome.measured = true;
-  outcome.speedup = {median, low, high};
-  outcome.total_speedup = total;
+  outcome.verdict = {estimate, low, high, 0.975, 3};
+  outcome.stats.runs = runs;
   outcome.parity.checked = true;
   return outcome;
 }
 
-TEST(Decide, AcceptsSignificantGainWithParity) {
-  auto outcome = measuredOutcome(1.5, 1.3, 1.7, 1.01);
-  decide(outcome, 0.02);
+const SequentialRule kRule{2, 3, 0.05, 0.02};
+
+TEST(Decide, AcceptsAnIntervalAboveOneWithParity) {
+  auto outcome = measuredOutcome(1.5, 1.3, 1.7, 2);
+  outcome.effect = {true, true, 8, 0, "fewer shape recompiles: 8 -> 0"};
+  decide(outcome, kRule, "end-to-end CPU time");
   EXPECT_TRUE(outcome.accepted) << outcome.reason;
+  EXPECT_EQ(outcome.status, "accepted");
+  EXPECT_NE(outcome.reason.find("end-to-end CPU time 1.500x [1.300, 1.700]"), std::string::npos) << outcome.reason;
+  EXPECT_NE(outcome.reason.find("8 -> 0"), std::string::npos) << outcome.reason;
 }
 
-TEST(Decide, AcceptsWallTimeGainWithoutSteadyStateGain) {
-  auto outcome = measuredOutcome(1.0, 0.95, 1.05, 1.3);
-  decide(outcome, 0.02);
-  EXPECT_TRUE(outcome.accepted) << outcome.reason;
-}
-
-TEST(Decide, RejectsSlowerAndNoGainAndBrokenParityAndFailures) {
-  auto slower = measuredOutcome(0.8, 0.7, 0.9, 1.2);
-  decide(slower, 0.02);
+TEST(Decide, RejectsSlowerUndecidedBrokenParityFailuresAndNoEffect) {
+  auto slower = measuredOutcome(0.8, 0.7, 0.9, 2);
+  decide(slower, kRule, "end-to-end CPU time");
   EXPECT_FALSE(slower.accepted);
-  EXPECT_NE(slower.reason.find("slower"), std::string::npos);
+  EXPECT_EQ(slower.reason.rfind("slower", 0), 0U) << slower.reason;
 
-  auto neutral = measuredOutcome(1.0, 0.9, 1.1, 1.0);
-  decide(neutral, 0.02);
+  auto neutral = measuredOutcome(1.0, 0.9, 1.1, 3);
+  decide(neutral, kRule, "end-to-end CPU time");
   EXPECT_FALSE(neutral.accepted);
-  EXPECT_NE(neutral.reason.find("no measurable gain"), std::string::npos);
+  EXPECT_EQ(neutral.reason.rfind("no measurable change", 0), 0U) << neutral.reason;
 
-  auto broken = measuredOutcome(2.0, 1.9, 2.1, 2.0);
+  auto broken = measuredOutcome(2.0, 1.9, 2.1, 2);
   broken.parity.ok = false;
   broken.parity.reason = "parity: values differ";
-  decide(broken, 0.02);
+  decide(broken, kRule, "end-to-end CPU time");
   EXPECT_FALSE(broken.accepted);
   EXPECT_EQ(broken.reason, "parity: values differ");
 
-  auto failed = measuredOutcome(2.0, 1.9, 2.1, 2.0);
+  auto failed = measuredOutcome(2.0, 1.9, 2.1, 2);
   failed.stats.failed_runs = 1;
-  decide(failed, 0.02);
+  decide(failed, kRule, "end-to-end CPU time");
   EXPECT_FALSE(failed.accepted);
   EXPECT_NE(failed.reason.find("failed"), std::string::npos);
+
+  auto no_effect = measuredOutcome(1.0, NAN, NAN, 1);
+  no_effect.effect = {true, false, 4, 4, "fewer graph breaks: 4 -> 4"};
+  decide(no_effect, kRule, "end-to-end CPU time");
+  EXPECT_FALSE(no_effect.accepted);
+  EXPECT_EQ(no_effect.status, "no effect");
+  EXPECT_NE(no_effect.reason.find("4 -> 4"), std::string::npos) << no_effect.reason;
 }
 
 }  // namespace

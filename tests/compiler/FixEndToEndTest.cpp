@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "torchscope/compiler/Process.h"
@@ -100,6 +101,23 @@ TEST_F(FixEndToEnd, TensorLrAcceptedResultChangingFixRejectedAndWritten) {
   }
 }
 
+// Writes a store whose run is `command` and whose findings propose `fixes` (id, impact fraction).
+void writeStore(const fs::path& path, const std::string& command, const std::vector<std::pair<std::string, double>>& fixes) {
+  auto writer = store::Writer::open(path.string());
+  ASSERT_TRUE(writer.ok());
+  store::RunInfo run;
+  run.command_line = command;
+  (*writer)->setRun(run);
+  for (const auto& [id, impact] : fixes) {
+    store::Finding finding;
+    finding.rule = "test/" + id;
+    finding.fix_id = id;
+    finding.impact_fraction = impact;
+    (*writer)->add(finding);
+  }
+  ASSERT_TRUE((*writer)->close().ok());
+}
+
 // `fix RUN.db`: the store's command line and findings drive the run; dynamic shapes bring the
 // recompiles of a dynamic=False script to at most one; without --write no user file changes;
 // the results land in the store as fix experiments.
@@ -107,19 +125,7 @@ TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
   const fs::path script = copyScript("batch_sizes.py");
   const std::string original = readTextFile(script.string());
   const fs::path store_path = dir_ / "run.db";
-  {
-    auto writer = store::Writer::open(store_path.string());
-    ASSERT_TRUE(writer.ok());
-    store::RunInfo run;
-    run.command_line = std::string(TORCHSCOPE_PYTHON) + " " + script.string();
-    (*writer)->setRun(run);
-    store::Finding finding;
-    finding.rule = "recompile/dynamic-shape";
-    finding.fix_id = "dynamic-shapes";
-    finding.fix_kind = "runtime";
-    (*writer)->add(finding);
-    ASSERT_TRUE((*writer)->close().ok());
-  }
+  writeStore(store_path, std::string(TORCHSCOPE_PYTHON) + " " + script.string(), {{"dynamic-shapes", 0.4}});
   const auto report = fix({"--repetitions", "2", store_path.string()});
   ASSERT_TRUE(report.is_object());
   ASSERT_EQ(report["fixes"].size(), 1U);
@@ -127,7 +133,15 @@ TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
   EXPECT_EQ(dynamic["id"], "dynamic-shapes");
   EXPECT_GT(report["baseline"]["recompiles"].get<int>(), 1);
   EXPECT_LE(dynamic["recompiles_after"].get<int>(), 1);
+  EXPECT_TRUE(dynamic["effect"]["shown"].get<bool>()) << dynamic.dump();
   EXPECT_TRUE(dynamic["parity"]["ok"].get<bool>()) << dynamic.dump();
+  // Every measure is reported for the fix, wall and CPU time alike, and the verdict names its own.
+  for (const char* metric : {"end_to_end_wall", "end_to_end_cpu", "first_step_wall", "first_step_cpu", "compile_wall",
+                             "compile_cpu", "steady_step_wall", "steady_step_cpu"}) {
+    EXPECT_TRUE(dynamic["metrics"].contains(metric)) << metric << " " << dynamic["metrics"].dump();
+  }
+  EXPECT_EQ(dynamic["verdict"]["metric"], "end_to_end_cpu");
+  EXPECT_EQ(dynamic["runs"], 2);  // at most --repetitions
 
   EXPECT_EQ(readTextFile(script.string()), original);
   for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -140,6 +154,74 @@ TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
   ASSERT_FALSE(experiments->empty());
   EXPECT_EQ(experiments->front().fix_id, "dynamic-shapes");
   EXPECT_EQ(experiments->front().repetitions, 2);
+}
+
+// Only fixes that can help are run: on a job that compiles nothing, the compile fixes cannot act,
+// cache-compile has no cache to reuse, a finding below --min-impact is skipped, --max-fixes keeps the
+// one with the most impact, and torch-compile, which cannot compile a job without modules, shows no
+// effect in its first run and is not run again. Two short runs in all.
+TEST_F(FixEndToEnd, OnlyFixesThatCanHelpAreRun) {
+  const fs::path script = dir_ / "no_model.py";
+  std::ofstream(script) << "print('train_loss=0.5')\n";
+  const fs::path store_path = dir_ / "run.db";
+  writeStore(store_path, std::string(TORCHSCOPE_PYTHON) + " " + script.string(),
+             {{"torch-compile", 0.5}, {"dynamic-shapes", 0.4}, {"cache-compile", 0.3}, {"inference-mode", 0.2},
+              {"bf16-autocast", 0.01}});
+  const auto report = fix({"--max-fixes", "1", store_path.string()});
+  ASSERT_TRUE(report.is_object());
+  std::map<std::string, std::string> status;
+  for (const auto& fix : report["fixes"]) status[fix["id"].get<std::string>()] = fix["status"].get<std::string>();
+  EXPECT_EQ(status["torch-compile"], "no effect") << report.dump(2);
+  EXPECT_EQ(status["dynamic-shapes"], "not run");
+  EXPECT_EQ(status["cache-compile"], "not run");
+  EXPECT_EQ(status["inference-mode"], "not run");
+  EXPECT_EQ(status["bf16-autocast"], "not run");
+  EXPECT_NE(fixNamed(report, "dynamic-shapes")["reason"].get<std::string>().find("compiles nothing"), std::string::npos);
+  EXPECT_NE(fixNamed(report, "cache-compile")["reason"].get<std::string>().find("empty cache"), std::string::npos);
+  EXPECT_NE(fixNamed(report, "inference-mode")["reason"].get<std::string>().find("--max-fixes"), std::string::npos);
+  EXPECT_NE(fixNamed(report, "bf16-autocast")["reason"].get<std::string>().find("--min-impact"), std::string::npos);
+  EXPECT_EQ(fixNamed(report, "torch-compile")["runs"], 1);
+  EXPECT_EQ(report["runs"], 2);  // the first baseline run and torch-compile's only run
+  EXPECT_TRUE(report["combined"].is_null());
+}
+
+// A source fix edits only the files the job ran: unused.py is imported (so its module code runs)
+// but none of its functions is called, so its `.item()` loop is left as it is.
+TEST_F(FixEndToEnd, SourceFixesTouchOnlyTheFilesTheJobRan) {
+  std::ofstream(dir_ / "unused.py") << R"(
+def train_twice(model, x):  # imported by main.py, never called
+    total = 0.0
+    for step in range(2):
+        total += model(x).sum().item()
+    return total
+)";
+  std::ofstream(dir_ / "main.py") << R"(
+import torch
+import unused
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(16, 4)
+for epoch in range(2):
+    total = 0.0
+    for step in range(3):
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    print(f"epoch {epoch} loss={total:.6f}")
+)";
+  // Without the collector the syncs are unknown, so the sync fix may act on this CPU job.
+  const auto report = fix({"--no-collector", "--repetitions", "2", "--fixes", "item-accumulate-tensor", "--",
+                           TORCHSCOPE_PYTHON, (dir_ / "main.py").string()});
+  ASSERT_TRUE(report.is_object());
+  const auto& item = fixNamed(report, "item-accumulate-tensor");
+  const std::string diff = item["diff"].get<std::string>();
+  EXPECT_NE(diff.find("+++ b/main.py"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("unused.py"), std::string::npos) << diff;
+  EXPECT_TRUE(item["measured"].get<bool>());
+  EXPECT_TRUE(item["parity"]["ok"].get<bool>()) << item.dump();
 }
 
 TEST_F(FixEndToEnd, BadInputExitsWithUsageError) {

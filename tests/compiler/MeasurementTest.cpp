@@ -34,8 +34,12 @@ TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
     compile.start_ns = s + 100'000'000;
     compile.end_ns = s + 400'000'000;
     (*writer)->add(compile);
-    (*writer)->add(store::Recompile{});
-    (*writer)->add(store::Recompile{});
+    store::Recompile shape;
+    shape.cause = "dynamic-shape";
+    (*writer)->add(shape);
+    store::Recompile scalar;
+    scalar.cause = "python-scalar";
+    (*writer)->add(scalar);
     (*writer)->add(store::GraphBreak{});
     for (int i = 0; i < 4; ++i) (*writer)->add(store::Sync{});
     ASSERT_TRUE((*writer)->close(s + 800'000'000).ok());
@@ -49,6 +53,8 @@ TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
   EXPECT_NEAR(measurement.steps[1].end_s - measurement.steps[1].start_s, 0.1, 1e-9);
   EXPECT_NEAR(measurement.compile_time_s, 0.3, 1e-9);
   EXPECT_EQ(measurement.recompiles, 2);
+  EXPECT_EQ(recompilesOf(measurement, "dynamic-shape"), 1);
+  EXPECT_EQ(recompilesOf(measurement, "type-or-identity"), 0);
   EXPECT_EQ(measurement.graph_breaks, 1);
   EXPECT_EQ(measurement.syncs, 4);
   // Step 0 compiled; with no warm-up skipped only the two steady steps remain.
@@ -58,18 +64,57 @@ TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
 
 TEST(Measurement, ReadsTheLauncherReport) {
   const auto path = tempFile("launch.json");
-  std::ofstream(path) << R"({"wall_s": 3.0, "steps": [[0, 1.5, 1], [1.5, 1.6, 0], [1.6, 1.8, 0]],
-    "compiles": [[0.1, 1.2, "0/0"]], "compile_time_s": 1.1, "recompiles": 0, "graph_breaks": 2,
-    "applied_fixes": [], "exit_code": 0})";
+  std::ofstream(path) << R"({"wall_s": 3.0, "steps": [[0, 1.5, 1, 1.2], [1.5, 1.6, 0, 0.09], [1.6, 1.8, 0, 0.15]],
+    "compiles": [[0.1, 1.2, "0/0"]], "compile_time_s": 1.1, "compile_cpu_s": 1.9,
+    "first_step": {"wall_s": 2.5, "cpu_s": 4.0}, "recompiles": 0, "graph_breaks": 2,
+    "executed_files": ["/job/train.py"], "cuda_used": false, "applied_fixes": [], "exit_code": 0})";
   RunMeasurement measurement;
   ASSERT_TRUE(readLauncherReport(path.string(), measurement).ok());
   EXPECT_EQ(measurement.steps.size(), 3U);
   EXPECT_EQ(measurement.compiles, 1);
   EXPECT_EQ(measurement.graph_breaks, 2);
   EXPECT_EQ(measurement.syncs, -1);
+  EXPECT_EQ(recompilesOf(measurement, "dynamic-shape"), 0);  // no causes: every recompile counts
+  EXPECT_TRUE(measurement.executed_files_known);
+  EXPECT_EQ(measurement.executed_files, std::vector<std::string>{"/job/train.py"});
   const auto steady = steadyStateStepTimes(measurement, 1);
   ASSERT_EQ(steady.size(), 2U);
   EXPECT_NEAR(steady[1], 0.2, 1e-9);
+  EXPECT_EQ(steadyStateStepCpu(measurement, 1), (std::vector<double>{0.09, 0.15}));
+
+  measurement.wall_s = 3.5;  // the harness's figures for the whole process tree
+  measurement.cpu_s = 6.0;
+  const auto value = [&](Measure measure, Clock clock) { return metricValue(measurement, {measure, clock}, 1); };
+  EXPECT_DOUBLE_EQ(value(Measure::kEndToEnd, Clock::kWall), 3.5);
+  EXPECT_DOUBLE_EQ(value(Measure::kEndToEnd, Clock::kCpu), 6.0);
+  EXPECT_DOUBLE_EQ(value(Measure::kFirstStep, Clock::kWall), 2.5);
+  EXPECT_DOUBLE_EQ(value(Measure::kFirstStep, Clock::kCpu), 4.0);
+  EXPECT_DOUBLE_EQ(value(Measure::kCompile, Clock::kWall), 1.1);
+  EXPECT_DOUBLE_EQ(value(Measure::kCompile, Clock::kCpu), 1.9);
+  EXPECT_NEAR(value(Measure::kSteadyStep, Clock::kWall), 0.15, 1e-9);  // median of 0.1 and 0.2
+  EXPECT_NEAR(value(Measure::kSteadyStep, Clock::kCpu), 0.12, 1e-9);
+}
+
+TEST(Measurement, MetricNamesRoundTrip) {
+  ASSERT_EQ(allMetrics().size(), 8U);
+  for (const Metric& metric : allMetrics()) {
+    auto parsed = parseMetric(metric.name());
+    ASSERT_TRUE(parsed.ok()) << metric.name();
+    EXPECT_EQ(*parsed, metric);
+  }
+  EXPECT_EQ((Metric{Measure::kEndToEnd, Clock::kCpu}.name()), "end_to_end_cpu");
+  EXPECT_EQ((Metric{Measure::kSteadyStep, Clock::kWall}.title()), "steady-state step wall time");
+  EXPECT_FALSE(parseMetric("total").ok());
+}
+
+TEST(Measurement, OlderLauncherReportsLackCpuTime) {
+  const auto path = tempFile("old-launch.json");
+  std::ofstream(path) << R"({"wall_s": 3.0, "steps": [[0, 1.5, 1], [1.5, 1.6, 0]], "compiles": [], "recompiles": 0})";
+  RunMeasurement measurement;
+  ASSERT_TRUE(readLauncherReport(path.string(), measurement).ok());
+  EXPECT_TRUE(steadyStateStepCpu(measurement, 0).empty());
+  EXPECT_DOUBLE_EQ(metricValue(measurement, {Measure::kFirstStep, Clock::kCpu}, 0), -1);
+  EXPECT_FALSE(measurement.executed_files_known);
 }
 
 TEST(Measurement, BadFilesAreErrors) {

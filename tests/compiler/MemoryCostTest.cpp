@@ -26,7 +26,8 @@ FixOutcome acceptedFix(const VariantStats& baseline, const VariantStats& candida
   fix.kind = "runtime";
   fix.measured = true;
   fix.accepted = true;
-  fix.reason = "faster steady state";
+  fix.status = "accepted";
+  fix.reason = "faster: end-to-end CPU time 1.200x [1.100, 1.300]";
   fix.speedup = {1.4, 1.3, 1.5};
   fix.total_speedup = 1.2;
   fix.stats = candidate;
@@ -51,6 +52,7 @@ TEST(MemoryCost, AFasterFixAboveTheLimitIsRejectedWithTheReason) {
   FixOutcome fix = acceptedFix(withPeaks(1000 * kMiB, 8000 * kMiB), withPeaks(1000 * kMiB, 12000 * kMiB));
   limitMemory(fix, 0.25);
   EXPECT_FALSE(fix.accepted);
+  EXPECT_EQ(fix.status, "rejected");
   EXPECT_NE(fix.reason.find("too costly in memory"), std::string::npos) << fix.reason;
   EXPECT_NE(fix.reason.find("GPU reserved memory grows +50.0 %"), std::string::npos) << fix.reason;
   EXPECT_NE(fix.reason.find("8000.0 -> 12000.0 MiB"), std::string::npos) << fix.reason;
@@ -60,6 +62,7 @@ TEST(MemoryCost, AFixWithinTheLimitOrSavingMemoryStaysAccepted) {
   FixOutcome within = acceptedFix(withPeaks(1000 * kMiB), withPeaks(1200 * kMiB));
   limitMemory(within, 0.25);
   EXPECT_TRUE(within.accepted);
+  EXPECT_EQ(within.status, "accepted");
   FixOutcome saving = acceptedFix(withPeaks(1000 * kMiB), withPeaks(500 * kMiB));
   limitMemory(saving, 0.0);
   EXPECT_TRUE(saving.accepted);

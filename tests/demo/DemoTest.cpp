@@ -1,5 +1,6 @@
-// The demo's promises, checked on the real sample: as written, the RDL job shows recompiles from
-// shapes and from the float lr and graph breaks at the planted lines; tuned, it shows none of them.
+// The demo's promises, checked on the real sample at the scale the demo runs (`--scale demo`): as
+// written, the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
+// planted lines; tuned, it shows none of them.
 #include <sys/wait.h>
 
 #include <array>
@@ -37,7 +38,7 @@ nlohmann::json profileAndAdvise(const testing::TempDir& dir, bool tuned) {
   const std::string store = dir.file(tuned ? "tuned.db" : "baseline.db");
   const std::string cli = TORCHSCOPE_CLI;
   const Outcome run = shell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store + " -- " +
-                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale tiny" + (tuned ? " --tuned" : ""));
+                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo" + (tuned ? " --tuned" : ""));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
   const Outcome advise = shell(cli + " advise " + store + " --format json");
@@ -58,6 +59,10 @@ TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
   std::set<std::int64_t> break_lines;
   for (const auto& finding : report["findings"]) {
     rules.insert(finding["rule"].get<std::string>());
+    // Every finding names a line of the sample, never torch's, PyG's or the standard library's.
+    EXPECT_NE(finding["location"]["file"].get<std::string>().find("/samples/rdl_hm/"), std::string::npos)
+        << finding.dump(2);
+    EXPECT_TRUE(finding["location"]["line"].is_number()) << finding.dump(2);
     if (finding["rule"].get<std::string>().rfind("graph-break/", 0) == 0 && inSample(finding, "samples/rdl_hm/model.py")) {
       break_lines.insert(finding["location"]["line"].get<std::int64_t>());
     }

@@ -1,11 +1,15 @@
-// Building the timeline from a real store: tracks, search, findings, details, layout hit tests.
+// Loading the timeline from a real store: tracks, search, findings, details, layout hit tests, and
+// the same store loaded summarised (tiny lane limits) read back exactly through DetailSource.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "SampleStore.h"
+#include "torchscope/gui/Detail.h"
 #include "torchscope/gui/Details.h"
-#include "torchscope/gui/Viewport.h"
+#include "torchscope/gui/Layout.h"
+#include "torchscope/gui/StatsTable.h"
 
 namespace torchscope::gui {
 namespace {
@@ -15,7 +19,7 @@ class TimelineBuild : public ::testing::Test {
   static void SetUpTestSuite() {
     const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "build_test";
     path_ = testing::writeSampleStore(dir);
-    auto loaded = loadTimeline(path_);
+    auto loaded = loadTimeline({path_});
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     timeline_ = loaded.value();
   }
@@ -29,6 +33,18 @@ class TimelineBuild : public ::testing::Test {
       if (track.title == title) return &track;
     }
     return nullptr;
+  }
+
+  static std::unique_ptr<DetailSource> source() {
+    auto source = DetailSource::open(timeline_);
+    EXPECT_TRUE(source.ok());
+    return source ? std::move(source).value() : nullptr;
+  }
+
+  static std::optional<SliceRef> first(DetailSource& source, std::string_view needle) {
+    auto found = source.findNext(timeline_->matchingNames(needle), std::nullopt, true);
+    EXPECT_TRUE(found.ok());
+    return found ? found.value() : std::nullopt;
   }
 
   static std::shared_ptr<const Timeline> timeline_;
@@ -73,11 +89,21 @@ TEST_F(TimelineBuild, ArrangesRowsIntoProcessThreadAndStreamTracks) {
   EXPECT_EQ(timeline_->name(events->lanes[0].slices()[0]), "graph break: Data-dependent branching");
 }
 
-TEST_F(TimelineBuild, SearchFindsSlicesByNameIgnoringCase) {
-  const auto found = timeline_->search("SGEMM");
-  EXPECT_EQ(found.size(), 20U * 50U);
-  for (const auto& ref : found) EXPECT_EQ(timeline_->slice(ref).kind, RecordKind::kKernel);
-  EXPECT_TRUE(timeline_->search("no such kernel").empty());
+TEST_F(TimelineBuild, SearchFindsSlicesByNameIgnoringCaseInTimeOrder) {
+  const auto sgemm = timeline_->matchingNames("SGEMM");
+  EXPECT_EQ(timeline_->stats.count(sgemm), 20U * 50U);
+  auto searcher = source();
+  auto found = searcher->findNext(sgemm, std::nullopt, true);
+  ASSERT_TRUE(found.ok() && found.value().has_value());
+  EXPECT_EQ(found.value()->slice.kind, RecordKind::kKernel);
+  EXPECT_EQ(found.value()->slice.start_ns, testing::kBase + 500'000);
+  auto second = searcher->findNext(sgemm, found.value(), true);
+  ASSERT_TRUE(second.ok() && second.value().has_value());
+  EXPECT_EQ(second.value()->slice.start_ns, testing::kBase + 620'000);  // every other kernel
+  auto back = searcher->findNext(sgemm, second.value(), false);
+  ASSERT_TRUE(back.ok() && back.value().has_value());
+  EXPECT_EQ(back.value()->slice, found.value()->slice);
+  EXPECT_FALSE(first(*searcher, "no such kernel").has_value());
   const auto mask = timeline_->matchingNames("memcpy");
   EXPECT_EQ(std::count(mask.begin(), mask.end(), true), 1);
 }
@@ -92,11 +118,11 @@ TEST_F(TimelineBuild, FindingsLocateTheirSlicesBySourceLineOrEvidence) {
 
   const auto graph_break = locateFinding(*timeline_, table.finding(0));
   ASSERT_EQ(graph_break.slices.size(), 1U);
-  EXPECT_EQ(timeline_->slice(graph_break.slices[0]).kind, RecordKind::kGraphBreak);
+  EXPECT_EQ(graph_break.slices[0].slice.kind, RecordKind::kGraphBreak);
 
   const auto sync = locateFinding(*timeline_, table.finding(1));  // "train.py" matches "/src/train.py"
   ASSERT_EQ(sync.slices.size(), 20U);
-  EXPECT_EQ(timeline_->slice(sync.slices[0]).start_ns, testing::kBase + 8'000'000);
+  EXPECT_EQ(sync.slices[0].slice.start_ns, testing::kBase + 8'000'000);
   ASSERT_TRUE(sync.range.has_value());
 
   store::Finding by_evidence;
@@ -111,9 +137,10 @@ TEST_F(TimelineBuild, FindingsLocateTheirSlicesBySourceLineOrEvidence) {
 }
 
 TEST_F(TimelineBuild, DetailsListEveryFieldOfTheRowWithItsSourceLine) {
-  const auto found = timeline_->search("aten::item");
-  ASSERT_FALSE(found.empty());
-  const auto fields = describe(*timeline_, found.front());
+  auto details = source();
+  const auto found = first(*details, "aten::item");
+  ASSERT_TRUE(found.has_value());
+  const auto fields = describe(*timeline_, *found);
   const auto value = [&](std::string_view name) {
     const auto it = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
     return it == fields.end() ? std::string("<missing>") : it->value;
@@ -125,9 +152,17 @@ TEST_F(TimelineBuild, DetailsListEveryFieldOfTheRowWithItsSourceLine) {
   EXPECT_EQ(value("function"), "train_step");
   EXPECT_EQ(value("stack"), "");
 
-  const auto copy = describe(*timeline_, timeline_->search("Memcpy HtoD").front());
-  EXPECT_NE(std::find_if(copy.begin(), copy.end(), [](const Field& f) { return f.value == "4194304 (4.0 MiB)"; }),
-            copy.end());
+  const auto copy_ref = first(*details, "Memcpy HtoD");
+  ASSERT_TRUE(copy_ref.has_value());
+  const auto copy = details->describe(*copy_ref);  // a bulk row: its columns come from the store
+  ASSERT_TRUE(copy.ok());
+  const auto copy_value = [&](std::string_view name) {
+    const auto it = std::find_if(copy->begin(), copy->end(), [&](const Field& f) { return f.name == name; });
+    return it == copy->end() ? std::string("<missing>") : it->value;
+  };
+  EXPECT_EQ(copy_value("table"), "memcpy");
+  EXPECT_EQ(copy_value("bytes"), "4194304");
+  EXPECT_EQ(copy_value("copy_kind"), "HtoD");
   EXPECT_EQ(describe(timeline_->records.findings[0]).front().value, "findings");
 }
 
@@ -146,32 +181,157 @@ TEST_F(TimelineBuild, LayoutAndHitTestFindTheSliceUnderAPixel) {
   while (timeline_->tracks[stream7].title != "stream 7") ++stream7;
   const LayoutRow* row = layout.rowOfTrack(stream7);
   ASSERT_NE(row, nullptr);
-  const auto hit = hitTest(*timeline_, layout, viewport, 500, TrackLayout::laneTop(*row, 0) + 5);
+  const auto hit = hitTest(*timeline_, layout, viewport, nullptr, 500, TrackLayout::laneTop(*row, 0) + 5);
   ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(timeline_->slice(*hit).start_ns, kernel_start);
-  EXPECT_EQ(timeline_->name(timeline_->slice(*hit)), "ampere_sgemm_128x64");
-  EXPECT_FALSE(hitTest(*timeline_, layout, viewport, 500, 1).has_value());  // a group header
-  EXPECT_FALSE(hitTest(*timeline_, layout, viewport, 500, layout.height() + 10).has_value());
+  EXPECT_EQ(hit->slice.start_ns, kernel_start);
+  EXPECT_EQ(timeline_->name(hit->slice), "ampere_sgemm_128x64");
+  EXPECT_FALSE(hitTest(*timeline_, layout, viewport, nullptr, 500, 1).has_value());  // a group header
+  EXPECT_FALSE(hitTest(*timeline_, layout, viewport, nullptr, 500, layout.height() + 10).has_value());
+
+  // A collapsed group keeps its header only, and shows its tracks' outermost lanes there.
+  LayoutState state;
+  state.collapsed_groups.insert(timeline_->tracks[stream7].group);
+  const TrackLayout collapsed(*timeline_, state);
+  EXPECT_EQ(collapsed.rowOfTrack(stream7), nullptr);
+  ASSERT_NE(collapsed.groupOfTrack(stream7), nullptr);
+  EXPECT_EQ(collapsed.laneY(stream7, 0), collapsed.groupOfTrack(stream7)->y + (TrackLayout::kGroupHeight - TrackLayout::kLaneHeight) / 2);
+  EXPECT_FALSE(collapsed.laneY(stream7, 1).has_value());
+  EXPECT_LT(collapsed.height(), layout.height());
+}
+
+TEST_F(TimelineBuild, FirstViewFramesTheGpuWorkAndGapsAreShaded) {
+  EXPECT_EQ(timeline_->focus.what, "the GPUs' work");
+  EXPECT_EQ(timeline_->focus.begin_ns, testing::kBase + 100'000);  // the first copy, not the compile before it
+  // Between steps the GPU waits from its last kernel to the next step's copy.
+  const Nanos last_kernel_end = testing::kBase + 500'000 + 99 * 60'000 + 40'000;
+  const auto [first_gap, last_gap] = timeline_->gapsIn(0, 0, last_kernel_end, last_kernel_end + 1);
+  ASSERT_EQ(last_gap, first_gap + 1);
+  EXPECT_EQ(timeline_->gaps[first_gap].gap.start_ns, last_kernel_end);
+  EXPECT_EQ(timeline_->gaps[first_gap].gap.end_ns, testing::kBase + testing::kStepNs + 100'000);
+  // The copy after it has no launch call in the store: the cause stays unknown.
+  EXPECT_EQ(timeline_->gaps[first_gap].gap.cause, analyzer::IdleCause::kUnknown);
+}
+
+TEST_F(TimelineBuild, FlowsJoinLaunchesToKernelsAndSyncsToTheWorkTheyWaitedFor) {
+  auto flows_source = source();
+  const Nanos kernel_start = testing::kBase + 500'000;
+  auto window = flows_source->fetch(kernel_start - 30'000, kernel_start + 50'000);
+  ASSERT_TRUE(window.ok());
+  const auto launch = std::find_if(window->flows.begin(), window->flows.end(), [&](const Flow& flow) {
+    return flow.kind == FlowKind::kLaunch && flow.to.time_ns == kernel_start;
+  });
+  ASSERT_NE(launch, window->flows.end());
+  EXPECT_EQ(launch->from.time_ns, kernel_start - 20'000);
+  EXPECT_EQ(timeline_->tracks[launch->from.track].kind, TrackKind::kApiCalls);
+  EXPECT_EQ(timeline_->tracks[launch->to.track].title, "stream 7");
+
+  const auto sync = first(*flows_source, "aten::item");
+  ASSERT_TRUE(sync.has_value());
+  auto waited = flows_source->flowsOf(*sync);
+  ASSERT_TRUE(waited.ok());
+  // The step's kernels end long before its sync: nothing on the GPU ran into it.
+  EXPECT_TRUE(waited->empty());
+}
+
+// The same store with lanes of at most 100 slices: summaries in memory, exact slices from the store.
+TEST_F(TimelineBuild, SummarisedLanesReadBackTheExactSlicesOfARange) {
+  LoadLimits limits;
+  limits.exact_slices_per_lane = 100;
+  limits.summary_buckets_log2 = 10;
+  auto loaded = loadTimeline({path_}, {}, limits);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const auto& summarised = *loaded.value();
+  ASSERT_EQ(summarised.tracks.size(), timeline_->tracks.size());
+  EXPECT_EQ(summarised.sliceCount(), timeline_->sliceCount());
+  auto source = DetailSource::open(loaded.value());
+  ASSERT_TRUE(source.ok());
+  const Nanos begin = testing::kBase + 3 * testing::kStepNs;
+  const Nanos end = begin + 2'000'000;
+  auto window = (*source)->fetch(begin, end);
+  ASSERT_TRUE(window.ok());
+  const FrameScale frame{begin, 10.0, static_cast<double>(end - begin) / 10.0};
+  std::size_t summarised_tracks = 0;
+  for (std::uint32_t t = 0; t < summarised.tracks.size(); ++t) {
+    const auto& lanes = lanesForFrame(summarised, t, frame, &*window);
+    if (&lanes != &summarised.tracks[t].lanes) ++summarised_tracks;
+    ASSERT_EQ(lanes.size(), timeline_->tracks[t].lanes.size()) << summarised.tracks[t].title;
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      std::vector<Slice> got;
+      std::vector<Slice> want;
+      for (const Slice& slice : lanes[l].slices()) {
+        if (slice.start_ns >= begin && slice.start_ns < end) got.push_back(slice);
+      }
+      for (const Slice& slice : timeline_->tracks[t].lanes[l].slices()) {
+        if (slice.start_ns >= begin && slice.start_ns < end) want.push_back(slice);
+      }
+      EXPECT_EQ(got, want) << summarised.tracks[t].title << " lane " << l;
+    }
+  }
+  EXPECT_GE(summarised_tracks, 2U);  // stream 7 and the CUDA API calls hold 2000 slices each
+}
+
+TEST_F(TimelineBuild, StatisticsOfARangeSumTheSlicesThatStartInIt) {
+  // Range ends are rounded to the statistics' buckets (16 us here): these are far from any slice.
+  const Nanos begin = testing::kBase - 100'000;
+  const Nanos end = testing::kBase + 2 * testing::kStepNs - 100'000;
+  StatsTable table;
+  table.setRange(*timeline_, begin, end);
+  EXPECT_DOUBLE_EQ(table.steps(), 2.0);
+  ASSERT_GT(table.rows(), 0U);
+  EXPECT_EQ(table.cell(0, StatsTable::kName), "forward");  // the NVTX range, 2 x 5 ms: the most time
+  std::map<std::string, std::pair<std::uint64_t, Nanos>> expected;
+  for (const auto& track : timeline_->tracks) {
+    if (track.kind == TrackKind::kSteps || track.kind == TrackKind::kCompiles || track.markers()) continue;
+    for (const auto& lane : track.lanes) {
+      for (const Slice& slice : lane.slices()) {
+        if (slice.start_ns < begin || slice.start_ns >= end) continue;
+        auto& [count, total] = expected[timeline_->name(slice)];
+        ++count;
+        total += slice.duration();
+      }
+    }
+  }
+  ASSERT_EQ(table.rows(), expected.size());
+  for (std::size_t row = 0; row < table.rows(); ++row) {
+    const auto& want = expected.at(timeline_->names[table.row(row).name]);
+    EXPECT_EQ(table.row(row).count, want.first);
+    EXPECT_EQ(table.row(row).total_ns, want.second);
+  }
+  table.sort(StatsTable::kCount, false);
+  EXPECT_EQ(table.cell(0, StatsTable::kCount), "200");  // cudaLaunchKernel: 100 per step
+  for (std::size_t row = 1; row < table.rows(); ++row) {
+    EXPECT_GE(table.value(row - 1, StatsTable::kCount), table.value(row, StatsTable::kCount));
+  }
+  table.sort(StatsTable::kName, true);
+  for (std::size_t row = 1; row < table.rows(); ++row) {
+    EXPECT_LE(table.cell(row - 1, StatsTable::kName), table.cell(row, StatsTable::kName));
+  }
 }
 
 TEST(TimelineLoad, ReportsStoreErrorsAndCancellation) {
-  const auto missing = loadTimeline("/nonexistent/run.db");
+  const auto missing = loadTimeline({"/nonexistent/run.db"});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 
   const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "cancel_test";
   const auto path = testing::writeSampleStore(dir, 2, 10);
-  const auto cancelled = loadTimeline(path, [] { return true; });
+  const auto cancelled = loadTimeline({path}, [] { return true; });
   std::filesystem::remove(path);
   ASSERT_FALSE(cancelled.ok());
   EXPECT_EQ(cancelled.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(TimelineLoad, EmptyRecordsGiveAnEmptyTimelineWithAUsableSpan) {
-  const auto timeline = buildTimeline({});
-  EXPECT_TRUE(timeline->tracks.empty());
-  EXPECT_LT(timeline->begin_ns, timeline->end_ns);
-  EXPECT_TRUE(timeline->search("x").empty());
+TEST(TimelineLoad, AnEmptyStoreGivesAnEmptyTimelineWithAUsableSpan) {
+  const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "empty_test";
+  const auto path = testing::writeSampleStore(dir, 0, 0);
+  const auto loaded = loadTimeline({path});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const Timeline& timeline = *loaded.value();
+  EXPECT_EQ(timeline.sliceCount(), 3U);  // the compile, its graph break and its recompile
+  EXPECT_LT(timeline.begin_ns, timeline.end_ns);
+  EXPECT_EQ(timeline.focus.what, "the whole run");
+  EXPECT_TRUE(timeline.gaps.empty());
 }
 
 }  // namespace

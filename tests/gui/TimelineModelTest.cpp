@@ -67,14 +67,13 @@ TEST(Lane, LevelOfDetailMatchesBruteForceSummaries) {
     std::map<std::int64_t, LodBucket> expected;
     for (std::uint32_t i = 0; i < slices.size(); ++i) {
       const std::int64_t bucket = (slices[i].start_ns - lane.origin()) >> level.shift;
-      auto [it, inserted] = expected.try_emplace(bucket, LodBucket{bucket, slices[i].start_ns, slices[i].end_ns, 0, i,
-                                                                   0, i});
+      auto [it, inserted] =
+          expected.try_emplace(bucket, LodBucket{bucket, slices[i].start_ns, slices[i].end_ns, 0, 0, slices[i]});
       LodBucket& b = it->second;
       b.max_end_ns = std::max(b.max_end_ns, slices[i].end_ns);
-      b.busy_ns += slices[i].end_ns - slices[i].start_ns;
+      b.busy_ns += slices[i].duration();
       ++b.count;
-      const auto length = [&](std::uint32_t k) { return slices[k].end_ns - slices[k].start_ns; };
-      if (length(i) > length(b.longest_slice)) b.longest_slice = i;
+      if (slices[i].duration() > b.longest.duration()) b.longest = slices[i];
     }
     ASSERT_EQ(level.buckets.size(), expected.size()) << "shift " << level.shift;
     auto it = expected.begin();
@@ -84,9 +83,8 @@ TEST(Lane, LevelOfDetailMatchesBruteForceSummaries) {
       EXPECT_EQ(bucket.min_start_ns, want.min_start_ns);
       EXPECT_EQ(bucket.max_end_ns, want.max_end_ns);
       EXPECT_EQ(bucket.busy_ns, want.busy_ns);
-      EXPECT_EQ(bucket.first_slice, want.first_slice);
       EXPECT_EQ(bucket.count, want.count);
-      EXPECT_EQ(bucket.longest_slice, want.longest_slice);
+      EXPECT_EQ(bucket.longest, want.longest);
     }
   }
 }
@@ -123,7 +121,7 @@ TEST(Lane, ZoomedInFrameDrawsEachVisibleSliceExactly) {
   std::vector<DrawItem> items;
   lane.collect({10'200, 10.0, 300}, items);  // 10 ns per px: [10.2 us, 13.2 us]
   ASSERT_EQ(items.size(), 4U);                // slices 10 (partly), 11, 12, 13
-  EXPECT_EQ(items[0].representative, 10U);
+  EXPECT_EQ(items[0].representative->row, 10);
   EXPECT_DOUBLE_EQ(items[1].x0, 80.0);
   EXPECT_DOUBLE_EQ(items[1].x1, 130.0);
   for (const DrawItem& item : items) EXPECT_EQ(item.count, 1U);
@@ -132,10 +130,10 @@ TEST(Lane, ZoomedInFrameDrawsEachVisibleSliceExactly) {
 TEST(Lane, HitFindsSliceUnderTimeAndNearbyInstants) {
   const Lane lane({{100, 200, 0, 0, RecordKind::kKernel}, {300, 300, 1, 1, RecordKind::kGraphBreak},
                    {400, 900, 2, 2, RecordKind::kKernel}});
-  EXPECT_EQ(lane.hit(150, 0), 0U);
-  EXPECT_EQ(lane.hit(500, 0), 2U);
+  EXPECT_EQ(lane.hit(150, 0)->row, 0);
+  EXPECT_EQ(lane.hit(500, 0)->row, 2);
   EXPECT_FALSE(lane.hit(250, 0).has_value());
-  EXPECT_EQ(lane.hit(304, 10), 1U);
+  EXPECT_EQ(lane.hit(304, 10)->kind, RecordKind::kGraphBreak);
   EXPECT_FALSE(lane.hit(1000, 10).has_value());
   EXPECT_FALSE(Lane().hit(0, 100).has_value());
 }

@@ -26,8 +26,8 @@ _GUARD = re.compile(r"^\s*- (?P<entry>\d+/\d+): (?P<guard>.*)$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+?)\s*$')
 _LIMIT = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((?P<limit>\d+)\)")
 _LIMIT_FUNCTION = re.compile(r"function: '(?P<function>[^']*)' \((?P<file>.+):(?P<line>\d+)\)")
-_PREAMBLES = ("Encountered graph break when attempting to trace",
-              "Failed to handle graph break gracefully")
+_SKIPPED_PREAMBLE = "Failed to handle graph break gracefully"
+_PREAMBLES = ("Encountered graph break when attempting to trace", _SKIPPED_PREAMBLE)
 
 
 @dataclasses.dataclass
@@ -47,6 +47,7 @@ class GraphBreak:
     explanation: str
     traceback: list[Frame]  # torch's "User code traceback", outermost first; empty when torch suppressed it
     duplicate: bool      # torch's short form for a break it has already logged with its stack
+    frame_skipped: bool = False  # torch could not resume after the break and ran the rest of the frame eagerly
 
 
 @dataclasses.dataclass
@@ -135,7 +136,8 @@ def _graph_break(pid: int, compile_id: str, lines: list[str]) -> GraphBreak | No
     gb_type, explanation = _gb_type(lines)
     return GraphBreak(compile_id=compile_id, pid=pid, file=site["file"], line=int(site["line"]), gb_type=gb_type,
                       explanation=explanation, traceback=_traceback(lines),
-                      duplicate=lines[0].startswith("Graph break (user stack suppressed"))
+                      duplicate=lines[0].startswith("Graph break (user stack suppressed"),
+                      frame_skipped=any(_SKIPPED_PREAMBLE in line for line in lines))
 
 
 def _recompile(pid: int, compile_id: str, lines: list[str]) -> Recompile | None:
@@ -175,19 +177,39 @@ def parse(text: str) -> TorchLog:
             entry = _limit_hit(pid, lines)
             if entry:
                 log.limit_hits.append(entry)
-    _fill_suppressed_tracebacks(log.graph_breaks)
+    _fill_suppressed_tracebacks(log.graph_breaks, {})
     return log
 
 
-def _fill_suppressed_tracebacks(breaks: list[GraphBreak]) -> None:
-    """A repeated break is logged without its stack: it is the stack of the first entry at the same site."""
+def _fill_suppressed_tracebacks(breaks: list[GraphBreak], stacks: dict[str, list[Frame]]) -> None:
+    """A repeated break is logged without its stack: it is the stack of the first entry at the same site, with the
+    frames that its own compilation's stack (the `dynamo_start` callers) also has, same file and function in order,
+    taken from that stack: the same break reached from another line of the caller (training, then evaluation)."""
     first_stack: dict[tuple[str, int], list[Frame]] = {}
     for entry in breaks:
         site = (entry.file, entry.line)
-        if entry.traceback:
+        if entry.traceback and not entry.duplicate:
             first_stack.setdefault(site, entry.traceback)
-        elif site in first_stack:
-            entry.traceback = first_stack[site]
+            continue
+        entry.traceback = _with_callers(first_stack.get(site, []), stacks.get(entry.compile_id, [])[:-1])
+
+
+def _with_callers(stack: list[Frame], callers: list[Frame]) -> list[Frame]:
+    result, next_caller = [], 0
+    for frame in stack:
+        match = next((i for i in range(next_caller, len(callers))
+                      if (callers[i].file, callers[i].function) == (frame.file, frame.function)), None)
+        if match is None:
+            result.append(frame)
+        else:
+            result.append(callers[match])
+            next_caller = match + 1
+    return result
+
+
+def complete_tracebacks(log: TorchLog, stacks: dict[str, list[Frame]]) -> None:
+    """Gives each repeated break the lines of its own callers, from the compilations' stacks (compile_stacks)."""
+    _fill_suppressed_tracebacks(log.graph_breaks, stacks)
 
 
 def compile_stacks(trace_text: str) -> dict[str, list[Frame]]:

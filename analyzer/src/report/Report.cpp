@@ -89,6 +89,7 @@ std::string json(const Analysis& analysis) {
   for (const auto& run : analysis.runs) document["runs"].push_back(runJson(run));
   for (const auto& note : analysis.notes) document["notes"].push_back(sanitizeUtf8(note));
   for (const auto& finding : analysis.findings) document["findings"].push_back(findingJson(finding));
+  if (!analysis.ranks.empty()) document["ranks"] = ranksJson(analysis.ranks);
   return document.dump(2) + "\n";
 }
 

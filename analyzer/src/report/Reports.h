@@ -27,6 +27,9 @@ std::string html(const Analysis& analysis);
 // The JSON object of one finding, the contract of docs/rules.md.
 nlohmann::json findingJson(const Finding& finding);
 nlohmann::json runJson(const RunSummary& run);
+// The multi-rank section (RanksReport.cpp): the JSON `ranks` object and the text table.
+nlohmann::json ranksJson(const RankAnalysis& ranks);
+std::string ranksText(const RankAnalysis& ranks);
 
 // A path as a SARIF artifact URI: relative paths stay relative, absolute ones become file:// URIs.
 std::string fileUri(std::string_view path);

@@ -46,6 +46,7 @@ std::string text(const Analysis& analysis, const RenderOptions& options) {
   std::string out;
   for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run)) + "\n";
   for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
+  if (!analysis.ranks.empty()) out += ranksText(analysis.ranks);
   if (analysis.findings.empty()) {
     out += "\nNo findings: nothing in this run needs attention.\n";
     return out;

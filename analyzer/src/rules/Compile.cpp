@@ -58,6 +58,36 @@ std::pair<std::string, FixProposal> cacheAdvice(const CacheOutcome& cache) {
           keep_cache};
 }
 
+struct FrameCompileTime {
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  double seconds = 0;
+  std::int64_t compiles = 0;
+};
+
+// Compile time per compiled frame (code object), most expensive first.
+std::vector<FrameCompileTime> compileTimeByFrame(const std::vector<store::Compile>& compiles) {
+  std::map<std::pair<std::string, std::int64_t>, FrameCompileTime> frames;
+  for (const auto& compile : compiles) {
+    if (compile.co_filename.empty()) continue;
+    FrameCompileTime& frame = frames[{compile.co_filename, compile.co_firstlineno}];
+    frame.file = compile.co_filename;
+    frame.line = compile.co_firstlineno;
+    frame.function = compile.co_name;
+    frame.seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+    ++frame.compiles;
+  }
+  std::vector<FrameCompileTime> ranked;
+  for (auto& [key, frame] : frames) ranked.push_back(std::move(frame));
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+  return ranked;
+}
+
+std::string compilations(std::size_t count) {
+  return count == 1 ? "1 compilation" : fmt::format("{} compilations", count);
+}
+
 Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   const auto per_process = compileSecondsPerProcess(facts.compiles);
@@ -81,13 +111,36 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
           ? fmt::format("torch.compile ran {} compilations in {} processes; the slowest process spent {} of wall time "
                         "compiling{} (processes compile side by side, so their times are not added up).",
                         facts.compiles.size(), per_process.size(), formatSeconds(compile_s), steps)
-          : fmt::format("torch.compile spent {} of wall time in {} compilations{}.", formatSeconds(compile_s),
-                        facts.compiles.size(), steps);
+          : fmt::format("torch.compile spent {} of wall time in {}{}.", formatSeconds(compile_s),
+                        compilations(facts.compiles.size()), steps);
+  // The finding sits at the user's function that cost the most compilation; library frames stay evidence.
+  const auto frames = compileTimeByFrame(facts.compiles);
+  const auto costliest_user = std::find_if(frames.begin(), frames.end(),
+                                           [&](const auto& frame) { return context.code.isUserFile(frame.file); });
+  const std::string where =
+      costliest_user == frames.end()
+          ? ""
+          : fmt::format(" Your code that cost the most is `{}` ({}): {} in {}.", costliest_user->function,
+                        formatLocation(costliest_user->file, costliest_user->line),
+                        formatSeconds(costliest_user->seconds),
+                        compilations(static_cast<std::size_t>(costliest_user->compiles)));
   Finding finding = makeFinding(
       "compile/time", share >= 0.3 ? "warning" : "info",
       fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
-      fmt::format("{} {}", spent, cache_text), fix);
+      fmt::format("{}{} {}", spent, where, cache_text), fix);
   finding.count = static_cast<std::int64_t>(facts.compiles.size());
+  if (costliest_user != frames.end()) {
+    finding.file = costliest_user->file;
+    finding.line = costliest_user->line;
+    finding.function = costliest_user->function;
+  }
+  constexpr std::size_t kFramesInEvidence = 5;
+  nlohmann::json frames_json = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(frames.size(), kFramesInEvidence); ++i) {
+    frames_json.push_back({{"file", frames[i].file}, {"line", frames[i].line}, {"function", frames[i].function},
+                           {"compile_seconds_summed", frames[i].seconds}, {"compiles", frames[i].compiles},
+                           {"library", !context.code.isUserFile(frames[i].file)}});
+  }
   setImpact(finding, facts, compile_s * saveable);
   nlohmann::json per_process_json = nlohmann::json::object();
   for (const auto& [pid, seconds] : per_process) per_process_json[std::to_string(pid)] = seconds;
@@ -95,7 +148,7 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                         {"compile_seconds_per_process", per_process_json}, {"compiles", facts.compiles.size()},
                         {"cache_lookups_recorded", cache.known()}, {"cache_hits", cache.hits},
                         {"cache_misses", cache.misses}, {"steady_step_median_seconds", facts.steady_step_median_s},
-                        {"steps_equivalent", steps_equivalent}});
+                        {"steps_equivalent", steps_equivalent}, {"costliest_frames", frames_json}});
   out.push_back(std::move(finding));
   return {};
 }

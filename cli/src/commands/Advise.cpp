@@ -10,6 +10,7 @@
 #include "Commands.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -65,7 +66,9 @@ void addAdviseCommand(CLI::App& app) {
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("advise", "Find what makes a run slow and propose fixes, most impact first");
-  cmd->add_option("stores", options->stores, "Stores to analyse (several for a multi-process job)")->required();
+  cmd->add_option("stores", options->stores,
+                  "Stores to analyse, or run folders (every store in them: the ranks of a distributed job side by side)")
+      ->required();
   cmd->add_option("--format", options->format,
                   "Output format: text (colour on a terminal), json, markdown, sarif (2.1.0), junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
@@ -84,10 +87,12 @@ void addAdviseCommand(CLI::App& app) {
     analyzer::AnalyzeOptions analyze_options;
     if (*format == analyzer::Format::kHtml) analyze_options.timeline_buckets = kTimelineBuckets;
     analyze_options.user_code = userCodeRoots(options->user_code);
-    auto analysis = analyzer::analyze(options->stores, analyze_options);
+    auto stores = store::expandRunFolders(options->stores);
+    if (!stores) fail(exitCodeFor(stores.error()), stores.error().message);
+    auto analysis = analyzer::analyze(*stores, analyze_options);
     if (!analysis) fail(exitCodeFor(analysis.error()), analysis.error().message);
     if (options->save) {
-      for (const auto& path : options->stores) {
+      for (const auto& path : *stores) {
         // Each store keeps the findings of the whole analysis: a multi-process job is one job.
         if (auto saved = analyzer::saveFindings(path, analysis->findings); !saved) {
           fail(exitCodeFor(saved.error()), saved.error().message);

@@ -1,11 +1,13 @@
 // torchscope compare: the CI gate between a baseline run and a new one.
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/analyzer/Compare.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -20,8 +22,8 @@ void addCompareCommand(CLI::App& app) {
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "compare", "Compare a new run with a baseline: step time, compile time, new graph breaks, recompiles and syncs");
-  cmd->add_option("base", options->base, "Baseline store")->required();
-  cmd->add_option("new", options->candidate, "Store of the new run")->required();
+  cmd->add_option("base", options->base, "Baseline store, or run folder (compared through its lowest rank's store)")->required();
+  cmd->add_option("new", options->candidate, "Store of the new run, or its run folder")->required();
   cmd->add_option("--threshold", options->threshold,
                   "Percent of step-time (or compile-time) growth that counts as a regression (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
@@ -34,7 +36,17 @@ void addCompareCommand(CLI::App& app) {
     if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
     analyzer::CompareOptions compare_options;
     compare_options.threshold_percent = options->threshold;
-    auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);
+    // The ranks of a synchronous job (DDP, FSDP) share their step times: its lowest rank stands for the run.
+    const auto representative = [](const std::string& path) {
+      auto stores = store::expandRunFolders({path});
+      if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+      for (const auto& store : *stores) {
+        if (store::rankInStoreName(std::filesystem::path(store).filename().string()) >= 0) return store;
+      }
+      return stores->front();
+    };
+    auto comparison = analyzer::compareStores(representative(options->base), representative(options->candidate),
+                                              compare_options);
     if (!comparison) {
       fail(comparison.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, comparison.error().message);
     }

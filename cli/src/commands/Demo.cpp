@@ -1,28 +1,34 @@
 // torchscope demo: the whole product on the bundled RDL sample — profile it under the collector,
-// print the top findings with their lines, apply the fixes, re-run and print the measured speed-up.
-// Each stage is this same executable's own command, run as a child process, so the demo shows
-// exactly what a user typing those commands would see.
+// print the findings with their lines, apply the fixes that can help, re-run and print the measured
+// speed-up with its interval and the loss parity.
+// The profile run is also the first baseline run of the measurement (compiler/Experiment.h); the
+// findings are printed by this executable's own `advise`, run as a child process, so the demo shows
+// what a user typing that command would see.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "Commands.h"
-#include "torchscope/analyzer/Analyzer.h"
-#include "torchscope/analyzer/FixIds.h"
+#include "FixTools.h"
+#include "torchscope/compiler/Experiment.h"
+#include "torchscope/compiler/Report.h"
 
 namespace torchscope::cli {
 
 namespace {
 
+namespace tc = torchscope::compiler;
+
 struct DemoOptions {
-  std::string scale = "tiny";
+  std::string scale = "demo";
   std::string workdir;
   int repetitions = 3;
   int max_fixes = 2;
@@ -49,24 +55,33 @@ int runChild(const std::vector<std::string>& argv, const std::string& cwd) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-// The runtime fixes of the findings, most impact first, without repeats: the ones the demo measures.
-std::vector<std::string> topRuntimeFixes(const std::string& store, int limit) {
-  auto analysis = analyzer::analyze({store});
-  if (!analysis) fail(kExitFailure, analysis.error().message);
-  std::vector<std::string> ids;
-  for (const auto& finding : analysis->findings) {
-    if (static_cast<int>(ids.size()) >= limit) break;
-    if (analyzer::fix::kindOf(finding.fix_id) != analyzer::fix::kRuntime) continue;
-    if (std::find(ids.begin(), ids.end(), finding.fix_id) == ids.end()) ids.push_back(finding.fix_id);
-  }
-  return ids;
-}
-
 void stage(int number, const std::string& title) {
   std::cout << fmt::format("\n== {}. {} ==\n", number, title) << std::flush;
 }
 
+// --profile-only: one run under the collector and its findings, nothing measured.
+void profileOnly(const std::string& self, const std::vector<std::string>& job, const std::string& store,
+                 const std::string& scale) {
+  stage(1, fmt::format("Profile the RDL sample (PyG, H&M-like data, scale '{}') under the collector", scale));
+  std::vector<std::string> run = {self, "run", "-o", store, "--"};
+  run.insert(run.end(), job.begin(), job.end());
+  if (const int code = runChild(run, installation().source_dir); code != 0) {
+    fail(kExitFailure, fmt::format("the sample failed under the collector (exit code {})", code));
+  }
+  stage(2, "What torchscope found, most impact first");
+  if (const int code = runChild({self, "advise", store}, installation().source_dir); code != 0) {
+    fail(kExitFailure, fmt::format("advise failed (exit code {})", code));
+  }
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream output(path, std::ios::binary | std::ios::trunc);
+  output << text;
+  if (!output) fail(kExitFailure, "cannot write " + path);
+}
+
 void runDemo(const DemoOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   const Installation& paths = installation();
   const std::string self = paths.executable_dir + "/torchscope";
   const std::string workdir = options.workdir.empty()
@@ -77,33 +92,47 @@ void runDemo(const DemoOptions& options) {
   if (error) fail(kExitUsage, fmt::format("cannot create {}: {}", workdir, error.message()));
   const std::string store = workdir + "/rdl_hm.db";
   const std::vector<std::string> job = {paths.python, "-m", "samples.rdl_hm.train", "--scale", options.scale};
-
-  stage(1, fmt::format("Profile the RDL sample (PyG, H&M-like data, scale '{}') under the collector", options.scale));
-  std::vector<std::string> run = {self, "run", "-o", store, "--"};
-  run.insert(run.end(), job.begin(), job.end());
-  if (const int code = runChild(run, paths.source_dir); code != 0) {
-    fail(kExitFailure, fmt::format("the sample failed under the collector (exit code {})", code));
-  }
-
-  stage(2, "What torchscope found, most impact first");
-  if (const int code = runChild({self, "advise", store}, paths.source_dir); code != 0) {
-    fail(kExitFailure, fmt::format("advise failed (exit code {})", code));
-  }
-  if (options.profile_only) return;
-
-  const std::vector<std::string> fixes = topRuntimeFixes(store, options.max_fixes);
-  if (fixes.empty()) {
-    std::cout << "\nNo runtime fix to measure: nothing more to do.\n";
+  if (options.profile_only) {
+    profileOnly(self, job, store, options.scale);
     return;
   }
-  const std::string fix_list = fmt::format("{}", fmt::join(fixes, ","));
-  stage(3, fmt::format("Apply the top fixes ({}), re-run A/B x{} and measure speed-up and parity", fix_list,
-                       options.repetitions));
-  const int code = runChild(
-      {self, "fix", store, "--fixes", fix_list, "--repetitions", std::to_string(options.repetitions)},
-      paths.source_dir);
-  if (code != 0) fail(kExitFailure, fmt::format("fix failed (exit code {})", code));
-  std::cout << fmt::format("\nStore and reports: {}\n", workdir);
+
+  stage(1, fmt::format("Profile the RDL sample (PyG, H&M-like data, scale '{}') under the collector; this run is "
+                       "also the first baseline run of the measurement", options.scale));
+  tc::FixOptions fix;
+  locateFixTools(fix);
+  fix.job_argv = job;
+  fix.job_working_directory = paths.source_dir;
+  fix.repetitions = options.repetitions;
+  fix.max_fixes = options.max_fixes;
+  fix.progress = [](const std::string& line) { std::cout << "torchscope fix: " << line << "\n" << std::flush; };
+  // Runs inside the experiment: it reports problems instead of ending the command.
+  fix.on_profiled = [&](const std::string& profile_store) {
+    std::error_code copy_error;
+    if (profile_store.empty() ||
+        !std::filesystem::copy_file(profile_store, store, std::filesystem::copy_options::overwrite_existing, copy_error)) {
+      std::cout << "torchscope demo: no store of the profile run (is libtorchscope_collector.so built?)\n";
+      return;
+    }
+    stage(2, "What torchscope found, most impact first");
+    if (const int code = runChild({self, "advise", store}, paths.source_dir); code != 0) {
+      std::cout << fmt::format("torchscope demo: advise failed (exit code {})\n", code);
+    }
+    stage(3, "Apply the fixes that can help, re-run baseline and fixes interleaved, measure time and loss parity");
+  };
+  auto report = tc::runFixExperiment(fix);
+  if (!report) fail(kExitFailure, "fix failed: " + report.error().message);
+
+  stage(4, "Result");
+  std::cout << tc::renderText(*report);
+  writeFile(workdir + "/fix.json", tc::reportJson(*report).dump(2) + "\n");
+  if (auto saved = tc::saveFixExperiments(*report, store); !saved) {
+    std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";
+  }
+  const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / 60;
+  std::cout << fmt::format("\nDemo finished in {:.1f} minutes ({} runs of the sample). Store and reports: {} "
+                           "(rdl_hm.db, fix.json)\n",
+                           minutes, report->runs, workdir);
 }
 
 }  // namespace
@@ -111,14 +140,20 @@ void runDemo(const DemoOptions& options) {
 void addDemoCommand(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();
   auto* cmd = app.add_subcommand(
-      "demo", "Profile the bundled RDL sample, show the findings, apply the fixes and measure the speed-up");
-  cmd->add_option("--scale", options->scale, "Sample size: tiny (default, sized for a CPU), small, or larger ones for a GPU");
-  cmd->add_option("--repetitions", options->repetitions, "Interleaved runs per variant when measuring fixes")
-      ->check(CLI::Range(1, 50));
-  cmd->add_option("--workdir", options->workdir, "Where the stores and reports go (default: a new temp folder)");
-  cmd->add_option("--max-fixes", options->max_fixes, "How many of the top runtime fixes to measure (default 2)")
+      "demo",
+      "Profile the bundled RDL sample, show the findings, apply the fixes that can help and measure their speed-up");
+  cmd->add_option("--scale", options->scale,
+                  "Sample size: demo (default: tiny's data with one GNN layer and two epochs, sized for a 2-core "
+                  "CPU), tiny, small, or larger ones for a GPU");
+  cmd->add_option("--repetitions", options->repetitions,
+                  "Most runs per variant when measuring fixes (default 3; a fix stops earlier once decided)")
+      ->check(CLI::Range(2, 50));
+  cmd->add_option("--workdir", options->workdir, "Where the store and the reports go (default: a new temp folder)");
+  cmd->add_option("--max-fixes", options->max_fixes, "How many of the fixes with the most impact to measure (default 2)")
       ->check(CLI::Range(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
+  cmd->footer("The sample runs with $TORCHSCOPE_PYTHON (default: the python3 beside torchscope, else python3 on PATH),\n"
+              "which needs torch and torch_geometric; scripts/demo.sh sets it to the project's .venv.");
   cmd->callback([options] { runDemo(*options); });
 }
 

@@ -1,10 +1,13 @@
-// torchscope export RUN.db --format chrome -o trace.json: a store as Chrome trace-event JSON.
+// torchscope export RUN.db|RUN_DIR --format chrome -o trace.json: a store, or the ranks of a run folder side
+// by side, as Chrome trace-event JSON.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/interop/ChromeExport.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -18,8 +21,17 @@ struct ExportOptions {
 
 void runExport(const ExportOptions& options) {
   const bool to_stdout = options.output == "-";
-  auto report = to_stdout ? interop::exportChromeTrace(options.store, std::cout)
-                          : interop::exportChromeTrace(options.store, options.output);
+  std::error_code error;
+  Result<interop::ExportReport> report = makeError(ErrorCode::kInvalidArgument, "");
+  if (std::filesystem::is_directory(options.store, error)) {
+    auto stores = store::expandRunFolders({options.store});
+    if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+    report = to_stdout ? interop::exportMergedChromeTrace(*stores, std::cout)
+                       : interop::exportMergedChromeTrace(*stores, options.output);
+  } else {
+    report = to_stdout ? interop::exportChromeTrace(options.store, std::cout)
+                       : interop::exportChromeTrace(options.store, options.output);
+  }
   if (!report) fail(report.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, report.error().message);
   if (!to_stdout) {
     std::cerr << fmt::format("torchscope: wrote {} events ({} API->GPU flows) to {}\n", report->events, report->flows,
@@ -33,7 +45,9 @@ void addExportCommand(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
   auto* cmd = app.add_subcommand(
       "export", "Export a store as Chrome trace-event JSON for Perfetto UI (ui.perfetto.dev) and chrome://tracing");
-  cmd->add_option("store", options->store, "The store (RUN.db)")->required();
+  cmd->add_option("store", options->store,
+                  "The store (RUN.db), or a run folder: its ranks side by side on one clock, one process group per rank")
+      ->required();
   cmd->add_option("--format", options->format, "Output format (only chrome)")->check(CLI::IsMember({"chrome"}));
   cmd->add_option("-o,--output", options->output, "The JSON file to write, or - for standard output");
   cmd->callback([options] { runExport(*options); });

@@ -1,5 +1,5 @@
 // torchscope fix: applies the fixes of the findings to a copy of the job, re-runs it and measures
-// the speed-up with a confidence interval and a parity check.
+// the speed-up with a confidence interval and a parity check (compiler/Experiment.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "FixTools.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
@@ -37,7 +38,8 @@ bool isSqliteFile(const std::string& path) {
 
 void listFixes() {
   for (const auto& spec : tc::fixCatalog()) {
-    std::cout << fmt::format("{:<34} {:<8} {}\n", spec.id, tc::kindName(spec.kind), spec.summary);
+    std::cout << fmt::format("{:<34} {:<8} {:<32} {}\n", spec.id, tc::kindName(spec.kind),
+                             spec.kind == tc::FixKind::kAdvice ? "-" : std::string(tc::effectName(spec.effect)), spec.summary);
   }
 }
 
@@ -60,11 +62,8 @@ void runFix(FixArguments& args) {
   if (args.format != "text" && args.format != "markdown" && args.format != "json" && args.format != "html") {
     fail(kExitUsage, "unknown --format '" + args.format + "' (text, markdown, json, html)");
   }
-  const Installation& paths = installation();
-  options.collector_library = paths.collector_library;
+  locateFixTools(options);
   options.use_collector = !args.no_collector;
-  options.compiler_python_dir = TORCHSCOPE_COMPILER_PYTHON_DIR;
-  options.torchscope_executable = paths.executable_dir + "/torchscope";
   options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
   options.run_timeout = std::chrono::seconds(args.timeout_s);
   options.progress = [](const std::string& line) { std::cerr << "torchscope fix: " << line << "\n"; };
@@ -104,23 +103,39 @@ void addFixCommand(CLI::App& app) {
   auto args = std::make_shared<FixArguments>();
   auto* cmd = app.add_subcommand(
       "fix",
-      "Apply the findings' fixes to a copy of the job, re-run baseline and fixes interleaved, and report the "
-      "speed-up (95 % CI), compile time, recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU "
-      "allocated/reserved) per fix. "
+      "Apply the findings' fixes to a copy of the job and measure them against the original: the first baseline run "
+      "is the profile, fixes that cannot act are skipped, a fix whose effect (fewer recompiles, breaks, syncs, ...) does "
+      "not show in its first run stops there, the others stop once their speed-up interval decides; the accepted "
+      "fixes are then measured together. Reports end-to-end, first-step, compile and steady-state times (wall and "
+      "CPU), recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU allocated/reserved); a faster fix "
+      "whose peak memory grows more than --max-memory-increase is rejected. "
       "Usage: torchscope fix RUN.db | torchscope fix [options] -- python train.py ARGS");
   cmd->add_option("run_or_command", args->positional,
                   "A store recorded by `torchscope run` (its findings and command line), or after `--` the job "
                   "to profile first");
   cmd->add_option("--fixes", args->options.fixes, "Fix ids to try, comma-separated, each ID or ID:ARG "
-                                                  "(default: the fix ids of the findings)");
-  cmd->add_option("--repetitions", args->options.repetitions, "Interleaved runs per variant")->default_val(3)->check(CLI::Range(1, 100));
+                                                  "(default: the fix ids of the findings, most impact first)");
+  cmd->add_option("--repetitions", args->options.repetitions,
+                  "Most runs per variant; a variant stops earlier once its interval decides")
+      ->default_val(5)->check(CLI::Range(2, 100));
+  cmd->add_option("--verdict-on", args->options.verdict_metric,
+                  "The measure verdicts rest on: end_to_end_cpu (CPU time of the process tree), end_to_end_wall, "
+                  "first_step_cpu|wall, compile_cpu|wall, steady_step_cpu|wall, or auto (end-to-end CPU time; wall "
+                  "time for a job that uses CUDA)")
+      ->default_val("auto");
+  cmd->add_option("--max-fixes", args->options.max_fixes, "Measure at most this many fixes, most impact first (0: all that can act)")
+      ->default_val(0)->check(CLI::Range(0, 100));
+  cmd->add_option("--min-impact", args->options.min_impact,
+                  "Skip findings estimated below this fraction of the run (explicit --fixes are always measured)")
+      ->default_val(0.05)->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(CLI::Range(0, 1000000));
   cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
       ->default_val(tc::kDefaultParityTolerance)->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--parity-pattern", args->options.parity_pattern,
                   "Regular expression whose first group is a parity value in the job's stdout (default: the number after 'loss')");
   cmd->add_option("--min-gain", args->options.min_total_gain,
-                  "Wall-time gain a fix needs when its steady-state gain is not significant")->default_val(0.02)->check(CLI::Range(0.0, 1.0));
+                  "Smallest speed-up of the verdict measure worth accepting; smaller changes count as no change")
+      ->default_val(0.02)->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-memory-increase", args->options.max_memory_increase,
                   "Largest growth of peak memory (GPU reserved, else host RSS) a faster fix may cost, as a fraction "
                   "of the baseline; a fix above it is rejected")
@@ -128,7 +143,8 @@ void addFixCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--format", args->format, "text, markdown, json or html")->default_val("text");
   cmd->add_option("-o,--output", args->output, "Write the report to this file instead of stdout");
-  cmd->add_flag("--write", args->options.write, "Apply the accepted source fixes to the job's files (backups: *.torchscope.bak)");
+  cmd->add_flag("--write", args->options.write,
+                "Apply the accepted source fixes to the job's files that ran (backups: *.torchscope.bak)");
   cmd->add_flag("--no-collector", args->no_collector, "Run without libtorchscope_collector.so (launcher measurements only)");
   cmd->add_flag("--shared-compile-cache", args->options.shared_compile_cache,
                 "Let the runs share the user's Inductor cache (later runs start warm) instead of an empty cache per run");

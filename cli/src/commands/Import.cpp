@@ -1,6 +1,8 @@
-// torchscope import FILE|DIR... -o RUN.db: TORCH_TRACE logs and PyTorch profiler traces into a store.
+// torchscope import FILE|DIR... -o RUN.db|RUN_DIR/: TORCH_TRACE logs and PyTorch profiler traces into a store, or
+// into a run folder with one store per file (per rank).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "Commands.h"
@@ -19,7 +21,10 @@ struct ImportOptions {
 void runImport(const ImportOptions& options) {
   std::string command_line = "torchscope import";
   for (const auto& input : options.inputs) command_line += " " + input;
-  auto report = interop::importToStore(options.inputs, options.output, command_line);
+  std::error_code error;
+  const bool run_folder = options.output.back() == '/' || std::filesystem::is_directory(options.output, error);
+  auto report = run_folder ? interop::importToRunFolder(options.inputs, options.output, command_line)
+                           : interop::importToStore(options.inputs, options.output, command_line);
   if (!report) {
     const bool bad_input = report.error().code == ErrorCode::kNotFound || report.error().code == ErrorCode::kInvalidArgument;
     fail(bad_input ? kExitUsage : kExitFailure, report.error().message);
@@ -39,7 +44,10 @@ void addImportCommand(CLI::App& app) {
       "Import TORCH_TRACE logs (a file or a directory of per-rank files) and PyTorch profiler (Kineto) traces "
       "(.json or .json.gz) into a new store. Malformed lines are skipped, counted and reported.");
   cmd->add_option("inputs", options->inputs, "Files or directories to import")->required();
-  cmd->add_option("-o,--output", options->output, "The store to create (RUN.db); an existing file is replaced")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "The store to create (RUN.db; an existing file is replaced), or a run folder (a directory, or a path "
+                  "ending in '/'): one store per file, named by its rank, for advise/export over the ranks")
+      ->required();
   cmd->add_flag("-q,--quiet", options->quiet, "Do not list ignored directory entries");
   cmd->callback([options] { runImport(*options); });
 }

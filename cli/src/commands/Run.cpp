@@ -14,6 +14,7 @@
 
 #include "Commands.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::cli {
@@ -35,11 +36,7 @@ void setJobEnvironment(const std::string& store_path, bool summary) {
   const std::string combined = preload != nullptr && *preload != '\0' ? std::string(preload) + ":" + library : library;
   setenv("LD_PRELOAD", combined.c_str(), 1);
   setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
-  const fs::path bridge = fs::path(installation().source_dir) / "collector" / "python";
-  std::error_code error;
-  if (std::getenv("TORCHSCOPE_BRIDGE_DIR") == nullptr && fs::is_directory(bridge, error)) {
-    setenv("TORCHSCOPE_BRIDGE_DIR", bridge.c_str(), 1);
-  }
+  // The collector finds its Python bridge itself, relative to the library (../share/torchscope/python).
   if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
   unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
 }
@@ -126,8 +123,14 @@ void addRunCommand(CLI::App& app) {
   cmd->footer(
       "Example: torchscope run -o run.db -- python train.py --epochs 1\n"
       "The job's stdin, stdout and stderr are untouched and its exit code is passed on (128+n when\n"
-      "signal n ended it). Other processes of the job write <stem>[.rank<r>].<pid>.db next to the store.");
-  cmd->add_option("-o,--output", options->output, "Store to write (default: torchscope-<pid>.db in the current directory)");
+      "signal n ended it). Other processes of the job, and every rank of a distributed job, write\n"
+      "<stem>[.rank<r>].<pid>.db next to the store. A distributed job:\n"
+      "  torchscope run -o runs/job1/ -- torchrun --nproc_per_node=4 train.py\n"
+      "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
+      "export and compare read whole.");
+  cmd->add_option("-o,--output", options->output,
+                  "Store to write (default: torchscope-<pid>.db in the current directory); a directory, or a path "
+                  "ending in '/', is a run folder holding one store per process");
   cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
   cmd->add_option("command", options->command, "The job: a command and its arguments, after --")->required();
   cmd->callback([options] {
@@ -138,11 +141,16 @@ void addRunCommand(CLI::App& app) {
     }
     fs::path store_path = options->output;
     if (!store_path.empty()) {
+      const bool run_folder = options->output.back() == '/' || fs::is_directory(store_path, error);
       store_path = fs::absolute(store_path, error).lexically_normal();
-      if (!fs::is_directory(store_path.parent_path(), error)) {
+      if (run_folder) {
+        // One store per process (per rank) inside it; the job's first process writes run.db.
+        fs::create_directories(store_path, error);
+        if (!fs::is_directory(store_path, error)) fail(kExitUsage, "cannot create the run folder " + options->output);
+        store_path /= std::string(store::kRunFolderStoreName);
+      } else if (!fs::is_directory(store_path.parent_path(), error)) {
         fail(kExitUsage, "cannot write " + options->output + ": its directory does not exist");
       }
-      if (fs::is_directory(store_path, error)) fail(kExitUsage, "cannot write " + options->output + ": it is a directory");
     }
     if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
     const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary);
@@ -171,6 +179,9 @@ void addRunCommand(CLI::App& app) {
       std::cerr << "torchscope: store written to " << store_path.string();
       if (children > 0) std::cerr << " (and " << children << " for the job's other processes, next to it)";
       std::cerr << "\n";
+    } else if (const std::size_t ranks = childStores(store_path).size(); ranks > 0) {
+      // The launcher is not Python (mpirun, srun): only its ranks wrote stores.
+      std::cerr << "torchscope: " << ranks << " stores written next to " << store_path.string() << "\n";
     } else {
       std::cerr << "torchscope: no store was written to " << store_path.string()
                 << " (the job is not a Python process, or Python ran with -S/-I/-E)\n";

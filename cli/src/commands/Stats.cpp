@@ -1,12 +1,15 @@
-// torchscope stats RUN.db [--format text|json]: rows per kind, the run's metadata, its memory and diagnostics.
+// torchscope stats RUN.db|RUN_DIR [--format text|json]: rows per kind, the run's metadata, its memory and
+// diagnostics (for a run folder: of each store in it, by rank).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -45,8 +48,8 @@ std::string formatSeriesValue(const std::string& series, std::int64_t value) {
   return series.ends_with("_count") ? std::to_string(value) : analyzer::formatBytes(static_cast<double>(value));
 }
 
-void runStats(const StatsOptions& options) {
-  auto reader = store::Reader::open(options.store);
+void storeStats(const std::string& path, const StatsOptions& options, nlohmann::json* json_out) {
+  auto reader = store::Reader::open(path);
   if (!reader) fail(kExitUsage, reader.error().message);
   auto counts = (*reader)->counts();
   if (!counts) fail(kExitFailure, counts.error().message);
@@ -75,10 +78,11 @@ void runStats(const StatsOptions& options) {
                         {"max", figures.max}, {"last", figures.last}});
     }
     out["memory"] = memory;
-    std::cout << out.dump(2) << "\n";
+    out["path"] = path;
+    *json_out = std::move(out);
     return;
   }
-  std::cout << fmt::format("{} (store schema v{})\n", options.store, (*reader)->schemaVersion());
+  std::cout << fmt::format("{} (store schema v{})\n", path, (*reader)->schemaVersion());
   if (!run->command_line.empty()) std::cout << fmt::format("  command: {}\n", run->command_line);
   if (!run->torch_version.empty()) std::cout << fmt::format("  torch {}  python {}\n", run->torch_version, run->python_version);
   for (const auto& [table, count] : *counts) {
@@ -99,12 +103,30 @@ void runStats(const StatsOptions& options) {
   }
 }
 
+void runStats(const StatsOptions& options) {
+  std::error_code error;
+  const bool folder = std::filesystem::is_directory(options.store, error);
+  auto stores = store::expandRunFolders({options.store});
+  if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+  nlohmann::json per_store = nlohmann::json::array();
+  for (const auto& path : *stores) {
+    nlohmann::json one;
+    storeStats(path, options, &one);
+    per_store.push_back(std::move(one));
+  }
+  if (options.format != "json") return;
+  // One store keeps its object as it always was; a run folder lists its stores.
+  std::cout << (folder ? nlohmann::json{{"run_folder", options.store}, {"stores", per_store}} : per_store.front()).dump(2)
+            << "\n";
+}
+
 }  // namespace
 
 void addStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
-  auto* cmd = app.add_subcommand("stats", "Count the rows of each kind in a store and show its memory series (highest and last value)");
-  cmd->add_option("store", options->store, "The store (RUN.db)")->required();
+  auto* cmd = app.add_subcommand(
+      "stats", "Count the rows of each kind in a store and show its memory series (highest and last value)");
+  cmd->add_option("store", options->store, "The store (RUN.db), or a run folder (each of its stores, by rank)")->required();
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { runStats(*options); });
 }

@@ -17,7 +17,7 @@ import threading
 import time
 import types
 
-from . import memory, parse, sites, steps
+from . import collectives, memory, parse, sites, steps
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -378,6 +378,8 @@ def _on_torch_imported(torch):
         _hook_optimizer(optimizer_module.Optimizer)
         _hook_compile(torch)
         _enable_sync_warnings()
+        if os.environ.get("TORCHSCOPE_COLLECTIVES", "1").lower() not in ("0", "false", "off", "no"):
+            collectives.install(torch, _abi.record)
     except Exception as error:
         _abi.diagnostic("error", f"the Python bridge could not hook into torch: {type(error).__name__}: {error}")
 

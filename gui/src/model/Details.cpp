@@ -36,41 +36,11 @@ class Fields {
 void addRecord(Fields& f, const store::Step& r) {
   f.add("pid", r.pid).add("tid", r.tid).add("index", r.index).add("source", r.source);
 }
-void addRecord(Fields& f, const store::NvtxEvent& r) {
-  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("domain", r.domain).add("kind", r.kind);
-}
-void addRecord(Fields& f, const store::CpuOp& r) {
-  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("category", r.category);
-  f.add("correlation_id", r.correlation_id).add("args", r.args);
-}
-void addRecord(Fields& f, const store::ApiCall& r) {
-  f.add("pid", r.pid).add("tid", r.tid).add("name", r.name).add("api", r.api).add("cbid", r.cbid);
-  f.add("correlation_id", r.correlation_id).add("return_code", r.return_code);
-}
 void addRecord(Fields& f, const store::Sync& r) {
   f.source(r.file, r.line);
   f.add("pid", r.pid).add("tid", r.tid).add("sync_kind", r.sync_kind).add("origin", r.origin).add("op", r.op);
   f.add("stream", r.stream).add("correlation_id", r.correlation_id).add("file", r.file).add("line", r.line);
   f.add("function", r.function).add("stack", r.stack);
-}
-void addRecord(Fields& f, const store::Kernel& r) {
-  f.add("name", r.name).add("pid", r.pid).add("device", r.device).add("context", r.context).add("stream", r.stream);
-  f.add("correlation_id", r.correlation_id);
-  f.add("grid", fmt::format("{} x {} x {}", r.grid_x, r.grid_y, r.grid_z));
-  f.add("block", fmt::format("{} x {} x {}", r.block_x, r.block_y, r.block_z));
-  f.add("registers_per_thread", r.registers_per_thread).add("static_shared_bytes", r.static_shared_bytes);
-  f.add("dynamic_shared_bytes", r.dynamic_shared_bytes);
-}
-void addRecord(Fields& f, const store::Memcpy& r) {
-  f.add("pid", r.pid).add("device", r.device).add("stream", r.stream).add("copy_kind", r.copy_kind);
-  f.add("bytes", fmt::format("{} ({})", r.bytes, formatBytes(r.bytes)));
-  f.add("src_kind", r.src_kind).add("dst_kind", r.dst_kind).add("pageable", r.pageable).add("async", r.async);
-  f.add("correlation_id", r.correlation_id);
-}
-void addRecord(Fields& f, const store::Memset& r) {
-  f.add("pid", r.pid).add("device", r.device).add("stream", r.stream);
-  f.add("bytes", fmt::format("{} ({})", r.bytes, formatBytes(r.bytes)));
-  f.add("value", r.value).add("memory_kind", r.memory_kind).add("correlation_id", r.correlation_id);
 }
 void addRecord(Fields& f, const store::Compile& r) {
   f.source(r.co_filename, r.co_firstlineno);
@@ -100,33 +70,45 @@ void addRecord(Fields& f, const store::Recompile& r) {
 }
 
 template <class Record>
-void addRow(Fields& fields, std::string_view table, const std::vector<Record>& rows, std::uint32_t index) {
+void addRow(Fields& fields, std::string_view table, const std::vector<Record>& rows, std::int64_t index) {
   fields.add("table", std::string(table));
-  if (index < rows.size()) addRecord(fields, rows[index]);
+  if (index >= 0 && static_cast<std::size_t>(index) < rows.size()) addRecord(fields, rows[static_cast<std::size_t>(index)]);
 }
 
 }  // namespace
 
+std::string_view tableOf(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kStep: return "steps";
+    case RecordKind::kNvtx: return "nvtx";
+    case RecordKind::kCpuOp: return "cpu_ops";
+    case RecordKind::kApiCall: return "api_calls";
+    case RecordKind::kSync: return "syncs";
+    case RecordKind::kKernel: return "kernels";
+    case RecordKind::kMemcpy: return "memcpy";
+    case RecordKind::kMemset: return "memset";
+    case RecordKind::kCompile: return "compiles";
+    case RecordKind::kGraphBreak: return "graph_breaks";
+    case RecordKind::kRecompile: return "recompiles";
+  }
+  return "";
+}
+
 std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
-  const Slice& slice = timeline.slice(ref);
+  const Slice& slice = ref.slice;
   const Records& r = timeline.records;
   Fields fields;
   fields.add("label", timeline.name(slice));
   fields.time("start", slice.start_ns, timeline.begin_ns);
   fields.time("end", slice.end_ns, timeline.begin_ns);
-  fields.add("duration", formatDuration(slice.end_ns - slice.start_ns));
+  fields.add("duration", formatDuration(slice.duration()));
   switch (slice.kind) {
-    case RecordKind::kStep: addRow(fields, "steps", r.steps, slice.record); break;
-    case RecordKind::kNvtx: addRow(fields, "nvtx", r.nvtx, slice.record); break;
-    case RecordKind::kCpuOp: addRow(fields, "cpu_ops", r.cpu_ops, slice.record); break;
-    case RecordKind::kApiCall: addRow(fields, "api_calls", r.api_calls, slice.record); break;
-    case RecordKind::kSync: addRow(fields, "syncs", r.syncs, slice.record); break;
-    case RecordKind::kKernel: addRow(fields, "kernels", r.kernels, slice.record); break;
-    case RecordKind::kMemcpy: addRow(fields, "memcpy", r.memcpys, slice.record); break;
-    case RecordKind::kMemset: addRow(fields, "memset", r.memsets, slice.record); break;
-    case RecordKind::kCompile: addRow(fields, "compiles", r.compiles, slice.record); break;
-    case RecordKind::kGraphBreak: addRow(fields, "graph_breaks", r.graph_breaks, slice.record); break;
-    case RecordKind::kRecompile: addRow(fields, "recompiles", r.recompiles, slice.record); break;
+    case RecordKind::kStep: addRow(fields, "steps", r.steps, slice.row); break;
+    case RecordKind::kSync: addRow(fields, "syncs", r.syncs, slice.row); break;
+    case RecordKind::kCompile: addRow(fields, "compiles", r.compiles, slice.row); break;
+    case RecordKind::kGraphBreak: addRow(fields, "graph_breaks", r.graph_breaks, slice.row); break;
+    case RecordKind::kRecompile: addRow(fields, "recompiles", r.recompiles, slice.row); break;
+    default: fields.add("table", std::string(tableOf(slice.kind))).add("id", slice.row); break;
   }
   return fields.take();
 }

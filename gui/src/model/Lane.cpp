@@ -18,38 +18,47 @@ float busyFraction(Nanos busy_ns, Nanos min_start_ns, Nanos max_end_ns, std::uin
   return static_cast<float>(std::min<double>(1.0, static_cast<double>(busy_ns) / static_cast<double>(extent)));
 }
 
-Nanos duration(const Slice& slice) { return slice.end_ns - slice.start_ns; }
+void merge(LodBucket& into, const LodBucket& part) {
+  into.max_end_ns = std::max(into.max_end_ns, part.max_end_ns);
+  into.busy_ns += part.busy_ns;
+  into.count += part.count;
+  if (part.longest.duration() > into.longest.duration()) into.longest = part.longest;
+}
+
+void addSlice(LodLevel& level, Nanos origin, const Slice& slice) {
+  const std::int64_t bucket = (slice.start_ns - origin) >> level.shift;
+  if (level.buckets.empty() || level.buckets.back().bucket != bucket) {
+    level.buckets.push_back({bucket, slice.start_ns, slice.end_ns, slice.duration(), 1, slice});
+    return;
+  }
+  merge(level.buckets.back(), {bucket, slice.start_ns, slice.end_ns, slice.duration(), 1, slice});
+}
 
 }  // namespace
 
 Lane::Lane(std::vector<Slice> slices) : slices_(std::move(slices)) {
-  if (!slices_.empty()) origin_ = slices_.front().start_ns;
-  buildLevels();
+  count_ = slices_.size();
+  if (!slices_.empty()) {
+    origin_ = slices_.front().start_ns;
+    end_ns_ = slices_.back().end_ns;
+  }
+  buildLevelsFromSlices();
 }
 
-void Lane::buildLevels() {
+void Lane::buildLevelsFromSlices() {
   if (slices_.empty()) return;
   // The finest level has about half as many buckets as slices; finer frames draw slices directly.
-  const Nanos span = std::max<Nanos>(0, slices_.back().end_ns - origin_);
+  const Nanos span = std::max<Nanos>(0, end_ns_ - origin_);
   const auto target = static_cast<Nanos>(std::max<std::size_t>(1, slices_.size() / 2));
   int shift = 0;
   while (shift < 62 && (span >> shift) + 1 > target) ++shift;
-
   LodLevel finest{shift, {}};
-  for (std::uint32_t index = 0; index < slices_.size(); ++index) {
-    const Slice& slice = slices_[index];
-    const std::int64_t bucket = (slice.start_ns - origin_) >> shift;
-    if (finest.buckets.empty() || finest.buckets.back().bucket != bucket) {
-      finest.buckets.push_back({bucket, slice.start_ns, slice.end_ns, 0, index, 0, index});
-    }
-    LodBucket& current = finest.buckets.back();
-    current.max_end_ns = std::max(current.max_end_ns, slice.end_ns);
-    current.busy_ns += duration(slice);
-    if (duration(slice) > duration(slices_[current.longest_slice])) current.longest_slice = index;
-    ++current.count;
-  }
+  for (const Slice& slice : slices_) addSlice(finest, origin_, slice);
   levels_.push_back(std::move(finest));
+  buildCoarserLevels();
+}
 
+void Lane::buildCoarserLevels() {
   while (levels_.back().buckets.size() > kCoarsestBuckets && levels_.back().shift < 62) {
     const LodLevel& finer = levels_.back();
     LodLevel coarser{finer.shift + 1, {}};
@@ -57,21 +66,18 @@ void Lane::buildLevels() {
     for (const LodBucket& part : finer.buckets) {
       const std::int64_t bucket = part.bucket >> 1;
       if (coarser.buckets.empty() || coarser.buckets.back().bucket != bucket) {
-        LodBucket merged = part;
-        merged.bucket = bucket;
-        coarser.buckets.push_back(merged);
-        continue;
-      }
-      LodBucket& merged = coarser.buckets.back();
-      merged.max_end_ns = std::max(merged.max_end_ns, part.max_end_ns);
-      merged.busy_ns += part.busy_ns;
-      merged.count += part.count;
-      if (duration(slices_[part.longest_slice]) > duration(slices_[merged.longest_slice])) {
-        merged.longest_slice = part.longest_slice;
+        coarser.buckets.push_back(part);
+        coarser.buckets.back().bucket = bucket;
+      } else {
+        merge(coarser.buckets.back(), part);
       }
     }
     levels_.push_back(std::move(coarser));
   }
+}
+
+bool Lane::needsDetail(const FrameScale& frame) const {
+  return !exact_ && !levels_.empty() && std::ldexp(1.0, levels_.front().shift) > frame.ns_per_px;
 }
 
 std::size_t Lane::firstEndingFrom(Nanos t) const {
@@ -82,12 +88,13 @@ std::size_t Lane::firstEndingFrom(Nanos t) const {
 }
 
 void Lane::collect(const FrameScale& frame, std::vector<DrawItem>& out) const {
-  if (slices_.empty() || frame.ns_per_px <= 0) return;
+  if (count_ == 0 || frame.ns_per_px <= 0) return;
   const LodLevel* chosen = nullptr;
   for (const LodLevel& level : levels_) {
     if (std::ldexp(1.0, level.shift) > frame.ns_per_px) break;
     chosen = &level;
   }
+  if (chosen == nullptr && !exact_) chosen = &levels_.front();  // until the detail arrives
   if (chosen != nullptr) {
     collectFromLevel(*chosen, frame, out);
   } else {
@@ -96,14 +103,12 @@ void Lane::collect(const FrameScale& frame, std::vector<DrawItem>& out) const {
 }
 
 void Lane::collectFromLevel(const LodLevel& level, const FrameScale& frame, std::vector<DrawItem>& out) const {
-  const std::size_t first = firstEndingFrom(frame.begin_ns);
-  if (first == slices_.size()) return;
-  const std::int64_t first_bucket = (slices_[first].start_ns - origin_) >> level.shift;
+  // Bucket ends grow with their index (slices are disjoint), so the first visible bucket is found by bisection.
   auto it = std::partition_point(level.buckets.begin(), level.buckets.end(),
-                                 [first_bucket](const LodBucket& bucket) { return bucket.bucket < first_bucket; });
+                                 [&frame](const LodBucket& bucket) { return bucket.max_end_ns < frame.begin_ns; });
   const Nanos end_ns = frame.endNs();
   for (; it != level.buckets.end() && it->min_start_ns <= end_ns; ++it) {
-    out.push_back({frame.xAt(it->min_start_ns), frame.xAt(it->max_end_ns), it->longest_slice, it->count,
+    out.push_back({frame.xAt(it->min_start_ns), frame.xAt(it->max_end_ns), &it->longest, it->count,
                    busyFraction(it->busy_ns, it->min_start_ns, it->max_end_ns, it->count)});
   }
 }
@@ -116,7 +121,7 @@ void Lane::collectSlices(const FrameScale& frame, std::vector<DrawItem>& out) co
     const double x0 = frame.xAt(slice.start_ns);
     const double x1 = frame.xAt(slice.end_ns);
     if (x1 - x0 >= 1.0) {
-      out.push_back({x0, x1, static_cast<std::uint32_t>(index), 1, 1.0F});
+      out.push_back({x0, x1, &slice, 1, 1.0F});
       ++index;
       continue;
     }
@@ -127,50 +132,108 @@ void Lane::collectSlices(const FrameScale& frame, std::vector<DrawItem>& out) co
     Nanos max_end_ns = slice.end_ns;
     std::size_t next = index;
     for (; next < slices_.size() && (next == index || slices_[next].start_ns < boundary_ns); ++next) {
-      busy_ns += duration(slices_[next]);
+      busy_ns += slices_[next].duration();
       max_end_ns = std::max(max_end_ns, slices_[next].end_ns);
-      if (duration(slices_[next]) > duration(slices_[longest])) longest = next;
+      if (slices_[next].duration() > slices_[longest].duration()) longest = next;
     }
     const auto count = static_cast<std::uint32_t>(next - index);
-    out.push_back({x0, frame.xAt(max_end_ns), static_cast<std::uint32_t>(longest), count,
+    out.push_back({x0, frame.xAt(max_end_ns), &slices_[longest], count,
                    busyFraction(busy_ns, slice.start_ns, max_end_ns, count)});
     index = next;
   }
 }
 
-std::optional<std::size_t> Lane::hit(Nanos t, Nanos tolerance_ns) const {
-  std::optional<std::size_t> best;
+std::optional<Slice> Lane::hit(Nanos t, Nanos tolerance_ns) const {
+  const auto distance = [t](Nanos start, Nanos end) { return t < start ? start - t : (t > end ? t - end : 0); };
+  std::optional<Slice> best;
   Nanos best_distance = 0;
   int examined = 0;
-  for (std::size_t index = firstEndingFrom(t - tolerance_ns);
-       index < slices_.size() && slices_[index].start_ns <= t + tolerance_ns && examined < kMaxHitCandidates;
-       ++index, ++examined) {
-    const Slice& slice = slices_[index];
-    const Nanos distance = t < slice.start_ns ? slice.start_ns - t : (t > slice.end_ns ? t - slice.end_ns : 0);
-    if (!best || distance < best_distance) {
-      best = index;
-      best_distance = distance;
+  if (exact_) {
+    for (std::size_t index = firstEndingFrom(t - tolerance_ns);
+         index < slices_.size() && slices_[index].start_ns <= t + tolerance_ns && examined < kMaxHitCandidates;
+         ++index, ++examined) {
+      const Nanos d = distance(slices_[index].start_ns, slices_[index].end_ns);
+      if (!best || d < best_distance) {
+        best = slices_[index];
+        best_distance = d;
+      }
+      if (d == 0) break;
     }
-    if (distance == 0) break;
+    return best;
+  }
+  const auto& buckets = levels_.front().buckets;
+  auto it = std::partition_point(buckets.begin(), buckets.end(), [&](const LodBucket& bucket) {
+    return bucket.max_end_ns < t - tolerance_ns;
+  });
+  for (; it != buckets.end() && it->min_start_ns <= t + tolerance_ns && examined < kMaxHitCandidates;
+       ++it, ++examined) {
+    const Nanos d = distance(it->min_start_ns, it->max_end_ns);
+    if (!best || d < best_distance) {
+      best = it->longest;
+      best_distance = d;
+    }
   }
   return best;
 }
 
+LaneBuilder::LaneBuilder(Nanos origin, int finest_shift, std::size_t exact_limit)
+    : finest_shift_(finest_shift), exact_limit_(exact_limit), finest_{finest_shift, {}} {
+  lane_.origin_ = origin;
+}
+
+void LaneBuilder::add(const Slice& slice) {
+  ++lane_.count_;
+  lane_.end_ns_ = std::max(lane_.end_ns_, slice.end_ns);
+  addToFinest(slice);
+  const Nanos long_ns = Nanos{1} << finest_shift_;
+  if (lane_.exact_) {
+    lane_.slices_.push_back(slice);
+    if (lane_.slices_.size() <= exact_limit_) return;
+    // Too many to keep: from now on only the slices that outlast a finest bucket are kept.
+    lane_.exact_ = false;
+    std::erase_if(lane_.slices_, [long_ns](const Slice& kept) { return kept.duration() < long_ns; });
+    lane_.slices_.shrink_to_fit();
+  } else if (slice.duration() >= long_ns) {
+    lane_.slices_.push_back(slice);
+  }
+}
+
+void LaneBuilder::addToFinest(const Slice& slice) { addSlice(finest_, lane_.origin_, slice); }
+
+Lane LaneBuilder::finish() {
+  Lane lane = std::move(lane_);
+  if (lane.count_ == 0) return Lane{};
+  if (lane.exact_) {
+    lane.origin_ = lane.slices_.front().start_ns;
+    lane.buildLevelsFromSlices();
+  } else {
+    lane.levels_.push_back(std::move(finest_));
+    lane.buildCoarserLevels();
+  }
+  return lane;
+}
+
+std::size_t DepthStack::place(const Slice& slice) {
+  // Only slices that ended are popped, so each level's slices never overlap.
+  while (!open_ends_.empty() && open_ends_.back() <= slice.start_ns) open_ends_.pop_back();
+  const std::size_t depth = open_ends_.size();
+  // Zero-length slices never enclose anything.
+  if (slice.end_ns > slice.start_ns) open_ends_.push_back(slice.end_ns);
+  return depth;
+}
+
+bool placedBefore(const Slice& a, const Slice& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  return a.end_ns > b.end_ns;  // the enclosing slice first
+}
+
 std::vector<Lane> buildLanes(std::vector<Slice> slices) {
-  std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    return a.end_ns > b.end_ns;  // the enclosing slice first
-  });
-  // A slice goes one level below the innermost slice still open when it starts. Only slices that
-  // ended are popped, so each level's slices never overlap.
-  std::vector<Nanos> open_ends;
+  std::sort(slices.begin(), slices.end(), placedBefore);
+  DepthStack depths;
   std::vector<std::vector<Slice>> by_depth;
   for (const Slice& slice : slices) {
-    while (!open_ends.empty() && open_ends.back() <= slice.start_ns) open_ends.pop_back();
-    const std::size_t depth = open_ends.size();
+    const std::size_t depth = depths.place(slice);
     if (by_depth.size() <= depth) by_depth.resize(depth + 1);
-    // Zero-length slices never enclose anything.
-    if (slice.end_ns > slice.start_ns) open_ends.push_back(slice.end_ns);
     by_depth[depth].push_back(slice);
   }
   std::vector<Lane> lanes;

@@ -1,4 +1,15 @@
-// Reads every table the timeline shows through store::Reader, then arranges it into tracks.
+// Loads stores into a Timeline: the small tables whole through store::Reader, the bulk tables by
+// two scans that run side by side (GPU tables on a second thread, host tables on this one), then
+// the tracks in order, the run's extent, what the first view frames and why the GPUs sat idle.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+#include <unordered_map>
+
+#include "Scan.h"
+#include "torchscope/gui/Text.h"
 #include "torchscope/gui/Timeline.h"
 #include "torchscope/store/Reader.h"
 
@@ -6,55 +17,259 @@ namespace torchscope::gui {
 
 namespace {
 
+using detail::TrackKey;
+
 Error cancelledError() { return makeError(ErrorCode::kInvalidArgument, "loading was cancelled"); }
 
-// Loads one table into `out`; false with `error` set when it failed or loading was cancelled.
+class Names {
+ public:
+  explicit Names(std::vector<std::string>& names) : names_(names) { intern("(unnamed)"); }
+  std::uint32_t intern(std::string name) {
+    const auto [it, inserted] = ids_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
+    if (inserted) names_.push_back(std::move(name));
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string>& names_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
 template <class T>
-bool loadInto(const store::Reader& reader, std::vector<T>& out, const std::function<bool()>& cancelled,
-              std::optional<Error>& error) {
-  if (error) return false;
-  if (cancelled && cancelled()) {
-    error = cancelledError();
-    return false;
-  }
+Result<void> loadAll(const store::Reader& reader, std::vector<T>& out, std::uint32_t store,
+                     std::vector<std::uint32_t>* stores, const std::function<void(T&)>& shift = {}) {
   auto rows = reader.load<T>();
-  if (!rows) {
-    error = rows.error();
-    return false;
+  if (!rows) return rows.error();
+  for (T& row : *rows) {
+    if (shift) shift(row);
+    out.push_back(std::move(row));
+    if (stores != nullptr) stores->push_back(store);
   }
-  out = std::move(rows).value();
-  return true;
+  return {};
+}
+
+Result<void> loadSmallTables(const store::Reader& reader, std::uint32_t store, Nanos shift, Records& r) {
+  const auto span = [shift](auto& row) {
+    row.start_ns += shift;
+    row.end_ns += shift;
+  };
+  const auto instant = [shift](auto& row) { row.ts_ns += shift; };
+  for (auto loaded : {loadAll<store::Process>(reader, r.processes, store, &r.process_stores),
+                      loadAll<store::Thread>(reader, r.threads, store, &r.thread_stores),
+                      loadAll<store::Device>(reader, r.devices, store, &r.device_stores),
+                      loadAll<store::Step>(reader, r.steps, store, nullptr, span),
+                      loadAll<store::Sync>(reader, r.syncs, store, &r.sync_stores, span),
+                      loadAll<store::Compile>(reader, r.compiles, store, nullptr, span),
+                      loadAll<store::GraphBreak>(reader, r.graph_breaks, store, nullptr, instant),
+                      loadAll<store::Recompile>(reader, r.recompiles, store, nullptr, instant),
+                      loadAll<store::Finding>(reader, r.findings, store, nullptr),
+                      loadAll<store::FixExperiment>(reader, r.fix_experiments, store, nullptr)}) {
+    if (!loaded) return loaded;
+  }
+  return {};
+}
+
+// The store's interned strings and the labels of its copies and memsets, as Timeline names.
+Result<void> loadNames(const store::Reader& reader, StoreInfo& store, Names& names) {
+  auto strings = reader.query("SELECT id, value FROM strings", [&](const store::Row& row) {
+    const auto id = static_cast<std::size_t>(std::max<std::int64_t>(0, row.integer(0)));
+    if (store.string_names.size() <= id) store.string_names.resize(id + 1, 0);
+    store.string_names[id] = names.intern(row.text(1));
+  });
+  if (!strings) return strings;
+  for (const auto table : {detail::BulkTable::kMemcpy, detail::BulkTable::kMemset}) {
+    auto labels = reader.query(
+        fmt::format("SELECT DISTINCT {} FROM {}", detail::labelSql(table), detail::bulkSpec(table).table),
+        [&](const store::Row& row) { store.labels.emplace(row.text(0), names.intern(row.text(0))); });
+    if (!labels) return labels;
+  }
+  return {};
+}
+
+// Earliest and latest start over the bulk tables, through their start_ns indexes.
+Result<void> widenByBulkStarts(const store::Reader& reader, Nanos shift, Nanos& low, Nanos& high) {
+  for (const auto table : {detail::BulkTable::kKernels, detail::BulkTable::kMemcpy, detail::BulkTable::kMemset,
+                           detail::BulkTable::kApiCalls, detail::BulkTable::kCpuOps, detail::BulkTable::kNvtx}) {
+    for (const char* aggregate : {"min", "max"}) {
+      auto done = reader.query(fmt::format("SELECT {}(start_ns) FROM {}", aggregate, detail::bulkSpec(table).table),
+                               [&](const store::Row& row) {
+                                 if (row.isNull(0)) return;
+                                 low = std::min(low, row.integer(0) + shift);
+                                 high = std::max(high, row.integer(0) + shift);
+                               });
+      if (!done) return done;
+    }
+  }
+  return {};
+}
+
+std::string stepLabel(const store::Step& step) { return fmt::format("step {}", step.index); }
+
+std::string syncLabel(const store::Sync& sync) {
+  std::string label = sync.op.empty() ? fmt::format("sync ({})", sync.sync_kind) : sync.op;
+  if (!sync.file.empty()) label += fmt::format(" @ {}", sourceLocation(baseName(sync.file), sync.line));
+  return label;
+}
+
+std::string compileLabel(const store::Compile& compile) {
+  std::string label = fmt::format("compile {} [{}/{}]", compile.co_name, compile.frame_id, compile.frame_compile_id);
+  if (!compile.status.empty() && compile.status != "ok") label += fmt::format(" ({})", compile.status);
+  return label;
+}
+
+// Tracks of the small tables: steps and syncs per thread, compiles and their events per process.
+std::map<TrackKey, std::vector<Lane>> smallTracks(const Records& r, Names& names, StatsIndex& stats) {
+  std::map<TrackKey, std::vector<Slice>> slices;
+  const auto add = [&](std::uint32_t store, std::int64_t pid, std::int64_t tid, TrackKind kind, Nanos start,
+                       Nanos end, std::string label, RecordKind record, std::size_t index) {
+    const std::uint32_t name = names.intern(std::move(label));
+    slices[{store, false, pid, tid, 0, kind}].push_back(
+        {start, std::max(start, end), static_cast<std::int64_t>(index), name, record});
+    return name;
+  };
+  // Without one store per row, the rows of the small tables belong to the store whose processes list them.
+  std::map<std::int64_t, std::uint32_t> store_of_pid;
+  for (std::size_t i = 0; i < r.processes.size(); ++i) store_of_pid.emplace(r.processes[i].pid, r.process_stores[i]);
+  const auto storeOf = [&](std::int64_t pid) {
+    const auto it = store_of_pid.find(pid);
+    return it == store_of_pid.end() ? std::uint32_t{0} : it->second;
+  };
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& step = r.steps[i];
+    add(storeOf(step.pid), step.pid, step.tid, TrackKind::kSteps, step.start_ns, step.end_ns, stepLabel(step),
+        RecordKind::kStep, i);
+  }
+  for (std::size_t i = 0; i < r.syncs.size(); ++i) {
+    const auto& sync = r.syncs[i];
+    const std::uint32_t name = add(r.sync_stores[i], sync.pid, sync.tid, TrackKind::kSyncs, sync.start_ns,
+                                   sync.end_ns, syncLabel(sync), RecordKind::kSync, i);
+    stats.add(StatKind::kSync, name, sync.start_ns, std::max<Nanos>(0, sync.end_ns - sync.start_ns));
+  }
+  for (std::size_t i = 0; i < r.compiles.size(); ++i) {
+    const auto& compile = r.compiles[i];
+    add(storeOf(compile.pid), compile.pid, -1, TrackKind::kCompiles, compile.start_ns, compile.end_ns,
+        compileLabel(compile), RecordKind::kCompile, i);
+  }
+  for (std::size_t i = 0; i < r.graph_breaks.size(); ++i) {
+    const auto& graph_break = r.graph_breaks[i];
+    add(storeOf(graph_break.pid), graph_break.pid, -1, TrackKind::kCompileEvents, graph_break.ts_ns, graph_break.ts_ns,
+        fmt::format("graph break: {}", graph_break.break_type), RecordKind::kGraphBreak, i);
+  }
+  for (std::size_t i = 0; i < r.recompiles.size(); ++i) {
+    const auto& recompile = r.recompiles[i];
+    add(storeOf(recompile.pid), recompile.pid, -1, TrackKind::kCompileEvents, recompile.ts_ns, recompile.ts_ns,
+        fmt::format("recompile {} ({})", recompile.co_name, recompile.cause), RecordKind::kRecompile, i);
+  }
+  std::map<TrackKey, std::vector<Lane>> tracks;
+  for (auto& [key, track_slices] : slices) tracks.emplace(key, buildLanes(std::move(track_slices)));
+  return tracks;
+}
+
+// The first view: where the GPUs worked, when there is GPU work (an imported trace often starts with
+// seconds of CUDA initialisation before any kernel), else the whole run.
+Focus chooseFocus(const Timeline& timeline) {
+  Nanos low = std::numeric_limits<Nanos>::max();
+  Nanos high = std::numeric_limits<Nanos>::min();
+  for (const Track& track : timeline.tracks) {
+    if (!track.gpu()) continue;
+    for (const Lane& lane : track.lanes) {
+      if (lane.count() == 0) continue;
+      low = std::min(low, lane.beginNs());
+      high = std::max(high, lane.endNs());
+    }
+  }
+  if (low <= high) return {low, std::max(high, low + 1), "the GPUs' work"};
+  return {timeline.begin_ns, timeline.end_ns, "the whole run"};
+}
+
+void setExtent(Timeline& timeline) {
+  Nanos low = std::numeric_limits<Nanos>::max();
+  Nanos high = std::numeric_limits<Nanos>::min();
+  for (const Track& track : timeline.tracks) {
+    for (const Lane& lane : track.lanes) {
+      if (lane.count() == 0) continue;
+      low = std::min(low, lane.beginNs());
+      high = std::max(high, lane.endNs());
+    }
+  }
+  if (low > high && !timeline.stores.empty()) {
+    low = timeline.stores.front().run.start_ns;
+    high = std::max(timeline.stores.front().run.end_ns, low + 1);
+  }
+  if (low > high) low = high = 0;
+  timeline.begin_ns = low;
+  timeline.end_ns = std::max(high, low + 1);
 }
 
 }  // namespace
 
-Result<std::shared_ptr<const Timeline>> loadTimeline(const std::string& path, const std::function<bool()>& cancelled) {
-  auto reader = store::Reader::open(path);
-  if (!reader) return reader.error();
-  const store::Reader& store = **reader;
-  Records records;
-  auto run = store.run();
-  if (run) records.run = std::move(run).value();
+Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::string>& paths,
+                                                     const std::function<bool()>& cancelled, const LoadLimits& limits) {
+  auto timeline = std::make_shared<Timeline>();
+  Names names(timeline->names);
+  Nanos low = std::numeric_limits<Nanos>::max();
+  Nanos high = std::numeric_limits<Nanos>::min();
+  Nanos anchor = 0;  // wall minus monotonic time of the first store
+  for (std::uint32_t index = 0; index < paths.size(); ++index) {
+    if (cancelled && cancelled()) return cancelledError();
+    auto reader = store::Reader::open(paths[index]);
+    if (!reader) return reader.error();
+    StoreInfo store;
+    store.path = paths[index];
+    if (auto run = (*reader)->run(); run) store.run = std::move(run).value();
+    // Other stores are placed on the first one's clock by their wall-clock anchors.
+    const Nanos offset = store.run.start_wall_ns != 0 ? store.run.start_wall_ns - store.run.start_ns : 0;
+    if (index == 0) anchor = offset;
+    store.shift_ns = index == 0 || store.run.start_wall_ns == 0 ? 0 : offset - anchor;
+    if (auto named = loadNames(**reader, store, names); !named) return named.error();
+    if (auto small = loadSmallTables(**reader, index, store.shift_ns, timeline->records); !small) return small.error();
+    if (auto widened = widenByBulkStarts(**reader, store.shift_ns, low, high); !widened) return widened.error();
+    timeline->stores.push_back(std::move(store));
+  }
+  const auto widen = [&](Nanos start, Nanos end) {
+    low = std::min(low, start);
+    high = std::max(high, end);
+  };
+  for (const auto& step : timeline->records.steps) widen(step.start_ns, step.end_ns);
+  for (const auto& sync : timeline->records.syncs) widen(sync.start_ns, sync.end_ns);
+  for (const auto& compile : timeline->records.compiles) widen(compile.start_ns, compile.end_ns);
+  if (low > high) low = high = 0;
 
-  std::optional<Error> error;
-  loadInto(store, records.processes, cancelled, error);
-  loadInto(store, records.threads, cancelled, error);
-  loadInto(store, records.devices, cancelled, error);
-  loadInto(store, records.steps, cancelled, error);
-  loadInto(store, records.nvtx, cancelled, error);
-  loadInto(store, records.cpu_ops, cancelled, error);
-  loadInto(store, records.api_calls, cancelled, error);
-  loadInto(store, records.syncs, cancelled, error);
-  loadInto(store, records.kernels, cancelled, error);
-  loadInto(store, records.memcpys, cancelled, error);
-  loadInto(store, records.memsets, cancelled, error);
-  loadInto(store, records.compiles, cancelled, error);
-  loadInto(store, records.graph_breaks, cancelled, error);
-  loadInto(store, records.recompiles, cancelled, error);
-  loadInto(store, records.findings, cancelled, error);
-  if (error) return *error;
+  // The finest summary bucket: a power of two about 2^-summary_buckets_log2 of the run.
+  const Nanos span = std::max<Nanos>(1, high - low);
+  int shift = 0;
+  while (shift < 62 && (span >> shift) >= (Nanos{1} << limits.summary_buckets_log2)) ++shift;
+  timeline->detail_shift = shift;
+  // Stats buckets are four times the finest summary bucket: 1/65536 of the run by default.
+  const int stats_shift = shift + 2;
+  timeline->stats = StatsIndex(low, stats_shift);
+  auto small = smallTracks(timeline->records, names, timeline->stats);
+
+  detail::ScanSetup setup{&timeline->stores, low, shift, stats_shift, limits.exact_slices_per_lane, cancelled};
+  std::optional<Result<detail::ScanResult>> gpu;
+  std::thread gpu_thread([&] { gpu.emplace(detail::scanBulk(setup, /*gpu=*/true)); });
+  auto host = detail::scanBulk(setup, /*gpu=*/false);
+  gpu_thread.join();
+  if (!host) return host.error();
+  if (!*gpu) return gpu->error();
   if (cancelled && cancelled()) return cancelledError();
-  return buildTimeline(std::move(records));
+
+  std::map<TrackKey, std::vector<Lane>> tracks = std::move(small);
+  for (auto* scan : {&host.value(), &gpu->value()}) {
+    tracks.merge(scan->tracks);
+    timeline->stats.absorb(std::move(scan->stats));
+  }
+  timeline->stats.finish();
+  timeline->gaps = std::move(gpu->value().gaps);
+  std::sort(timeline->gaps.begin(), timeline->gaps.end(), [](const GpuGap& a, const GpuGap& b) {
+    return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
+  });
+  detail::assembleTracks(*timeline, std::move(tracks));
+  setExtent(*timeline);
+  timeline->focus = chooseFocus(*timeline);
+  if (auto explained = detail::explainGaps(*timeline, limits.explained_gaps); !explained) return explained.error();
+  if (cancelled && cancelled()) return cancelledError();
+  return std::shared_ptr<const Timeline>(std::move(timeline));
 }
 
 }  // namespace torchscope::gui

@@ -23,14 +23,12 @@ bool atLocation(const Timeline& timeline, const Slice& slice, const store::Findi
   const auto matches = [&](std::string_view file, std::int64_t line) {
     return sameFile(file, finding.file) && (finding.line < 0 || line == finding.line);
   };
+  const auto row = static_cast<std::size_t>(slice.row);
   switch (slice.kind) {
-    case RecordKind::kSync: return matches(r.syncs[slice.record].file, r.syncs[slice.record].line);
-    case RecordKind::kGraphBreak:
-      return matches(r.graph_breaks[slice.record].file, r.graph_breaks[slice.record].line);
-    case RecordKind::kCompile:
-      return matches(r.compiles[slice.record].co_filename, r.compiles[slice.record].co_firstlineno);
-    case RecordKind::kRecompile:
-      return matches(r.recompiles[slice.record].co_filename, r.recompiles[slice.record].co_firstlineno);
+    case RecordKind::kSync: return matches(r.syncs[row].file, r.syncs[row].line);
+    case RecordKind::kGraphBreak: return matches(r.graph_breaks[row].file, r.graph_breaks[row].line);
+    case RecordKind::kCompile: return matches(r.compiles[row].co_filename, r.compiles[row].co_firstlineno);
+    case RecordKind::kRecompile: return matches(r.recompiles[row].co_filename, r.recompiles[row].co_firstlineno);
     default: return false;
   }
 }
@@ -64,14 +62,13 @@ FindingLocation locateFinding(const Timeline& timeline, const store::Finding& fi
       }
       for (std::uint32_t l = 0; l < track.lanes.size(); ++l) {
         const auto& slices = track.lanes[l].slices();
-        for (std::uint32_t i = 0; i < slices.size(); ++i) {
-          if (atLocation(timeline, slices[i], finding)) location.slices.push_back({t, l, i});
+        for (const Slice& slice : slices) {
+          if (atLocation(timeline, slice, finding)) location.slices.push_back({t, l, slice});
         }
       }
     }
-    std::sort(location.slices.begin(), location.slices.end(), [&](const SliceRef& a, const SliceRef& b) {
-      return timeline.slice(a).start_ns < timeline.slice(b).start_ns;
-    });
+    std::sort(location.slices.begin(), location.slices.end(),
+              [](const SliceRef& a, const SliceRef& b) { return a.slice.start_ns < b.slice.start_ns; });
   }
   const auto evidence = nlohmann::json::parse(finding.evidence, nullptr, /*allow_exceptions=*/false);
   if (!evidence.is_discarded()) {
@@ -83,8 +80,7 @@ FindingLocation locateFinding(const Timeline& timeline, const store::Finding& fi
     }
   }
   if (!location.range && !location.slices.empty()) {
-    location.range = std::make_pair(timeline.slice(location.slices.front()).start_ns,
-                                    timeline.slice(location.slices.back()).end_ns);
+    location.range = std::make_pair(location.slices.front().slice.start_ns, location.slices.back().slice.end_ns);
   }
   return location;
 }

@@ -10,9 +10,6 @@ namespace torchscope::gui {
 
 namespace {
 
-constexpr double kHitSlackPx = 3;
-constexpr double kMarkerHitSlackPx = 6;
-
 // "12.3452 s": the unit of the value's magnitude, with enough decimals to tell ticks `step_ns` apart.
 std::string tickLabel(Nanos value_ns, double step_ns) {
   constexpr std::array<std::pair<double, const char*>, 4> kUnits{
@@ -90,52 +87,6 @@ std::vector<Tick> rulerTicks(const Viewport& viewport, Nanos origin_ns, double m
     ticks.push_back({frame.xAt(origin_ns + tick), tickLabel(tick, step)});
   }
   return ticks;
-}
-
-TrackLayout::TrackLayout(const Timeline& timeline) {
-  const std::string* group = nullptr;
-  int y = 0;
-  for (std::size_t index = 0; index < timeline.tracks.size(); ++index) {
-    const Track& track = timeline.tracks[index];
-    if (group == nullptr || *group != track.group) {
-      group = &track.group;
-      rows_.push_back({y, kGroupHeight, -1, track.group});
-      y += kGroupHeight;
-    }
-    const int lanes = std::max<int>(1, static_cast<int>(track.lanes.size()));
-    const int height = lanes * kLaneHeight + kTrackPadding;
-    row_of_track_.push_back(static_cast<int>(rows_.size()));
-    rows_.push_back({y, height, static_cast<int>(index), track.title});
-    y += height;
-  }
-  height_ = y;
-}
-
-const LayoutRow* TrackLayout::rowOfTrack(std::uint32_t track) const {
-  return track < row_of_track_.size() ? &rows_[static_cast<std::size_t>(row_of_track_[track])] : nullptr;
-}
-
-const LayoutRow* TrackLayout::rowAt(int y) const {
-  const auto it = std::partition_point(rows_.begin(), rows_.end(),
-                                       [y](const LayoutRow& row) { return row.y + row.height <= y; });
-  return it != rows_.end() && it->y <= y ? &*it : nullptr;
-}
-
-std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& layout, const Viewport& viewport,
-                                double x, int y) {
-  const LayoutRow* row = layout.rowAt(y);
-  if (row == nullptr || row->track < 0) return std::nullopt;
-  const Track& track = timeline.tracks[static_cast<std::size_t>(row->track)];
-  const int offset = y - TrackLayout::laneTop(*row, 0);
-  if (offset < 0) return std::nullopt;
-  const auto lane = static_cast<std::size_t>(offset / TrackLayout::kLaneHeight);
-  if (lane >= track.lanes.size()) return std::nullopt;
-  const double slack_px = track.markers() ? kMarkerHitSlackPx : kHitSlackPx;
-  const auto slack_ns = static_cast<Nanos>(std::ceil(slack_px * viewport.nsPerPixel()));
-  const auto index = track.lanes[lane].hit(viewport.frame().timeAt(x), slack_ns);
-  if (!index) return std::nullopt;
-  return SliceRef{static_cast<std::uint32_t>(row->track), static_cast<std::uint32_t>(lane),
-                  static_cast<std::uint32_t>(*index)};
 }
 
 }  // namespace torchscope::gui

@@ -34,7 +34,7 @@ bool waitUntilLoaded(MainWindow& window, const std::string& path) {
     loop.quit();
   });
   QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
-  window.open(path);
+  window.open({path});
   loop.exec();
   return ok;
 }
@@ -82,7 +82,7 @@ Result<void> runGui(const GuiOptions& options) {
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
-  window.open(options.store_path);
+  window.open({options.store_path});
   QApplication::exec();
   return {};
 }

@@ -73,4 +73,48 @@ QVariant DetailsModel::headerData(int section, Qt::Orientation orientation, int 
   return section == 0 ? QStringLiteral("Field") : QStringLiteral("Value");
 }
 
+StatsModel::StatsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void StatsModel::setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns) {
+  beginResetModel();
+  table_.setRange(timeline, begin_ns, end_ns);
+  table_.sort(sort_column_, sort_order_ == Qt::AscendingOrder);
+  endResetModel();
+}
+
+int StatsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(table_.rows());
+}
+
+int StatsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : StatsTable::kColumnCount;
+}
+
+QVariant StatsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto row = static_cast<std::size_t>(index.row());
+  switch (role) {
+    case Qt::DisplayRole: return QString::fromStdString(table_.cell(row, index.column()));
+    case Qt::ToolTipRole: return QString::fromStdString(table_.cell(row, StatsTable::kName));
+    case Qt::TextAlignmentRole:
+      return index.column() >= StatsTable::kCount ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+    default: return {};
+  }
+}
+
+QVariant StatsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  return QString::fromStdString(StatsTable::header(section));
+}
+
+void StatsModel::sort(int column, Qt::SortOrder order) {
+  if (column < 0 || column >= StatsTable::kColumnCount) return;
+  sort_column_ = column;
+  sort_order_ = order;
+  // A reset rather than a layout change: the rows keep no identity that persistent indexes could follow.
+  beginResetModel();
+  table_.sort(column, order == Qt::AscendingOrder);
+  endResetModel();
+}
+
 }  // namespace torchscope::gui

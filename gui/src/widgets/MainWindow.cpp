@@ -5,20 +5,29 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
+#include <QTextBlock>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
 #include <chrono>
+#include <filesystem>
 
+#include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/TimelineView.h"
 
 namespace torchscope::gui {
 
 namespace {
+
+// The statistics follow zoom and pan once the view has been still this long.
+constexpr int kStatisticsDelayMs = 120;
 
 QTableView* makeTable(QAbstractItemModel* model) {
   auto* table = new QTableView;
@@ -33,6 +42,13 @@ QTableView* makeTable(QAbstractItemModel* model) {
   return table;
 }
 
+QPlainTextEdit* makeText() {
+  auto* text = new QPlainTextEdit;
+  text->setReadOnly(true);
+  text->setLineWrapMode(QPlainTextEdit::NoWrap);
+  return text;
+}
+
 QGroupBox* titled(const QString& title, QWidget* content) {
   auto* box = new QGroupBox(title);
   auto* layout = new QVBoxLayout(box);
@@ -41,22 +57,51 @@ QGroupBox* titled(const QString& title, QWidget* content) {
   return box;
 }
 
+// Slices that match the search in tracks the statistics do not count (steps, compiles, markers).
+std::uint64_t uncountedMatches(const Timeline& timeline, const std::vector<bool>& names) {
+  std::uint64_t count = 0;
+  for (const Track& track : timeline.tracks) {
+    if (track.kind != TrackKind::kSteps && track.kind != TrackKind::kCompiles && !track.markers()) continue;
+    for (const Lane& lane : track.lanes) {
+      for (const Slice& slice : lane.slices()) count += names[slice.name] ? 1 : 0;
+    }
+  }
+  return count;
+}
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   view_ = new TimelineView;
   findings_ = new FindingsModel(this);
   details_ = new DetailsModel(this);
+  stats_ = new StatsModel(this);
   findings_table_ = makeTable(findings_);
   auto* details_table = makeTable(details_);
   details_table->setSelectionMode(QAbstractItemView::NoSelection);
+  stats_table_ = makeTable(stats_);
+  stats_table_->setSortingEnabled(true);
+  stats_table_->sortByColumn(StatsTable::kTotal, Qt::DescendingOrder);
+  finding_text_ = makeText();
+  finding_text_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+  source_text_ = makeText();
+
+  bottom_tabs_ = new QTabWidget;
+  bottom_tabs_->addTab(stats_table_, tr("Statistics (visible range)"));
+  bottom_tabs_->addTab(source_text_, tr("Source"));
+  auto* centre = new QSplitter(Qt::Vertical);
+  centre->addWidget(view_);
+  centre->addWidget(bottom_tabs_);
+  centre->setStretchFactor(0, 3);
+  centre->setStretchFactor(1, 1);
 
   auto* side = new QSplitter(Qt::Vertical);
   side->addWidget(titled(tr("Findings"), findings_table_));
+  side->addWidget(titled(tr("Finding"), finding_text_));
   side->addWidget(titled(tr("Details"), details_table));
-  side->setSizes({300, 500});
+  side->setSizes({260, 220, 320});
   auto* central = new QSplitter(Qt::Horizontal);
-  central->addWidget(view_);
+  central->addWidget(centre);
   central->addWidget(side);
   central->setStretchFactor(0, 3);
   central->setStretchFactor(1, 1);
@@ -67,6 +112,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QAction* fit = toolbar->addAction(tr("Fit all"), view_, &TimelineView::fitAll);
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   fit->setToolTip(tr("Show the whole run (F, Ctrl+0). Wheel: zoom, drag: pan, Shift+wheel: scroll"));
+  QAction* focus = toolbar->addAction(tr("GPU work"), view_, &TimelineView::showFocus);
+  focus->setToolTip(tr("Show where the GPUs worked (the first view)"));
   toolbar->addSeparator();
   search_ = new QLineEdit;
   search_->setPlaceholderText(tr("Search slices by name (Ctrl+F)"));
@@ -85,6 +132,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   addAction(find);
 
+  stats_timer_ = new QTimer(this);
+  stats_timer_->setSingleShot(true);
+  stats_timer_->setInterval(kStatisticsDelayMs);
+  connect(stats_timer_, &QTimer::timeout, this, [this] { refreshStatistics(); });
+  connect(view_, &TimelineView::rangeChanged, stats_timer_, qOverload<>(&QTimer::start));
   connect(search_, &QLineEdit::textChanged, this, [this] { runSearch(); });
   connect(search_, &QLineEdit::returnPressed, this, [this] { nextMatch(true); });
   connect(view_, &TimelineView::selectionChanged, this, [this] { updateDetails(); });
@@ -100,20 +152,28 @@ MainWindow::~MainWindow() {
   if (loader_.joinable()) loader_.join();
 }
 
-void MainWindow::open(const std::string& path) {
+void MainWindow::open(const std::vector<std::string>& paths) {
   const std::uint64_t generation = ++generation_;
   if (loader_.joinable()) loader_.join();
+  paths_ = paths;
+  view_->setTimeline(nullptr, nullptr);
+  source_.reset();
   timeline_.reset();
-  view_->setTimeline(nullptr);
   findings_->setFindings({});
   details_->setFields({});
+  finding_text_->clear();
+  source_text_->clear();
   load_error_.clear();
-  setWindowTitle(QStringLiteral("torchscope — %1").arg(QString::fromStdString(path)));
-  statusBar()->showMessage(tr("Loading %1…").arg(QString::fromStdString(path)));
-  loader_ = std::thread([this, path, generation] {
+  const QString shown = QString::fromStdString(paths.empty() ? std::string() : paths.front()) +
+                        (paths.size() > 1 ? tr(" and %1 more").arg(paths.size() - 1) : QString());
+  setWindowTitle(QStringLiteral("torchscope — %1").arg(shown));
+  statusBar()->showMessage(tr("Loading %1…").arg(shown));
+  loader_ = std::thread([this, paths, generation] {
+    const auto stale = [this, generation] { return generation_.load() != generation; };
     const auto started = std::chrono::steady_clock::now();
-    auto result = loadTimeline(path, [this, generation] { return generation_.load() != generation; });
+    auto result = loadTimeline(paths, stale);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const bool analyse = result && result.value()->records.findings.empty();
     QMetaObject::invokeMethod(
         this,
         [this, generation, seconds, result = std::move(result)] {
@@ -125,21 +185,41 @@ void MainWindow::open(const std::string& path) {
           }
         },
         Qt::QueuedConnection);
+    if (!analyse || stale()) return;
+    // A store without findings (an imported trace, a run not yet advised) is analysed here, without
+    // writing to it, once the timeline is on screen.
+    auto analysis = analyzer::analyze(paths);
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, analysis = std::move(analysis)]() mutable {
+          if (generation != generation_.load()) return;
+          if (analysis) applyFindings(std::move(analysis.value().findings));
+          emit analysed(analysis.ok());
+        },
+        Qt::QueuedConnection);
   });
 }
 
 void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds) {
   timeline_ = std::move(timeline);
-  view_->setTimeline(timeline_);
-  findings_->setFindings(timeline_->records.findings);
-  findings_table_->resizeColumnsToContents();
-  statusBar()->showMessage(tr("%1 slices on %2 tracks, %3 findings, loaded in %4 s")
+  auto source = DetailSource::open(timeline_);
+  source_ = source ? std::move(source).value() : nullptr;
+  view_->setTimeline(timeline_, source_.get());
+  applyFindings(timeline_->records.findings);
+  refreshStatistics();
+  statusBar()->showMessage(tr("%1 slices on %2 tracks, %3 findings, loaded in %4 s; showing %5")
                                .arg(timeline_->sliceCount())
                                .arg(timeline_->tracks.size())
                                .arg(timeline_->records.findings.size())
-                               .arg(seconds, 0, 'f', 2));
+                               .arg(seconds, 0, 'f', 2)
+                               .arg(QString::fromStdString(timeline_->focus.what)));
   if (!search_->text().isEmpty()) runSearch();
   emit loaded(true);
+}
+
+void MainWindow::applyFindings(std::vector<store::Finding> findings) {
+  findings_->setFindings(std::move(findings));
+  findings_table_->resizeColumnsToContents();
 }
 
 void MainWindow::applyError(const std::string& message) {
@@ -150,12 +230,45 @@ void MainWindow::applyError(const std::string& message) {
 
 void MainWindow::updateDetails() {
   const auto selection = view_->selection();
-  if (timeline_ && selection) details_->setFields(describe(*timeline_, *selection));
+  if (!timeline_ || !selection) return;
+  auto fields = source_ ? source_->describe(*selection) : Result<std::vector<Field>>(describe(*timeline_, *selection));
+  details_->setFields(fields ? std::move(fields).value() : describe(*timeline_, *selection));
+}
+
+void MainWindow::refreshStatistics() {
+  stats_timer_->stop();
+  if (timeline_) stats_->setRange(*timeline_, view_->timeAxis().beginNs(), view_->timeAxis().endNs());
+}
+
+void MainWindow::showSource(const store::Finding& finding) {
+  std::vector<std::string> roots;
+  for (const std::string& path : paths_) roots.push_back(std::filesystem::path(path).parent_path().string());
+  std::error_code error;
+  roots.push_back(std::filesystem::current_path(error).string());
+  source_file_ = readSource(finding.file, finding.line, roots);
+  if (!source_file_.error.empty()) {
+    source_text_->setPlainText(QString::fromStdString(source_file_.error));
+    return;
+  }
+  QString text;
+  for (const std::string& line : source_file_.lines) text += QString::fromStdString(line) + QLatin1Char('\n');
+  source_text_->setPlainText(text);
+  if (source_file_.line < 1 || source_file_.line > static_cast<std::int64_t>(source_file_.lines.size())) return;
+  QTextEdit::ExtraSelection highlight;
+  highlight.format.setBackground(QColor(255, 230, 150));
+  highlight.format.setProperty(QTextFormat::FullWidthSelection, true);
+  highlight.cursor = QTextCursor(source_text_->document()->findBlockByNumber(static_cast<int>(source_file_.line - 1)));
+  source_text_->setExtraSelections({highlight});
+  source_text_->setTextCursor(highlight.cursor);
+  source_text_->centerCursor();
+  bottom_tabs_->setCurrentWidget(source_text_);
 }
 
 void MainWindow::showFinding(int row) {
   if (!timeline_ || row < 0 || static_cast<std::size_t>(row) >= findings_->table().rows()) return;
   const store::Finding& finding = findings_->table().finding(static_cast<std::size_t>(row));
+  finding_text_->setPlainText(QString::fromStdString(findingText(finding, timeline_->records.fix_experiments)));
+  showSource(finding);
   const FindingLocation location = locateFinding(*timeline_, finding);
   if (!location.slices.empty()) {
     statusBar()->showMessage(tr("%1: %2 occurrence(s) on the timeline, the first one selected")
@@ -176,21 +289,29 @@ void MainWindow::showFinding(int row) {
 
 void MainWindow::runSearch() {
   const std::string needle = search_->text().toStdString();
-  matches_ = timeline_ ? timeline_->search(needle) : std::vector<SliceRef>{};
-  match_index_ = matches_.size();  // none visited yet
-  view_->setHighlight(needle);
-  match_label_->setText(needle.empty() ? QString() : tr("  %1 matches").arg(matches_.size()));
+  search_names_ = timeline_ ? timeline_->matchingNames(needle) : std::vector<bool>{};
+  view_->setHighlight(search_names_);
+  if (needle.empty() || !timeline_) {
+    match_label_->clear();
+    return;
+  }
+  const std::uint64_t count = timeline_->stats.count(search_names_) + uncountedMatches(*timeline_, search_names_);
+  match_label_->setText(tr("  %1 matches").arg(count));
 }
 
 void MainWindow::nextMatch(bool forward) {
-  if (matches_.empty()) return;
-  if (match_index_ >= matches_.size()) {
-    match_index_ = forward ? 0 : matches_.size() - 1;
-  } else {
-    match_index_ = (match_index_ + (forward ? 1 : matches_.size() - 1)) % matches_.size();
+  if (!source_ || search_names_.empty()) return;
+  auto next = source_->findNext(search_names_, view_->selection(), forward);
+  if (!next) {
+    statusBar()->showMessage(tr("Search failed: %1").arg(QString::fromStdString(next.error().message)));
+    return;
   }
-  view_->select(matches_[match_index_], true);
-  match_label_->setText(tr("  %1 / %2").arg(match_index_ + 1).arg(matches_.size()));
+  if (!next.value()) {
+    // Past the last match: wrap around.
+    next = source_->findNext(search_names_, std::nullopt, forward);
+    if (!next || !next.value()) return;
+  }
+  view_->select(*next.value(), true);
 }
 
 }  // namespace torchscope::gui

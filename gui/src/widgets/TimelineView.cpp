@@ -1,5 +1,7 @@
 #include "torchscope/gui/TimelineView.h"
 
+#include <fmt/format.h>
+
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -10,6 +12,7 @@
 
 #include <cmath>
 
+#include "WindowFetcher.h"
 #include "torchscope/gui/Details.h"
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/TimelinePainter.h"
@@ -35,18 +38,37 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   setMinimumSize(400, 200);
 }
 
-void TimelineView::setTimeline(std::shared_ptr<const Timeline> timeline) {
+TimelineView::~TimelineView() = default;
+
+void TimelineView::setTimeline(std::shared_ptr<const Timeline> timeline, DetailSource* source) {
+  fetcher_.reset();
+  window_.reset();
+  requested_.reset();
   timeline_ = std::move(timeline);
-  layout_ = timeline_ ? std::make_unique<TrackLayout>(*timeline_) : nullptr;
+  source_ = source;
+  layout_state_ = {};
   selection_.reset();
+  selection_flows_.clear();
   highlight_.clear();
-  if (timeline_) axis_.setBounds(timeline_->begin_ns, timeline_->end_ns);
+  if (timeline_) {
+    fetcher_ = std::make_unique<WindowFetcher>(timeline_, [this](std::shared_ptr<const DetailWindow> window) {
+      QMetaObject::invokeMethod(
+          this,
+          [this, window = std::move(window)] {
+            if (!timeline_) return;
+            window_ = window;
+            viewport()->update();
+            emit detailArrived();
+          },
+          Qt::QueuedConnection);
+    });
+    axis_.setBounds(timeline_->begin_ns, timeline_->end_ns);
+  }
+  relayout();
   axis_.setWidth(viewport()->width() - kGutterWidth);
-  axis_.fitAll();
-  updateScrollRange();
   verticalScrollBar()->setValue(0);
   emit selectionChanged();
-  viewport()->update();
+  showFocus();
 }
 
 QPoint TimelineView::pointAt(Nanos t, int content_y) const {
@@ -54,20 +76,45 @@ QPoint TimelineView::pointAt(Nanos t, int content_y) const {
   return {static_cast<int>(std::lround(x)), kRulerHeight + content_y - verticalScrollBar()->value()};
 }
 
+bool TimelineView::frameExact() const {
+  if (!timeline_) return true;
+  const FrameScale frame = axis_.frame();
+  for (std::uint32_t t = 0; t < timeline_->tracks.size(); ++t) {
+    if (&lanesForFrame(*timeline_, t, frame, window_.get()) != &timeline_->tracks[t].lanes) continue;
+    for (const Lane& lane : timeline_->tracks[t].lanes) {
+      if (lane.needsDetail(frame)) return false;
+    }
+  }
+  return true;
+}
+
 void TimelineView::fitAll() {
   axis_.fitAll();
-  viewport()->update();
+  rangeMoved();
+}
+
+void TimelineView::showFocus() {
+  if (timeline_) {
+    axis_.showRange(timeline_->focus.begin_ns, timeline_->focus.end_ns, 0.02);
+  } else {
+    axis_.fitAll();
+  }
+  rangeMoved();
 }
 
 void TimelineView::zoomToRange(Nanos begin_ns, Nanos end_ns) {
   axis_.showRange(begin_ns, end_ns);
-  viewport()->update();
+  rangeMoved();
 }
 
 void TimelineView::select(std::optional<SliceRef> slice, bool reveal) {
   selection_ = slice;
+  selection_flows_.clear();
+  if (slice && source_ != nullptr) {
+    if (auto flows = source_->flowsOf(*slice)) selection_flows_ = std::move(flows).value();
+  }
   if (slice && reveal && timeline_) {
-    const Slice& target = timeline_->slice(*slice);
+    const Slice& target = slice->slice;
     if (target.start_ns == target.end_ns) {
       // An instant has no extent of its own: zoom in around it, keeping some context.
       const Nanos half = std::max<Nanos>(kMinMarkerWindowNs, (axis_.endNs() - axis_.beginNs()) / 8) / 2;
@@ -76,18 +123,40 @@ void TimelineView::select(std::optional<SliceRef> slice, bool reveal) {
       axis_.showRange(target.start_ns, target.end_ns);
     }
     revealTrack(slice->track);
+    rangeMoved();
   }
   emit selectionChanged();
   viewport()->update();
 }
 
-void TimelineView::setHighlight(const std::string& needle) {
-  highlight_ = timeline_ ? timeline_->matchingNames(needle) : std::vector<bool>{};
+void TimelineView::setHighlight(std::vector<bool> names) {
+  highlight_ = std::move(names);
+  viewport()->update();
+}
+
+void TimelineView::toggleGroup(const std::string& group) {
+  if (layout_state_.collapsed_groups.erase(group) == 0) layout_state_.collapsed_groups.insert(group);
+  relayout();
+}
+
+void TimelineView::toggleTrack(std::uint32_t track) {
+  if (layout_state_.collapsed_tracks.erase(track) == 0) layout_state_.collapsed_tracks.insert(track);
+  relayout();
+}
+
+void TimelineView::relayout() {
+  layout_ = timeline_ ? std::make_unique<TrackLayout>(*timeline_, layout_state_) : nullptr;
+  updateScrollRange();
   viewport()->update();
 }
 
 void TimelineView::revealTrack(std::uint32_t track) {
-  const LayoutRow* row = layout_ ? layout_->rowOfTrack(track) : nullptr;
+  if (!layout_) return;
+  if (layout_->rowOfTrack(track) == nullptr && track < timeline_->tracks.size()) {
+    layout_state_.collapsed_groups.erase(timeline_->tracks[track].group);
+    relayout();
+  }
+  const LayoutRow* row = layout_->rowOfTrack(track);
   if (row == nullptr) return;
   const int visible = viewport()->height() - kRulerHeight;
   const int top = verticalScrollBar()->value();
@@ -104,10 +173,35 @@ void TimelineView::updateScrollRange() {
   verticalScrollBar()->setSingleStep(TrackLayout::kLaneHeight);
 }
 
+void TimelineView::rangeMoved() {
+  viewport()->update();
+  if (!timeline_) return;
+  const Nanos begin = axis_.beginNs();
+  const Nanos end = axis_.endNs();
+  emit rangeChanged(begin, end);
+  if (!fetcher_ || frameExact()) return;
+  if (requested_ && requested_->first <= begin && end <= requested_->second) return;
+  // A window three screens wide, so that panning a little is drawn from the same one.
+  const Nanos span = std::max<Nanos>(1, end - begin);
+  requested_ = std::make_pair(begin - span, end + span);
+  fetcher_->request(requested_->first, requested_->second);
+}
+
 std::optional<SliceRef> TimelineView::sliceAt(QPoint position) const {
   if (!timeline_ || position.x() < kGutterWidth || position.y() < kRulerHeight) return std::nullopt;
-  return hitTest(*timeline_, *layout_, axis_, position.x() - kGutterWidth,
+  return hitTest(*timeline_, *layout_, axis_, window_.get(), position.x() - kGutterWidth,
                  position.y() - kRulerHeight + verticalScrollBar()->value());
+}
+
+const GpuGap* TimelineView::gapAt(QPoint position) const {
+  if (!timeline_ || position.x() < kGutterWidth || position.y() < kRulerHeight) return nullptr;
+  const LayoutRow* row = layout_->rowAt(position.y() - kRulerHeight + verticalScrollBar()->value());
+  if (row == nullptr || row->track < 0) return nullptr;
+  const Track& track = timeline_->tracks[static_cast<std::size_t>(row->track)];
+  if (!track.gpu()) return nullptr;
+  const Nanos t = axis_.frame().timeAt(position.x() - kGutterWidth);
+  const auto [first, last] = timeline_->gapsIn(track.store, track.device, t, t + 1);
+  return first < last ? &timeline_->gaps[first] : nullptr;
 }
 
 void TimelineView::paintEvent(QPaintEvent* /*event*/) {
@@ -116,11 +210,13 @@ void TimelineView::paintEvent(QPaintEvent* /*event*/) {
   state.timeline = timeline_.get();
   state.layout = layout_.get();
   state.axis = &axis_;
+  state.window = window_.get();
   state.size = viewport()->size();
   state.scroll_y = verticalScrollBar()->value();
   state.ruler_height = kRulerHeight;
   state.gutter_width = kGutterWidth;
   state.selection = selection_;
+  state.selection_flows = &selection_flows_;
   state.highlight = &highlight_;
   paintTimeline(painter, state);
   if (!timeline_) {
@@ -138,19 +234,21 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
   // Keep the same time range visible rather than the same zoom.
   if (old_width > 1) axis_.showRange(begin, end, 0);
   updateScrollRange();
+  rangeMoved();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
   const double notches = event->angleDelta().y() / 120.0;
+  event->accept();
   if (event->modifiers() & Qt::ShiftModifier) {
     verticalScrollBar()->setValue(verticalScrollBar()->value() -
                                   static_cast<int>(notches * 3 * TrackLayout::kLaneHeight));
-  } else {
-    const double x = event->position().x() - kGutterWidth;
-    axis_.zoomAround(std::max(0.0, x), std::pow(kWheelZoomPerNotch, notches));
+    viewport()->update();
+    return;
   }
-  event->accept();
-  viewport()->update();
+  const double x = event->position().x() - kGutterWidth;
+  axis_.zoomAround(std::max(0.0, x), std::pow(kWheelZoomPerNotch, notches));
+  rangeMoved();
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* event) {
@@ -169,19 +267,25 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
   axis_.panPixels(position.x() - drag_last_.x());
   verticalScrollBar()->setValue(verticalScrollBar()->value() - (position.y() - drag_last_.y()));
   drag_last_ = position;
-  viewport()->update();
+  rangeMoved();
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
   if (event->button() != Qt::LeftButton || !drag_origin_) return;
   unsetCursor();
-  if (!dragged_) {
-    const auto hit = sliceAt(event->position().toPoint());
-    // Markers are tiny: clicking one also zooms to it.
-    const bool instant = hit && timeline_->slice(*hit).start_ns == timeline_->slice(*hit).end_ns;
-    select(hit, instant);
-  }
+  const QPoint position = event->position().toPoint();
   drag_origin_.reset();
+  if (dragged_) return;
+  if (layout_ && position.x() < kGutterWidth && position.y() >= kRulerHeight) {
+    // A click on a label collapses or expands its group or track.
+    const LayoutRow* row = layout_->rowAt(position.y() - kRulerHeight + verticalScrollBar()->value());
+    if (row != nullptr && row->track < 0) toggleGroup(row->label);
+    if (row != nullptr && row->track >= 0 && row->collapsible) toggleTrack(static_cast<std::uint32_t>(row->track));
+    return;
+  }
+  const auto hit = sliceAt(position);
+  // Markers are tiny: clicking one also zooms to it.
+  select(hit, hit && hit->slice.start_ns == hit->slice.end_ns);
 }
 
 void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
@@ -199,27 +303,39 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_Escape: select(std::nullopt, false); return;
     default: QAbstractScrollArea::keyPressEvent(event); return;
   }
-  viewport()->update();
+  rangeMoved();
 }
 
 bool TimelineView::viewportEvent(QEvent* event) {
   if (event->type() == QEvent::ToolTip && timeline_) {
     const auto* help = static_cast<QHelpEvent*>(event);
-    const auto hit = sliceAt(help->pos());
-    if (!hit) {
+    QString text;
+    if (const auto hit = sliceAt(help->pos())) {
+      const Slice& slice = hit->slice;
+      text = QStringLiteral("<b>%1</b><br>%2 at +%3<br>%4")
+                 .arg(QString::fromStdString(timeline_->name(slice)).toHtmlEscaped(),
+                      QString::fromStdString(formatDuration(slice.duration())),
+                      QString::fromStdString(formatDuration(slice.start_ns - timeline_->begin_ns)),
+                      QString::fromStdString(timeline_->tracks[hit->track].title).toHtmlEscaped());
+      for (const Field& field : describe(*timeline_, *hit)) {
+        if (field.name == "source") text += QStringLiteral("<br>%1").arg(QString::fromStdString(field.value));
+      }
+    } else if (const GpuGap* gap = gapAt(help->pos())) {
+      std::string line = fmt::format("GPU idle for {}", formatDuration(gap->gap.end_ns - gap->gap.start_ns));
+      if (gap->gap.cause != analyzer::IdleCause::kUnknown) {
+        line += fmt::format(": {}", analyzer::idleCauseLabel(gap->gap.cause));
+      }
+      text = QString::fromStdString(line).toHtmlEscaped();
+      if (!gap->host_activity.empty()) {
+        text += QStringLiteral("<br>the launching thread was in %1")
+                    .arg(QString::fromStdString(gap->host_activity).toHtmlEscaped());
+      }
+    }
+    if (text.isEmpty()) {
       QToolTip::hideText();
-      return true;
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
     }
-    const Slice& slice = timeline_->slice(*hit);
-    QString text = QStringLiteral("<b>%1</b><br>%2 at +%3<br>%4")
-                       .arg(QString::fromStdString(timeline_->name(slice)).toHtmlEscaped(),
-                            QString::fromStdString(formatDuration(slice.end_ns - slice.start_ns)),
-                            QString::fromStdString(formatDuration(slice.start_ns - timeline_->begin_ns)),
-                            QString::fromStdString(timeline_->tracks[hit->track].title).toHtmlEscaped());
-    for (const Field& field : describe(*timeline_, *hit)) {
-      if (field.name == "source") text += QStringLiteral("<br>%1").arg(QString::fromStdString(field.value));
-    }
-    QToolTip::showText(help->globalPos(), text, this);
     return true;
   }
   return QAbstractScrollArea::viewportEvent(event);

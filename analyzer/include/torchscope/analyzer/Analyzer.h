@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/Result.h"
@@ -66,6 +67,7 @@ struct Analysis {
   std::vector<RunSummary> runs;
   std::vector<Finding> findings;   // most impact first
   std::vector<std::string> notes;  // partial runs, missing data, rules that could not run
+  RankAnalysis ranks;              // the ranks side by side when the stores hold two or more
 };
 
 struct AnalyzeOptions {

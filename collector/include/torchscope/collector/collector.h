@@ -37,6 +37,8 @@ const char* torchscope_store_path(void);
  *   "memory"      {"ts_ns", "step", "device", "values": {series: value}}: memory_samples rows of one
  *                 device at one time (the CUDA allocator at a step end)
  *   "memory_holder" fields of store::MemoryHolder (stack as a JSON array)
+ *   "collective"  a cpu_ops row of category "collective": name, start_ns, end_ns, tid (the calling
+ *                 thread, default the caller), args (JSON object: backend, op, bytes, ...)
  * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
 int torchscope_record_json(const char* kind, const char* json);
 

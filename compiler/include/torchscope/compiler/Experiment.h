@@ -1,23 +1,32 @@
 // `torchscope fix`: re-runs a job with each candidate fix and measures whether it helps.
 //
-// Runs the baseline and each candidate on private copies of the job, interleaved (baseline, fix 1,
-// fix 2, ..., baseline, fix 1, ...) for `repetitions` rounds, each run under the collector when
-// its library exists and always under torchscope_compiler.launch (which applies the runtime fixes
-// and reports steps). A fix is accepted when its runs succeed, parity holds and it is measurably
-// faster; then the accepted fixes are measured together the same way.
+// The first baseline run (the profile, for `fix -- CMD`) is also the baseline's first sample. The
+// candidates are the fixes of the findings, most impact first, less those that cannot act in the
+// experiment's conditions. The variants run on private copies of the job, interleaved by rounds
+// (baseline, fix 1, fix 2, ...), each run under the collector when its library exists and always
+// under torchscope_compiler.launch (which applies the runtime fixes and reports steps and CPU time).
+// A fix whose intended effect (fewer recompiles, breaks, syncs, ...) does not show in its first run
+// is stopped there; the others are looked at after every round from the second on and stop once
+// the interval of their speed-up is decisive or the run limit is reached (Sequential.h). Then, when
+// two or more fixes were accepted, their combination runs the same way against the baseline runs
+// already made.
 // Error contract: Result errors for bad input (not a python job, unknown fix ids, unreadable
-// store) and when the baseline itself fails; a failing candidate is a rejected fix, not an error.
+// store, unknown verdict measure) and when the baseline itself fails; a failing candidate is a
+// rejected fix, not an error.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "torchscope/compiler/Effects.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Parity.h"
+#include "torchscope/compiler/Sequential.h"
 #include "torchscope/compiler/Statistics.h"
 #include "torchscope/store/Result.h"
 
@@ -28,11 +37,15 @@ struct FixOptions {
   std::string job_working_directory;   // empty: the current directory
   std::string store_path;              // `fix RUN.db`: its findings and command line
   std::string fixes;                   // explicit "id,id:arg"; empty: from the findings
-  int repetitions = 3;
+  int repetitions = 5;                 // at most this many runs per variant; the sequential design stops earlier
   int warmup_steps = 1;                // steps at the start of each run left out of the steady state
   double parity_tolerance = kDefaultParityTolerance;
   std::string parity_pattern = kDefaultParityPattern;
-  double min_total_gain = 0.02;        // a fix without a steady-state gain must save this much wall time
+  double min_total_gain = 0.02;        // smaller changes of the verdict measure count as no change
+  double min_impact = 0.05;            // findings estimated below this fraction of the run are not measured
+  int max_fixes = 0;                   // measure at most this many fixes, most impact first; 0: all that can act
+  std::string verdict_metric = "auto";  // a Metric name; auto: end-to-end CPU time, wall time for CUDA jobs
+  double alpha = 0.05;                 // error rate of a verdict over all the looks at one fix
   double max_memory_increase = 0.25;   // a faster fix whose peak memory grows more than this is rejected
   bool use_collector = true;
   std::string collector_library;       // libtorchscope_collector.so
@@ -44,6 +57,15 @@ struct FixOptions {
   bool allow_test_fixes = false;
   std::chrono::seconds run_timeout{3600};
   std::function<void(const std::string&)> progress;  // one line per event, e.g. to stderr
+  // Called once the first baseline run has finished, with its collector store ("" without one).
+  std::function<void(const std::string& store)> on_profiled;
+};
+
+// One metric (Measurement.h) of one variant over its runs.
+struct MetricSummary {
+  std::vector<double> runs_s;  // per successful run that knew it
+  double median_s = -1;
+  SpeedupInterval speedup;     // baseline over this variant, 95 % (not set for the baseline)
 };
 
 struct VariantStats {
@@ -53,8 +75,11 @@ struct VariantStats {
   std::int64_t recompiles = 0; // median over the runs
   std::int64_t graph_breaks = 0;
   std::int64_t syncs = -1;     // -1: unknown (no collector store)
-  std::vector<double> wall_s;  // per repetition
+  std::vector<double> wall_s;  // per run
+  int runs = 0;
   int failed_runs = 0;
+  std::string failure;         // the first failed run's exit code and last stderr lines
+  std::map<std::string, MetricSummary> metrics;  // by Metric::name()
   // Medians over the runs, -1 unknown: peak host RSS of the job's process tree (its largest process)
   // and, on a GPU, the caching allocator's peaks summed over the devices.
   std::int64_t peak_rss_bytes = -1;
@@ -74,12 +99,20 @@ struct MemoryChange {
 struct FixOutcome {
   std::string id;    // "id" or "id:arg"; "combined" for the accepted fixes together
   std::string kind;  // "runtime" | "source" | "advice" | "combined"
+  // "accepted" | "rejected" | "no effect" | "not run" (cannot act, below --min-impact or --max-fixes)
+  // | "not applicable" (a rewrite that changes nothing) | "advice"
+  std::string status;
   bool measured = false;
   bool accepted = false;
   std::string reason;
-  SpeedupInterval speedup;
-  double total_speedup = 0;
+  SpeedupInterval speedup;   // steady-state step wall time, 95 %
+  double total_speedup = 0;  // end-to-end wall time, estimate
   double compile_time_delta_s = 0;
+  SpeedupInterval verdict;   // the verdict measure at the look that stopped the fix
+  EffectCheck effect;
+  double break_even_steps = -1;  // when the end-to-end gain comes with slower steps: steps until it is used up
+  double impact_fraction = -1;   // the findings' estimated share of the run
+  std::string finding;           // the finding it answers, e.g. "recompile/dynamic-shape at model.py:41"
   VariantStats stats;
   MemoryChange memory;
   ParityResult parity;
@@ -89,9 +122,13 @@ struct FixOutcome {
 
 struct FixReport {
   std::string command;
-  int repetitions = 0;
+  int repetitions = 0;       // the most runs a variant may get
   std::string steps_source;  // "store" | "launcher"
   bool collector_used = false;
+  std::string verdict_metric;  // Metric::name() the verdicts rest on
+  SequentialRule fix_rule;
+  SequentialRule combined_rule;
+  int runs = 0;              // runs of the job, the first baseline run included
   VariantStats baseline;
   std::vector<FixOutcome> fixes;
   std::optional<FixOutcome> combined;
@@ -104,10 +141,10 @@ struct FixReport {
 // Appends one store::FixExperiment row per fix (and the combined one) to an existing store.
 [[nodiscard]] Result<void> saveFixExperiments(const FixReport& report, const std::string& store_path);
 
-// The acceptance rule, exposed for tests: parity must hold and the runs succeed; the fix must not be
-// slower (CI of the step speed-up wholly below 1, or total speed-up below 1 - min_gain) and must
-// show a gain (CI wholly above 1, or total speed-up at least 1 + min_gain).
-void decide(FixOutcome& outcome, double min_total_gain);
+// The verdict on a measured fix, exposed for tests: rejected when a run failed, parity broke or
+// its effect did not show; otherwise judged on `outcome.verdict` after `outcome.stats.runs` runs
+// (Sequential.h): accepted when faster, rejected when slower or without a measurable change.
+void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& verdict_title);
 
 // The memory change of a candidate against the baseline: GPU reserved memory when both have it, else
 // the host's peak RSS.

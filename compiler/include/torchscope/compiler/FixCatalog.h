@@ -17,16 +17,40 @@ enum class FixKind {
   kAdvice,   // no automatic form: reported, never measured
 };
 
+// What a fix must change in the store of its first run. A fix whose effect does not show there is
+// reported "no effect" and not run again; one whose target is already absent is not run at all.
+enum class Effect {
+  kFasterStep,              // nothing countable: only the timing says whether it helped
+  kFewerShapeRecompiles,    // recompiles caused by changing tensor sizes
+  kFewerScalarRecompiles,   // recompiles caused by a changing Python number (a float lr)
+  kFewerGraphBreaks,
+  kFewerSyncs,              // host-device syncs
+  kFewerGraphBreaksOrSyncs,
+  kCompiles,                // the job compiles at all
+  kLessCompileTime,
+};
+
+// What the experiment must offer for the fix to act at all.
+enum class Requirement {
+  kNone,
+  kCompiledJob,         // the job uses torch.compile
+  kCuda,                // the job runs on a CUDA device
+  kSharedCompileCache,  // runs share a compile cache (--shared-compile-cache)
+};
+
 struct FixSpec {
   std::string_view id;
   FixKind kind;
   bool has_source_form;  // a runtime fix whose permanent form is also a rewrite (its diff is shown)
   std::string_view summary;
+  Effect effect = Effect::kFasterStep;
+  Requirement requirement = Requirement::kNone;
 };
 
 [[nodiscard]] const std::vector<FixSpec>& fixCatalog();
 [[nodiscard]] const FixSpec* findFix(std::string_view id);
 [[nodiscard]] std::string_view kindName(FixKind kind);
+[[nodiscard]] std::string_view effectName(Effect effect);  // e.g. "fewer shape recompiles"
 
 // A fix to try: its catalogue entry and the optional argument of `id:arg`.
 struct FixRequest {
@@ -34,6 +58,8 @@ struct FixRequest {
   std::string arg;
   FixKind kind = FixKind::kRuntime;
   bool has_source_form = false;
+  Effect effect = Effect::kFasterStep;
+  Requirement requirement = Requirement::kNone;
   // The TORCHSCOPE_FIXES / rewrite --fix entry: "id" or "id:arg".
   [[nodiscard]] std::string spec() const;
 };

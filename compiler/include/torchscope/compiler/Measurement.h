@@ -1,13 +1,17 @@
-// What one run of the job measured: wall time, steady-state steps, compile time, recompiles,
-// graph breaks, syncs and the values used for the parity check.
+// What one run of the job measured: wall and CPU time, steady-state steps, the first-run cost
+// (compile time, time to the first step), recompiles, graph breaks, syncs, the files it executed
+// and the values used for the parity check.
 //
-// Sources, in order of preference: the collector's store (steps, compiles, recompiles, graph
-// breaks, syncs) and the launcher's JSON report (torchscope_compiler.launch), which covers what
-// the store lacks. Error contract: Result errors for unreadable files; never throws.
+// Sources, in order of preference: the collector's store (steps, compiles, recompiles with their
+// cause, graph breaks, syncs), the launcher's JSON report (torchscope_compiler.launch), which covers
+// what the store lacks and measures CPU time, and the harness (wall and CPU time of the whole
+// process tree). Error contract: Result errors for unreadable files; never throws.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchscope/store/Result.h"
@@ -18,17 +22,28 @@ struct StepSample {
   double start_s = 0;
   double end_s = 0;
   bool overlaps_compile = false;
+  double cpu_s = -1;  // CPU time of the job's process during the step; -1 unknown
 };
 
 struct RunMeasurement {
   double wall_s = 0;              // the whole process, timed by the harness
-  std::vector<StepSample> steps;  // in order
+  double cpu_s = -1;              // user + system time of the whole process tree, from the harness
+  std::vector<StepSample> steps;  // in order (the store's when it has steps, else the launcher's)
+  std::vector<StepSample> launcher_steps;  // the launcher's, with CPU time per step
   double compile_time_s = 0;
+  double compile_cpu_s = -1;      // CPU time of the process tree during compiles (launcher)
+  double first_step_wall_s = -1;  // process start to the end of the first step
+  double first_step_cpu_s = -1;
   std::int64_t compiles = 0;
   std::int64_t recompiles = 0;
+  std::map<std::string, std::int64_t> recompiles_by_cause;  // the store's causes, e.g. "dynamic-shape"
   std::int64_t graph_breaks = 0;
   std::int64_t syncs = -1;        // -1: not known (no collector store)
+  bool cuda_used = false;
+  bool executed_files_known = false;
+  std::vector<std::string> executed_files;  // absolute paths of the job's own files that ran
   int exit_code = 0;
+  std::string error_tail;         // the last lines of stderr of a run that failed
   std::vector<double> parity_values;
   std::string steps_source;       // "store" | "launcher"
   std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes
@@ -39,12 +54,34 @@ struct RunMeasurement {
 // Durations of the steady-state steps: those that overlap no compile, after the first
 // `warmup_steps` of the run. Falls back to all steps after warm-up when every step compiled.
 [[nodiscard]] std::vector<double> steadyStateStepTimes(const RunMeasurement& run, int warmup_steps);
+// The same steps of the launcher, as CPU time of the job's process.
+[[nodiscard]] std::vector<double> steadyStateStepCpu(const RunMeasurement& run, int warmup_steps);
 
-// Fills steps, compile time and counters from a launcher report file.
+// The quantities a variant is compared on, each per run as wall time and as CPU time.
+enum class Measure { kEndToEnd, kFirstStep, kCompile, kSteadyStep };
+enum class Clock { kWall, kCpu };
+struct Metric {
+  Measure measure = Measure::kEndToEnd;
+  Clock clock = Clock::kCpu;
+  [[nodiscard]] std::string name() const;   // e.g. "end_to_end_cpu"
+  [[nodiscard]] std::string title() const;  // e.g. "end-to-end CPU time", "first-step wall time"
+  bool operator==(const Metric&) const = default;
+};
+[[nodiscard]] const std::vector<Metric>& allMetrics();
+[[nodiscard]] Result<Metric> parseMetric(std::string_view name);  // a name(), Error otherwise
+
+// One run's value of a metric in seconds (steady step: the median of its steady-state steps); -1 unknown.
+[[nodiscard]] double metricValue(const RunMeasurement& run, const Metric& metric, int warmup_steps);
+
+// Recompiles of one cause ("dynamic-shape", "python-scalar"); all recompiles when the store gave no causes.
+[[nodiscard]] std::int64_t recompilesOf(const RunMeasurement& run, const std::string& cause);
+
+// Fills steps, compile time, CPU times, counters and executed files from a launcher report file.
 [[nodiscard]] Result<void> readLauncherReport(const std::string& path, RunMeasurement& run);
 
 // Overrides what the collector's store knows better: steps (when it has any), compiles,
-// recompiles, graph breaks (when it recorded compiles), syncs and the GPU allocator's peaks.
+// recompiles and their causes, graph breaks (when it recorded compiles), syncs and the GPU
+// allocator's peaks.
 [[nodiscard]] Result<void> readStore(const std::string& path, RunMeasurement& run);
 
 }  // namespace torchscope::compiler

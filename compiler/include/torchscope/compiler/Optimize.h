@@ -34,7 +34,7 @@ struct OptimizeVariant {
   double latency_median_ms = 0;
   double latency_p10_ms = 0;
   double latency_p90_ms = 0;
-  SpeedupInterval speedup;          // baseline median / variant median, two-level bootstrap
+  SpeedupInterval speedup;          // baseline over variant, per-round medians (Statistics.h)
   bool parity_ok = false;
   double max_abs_diff = 0;
   double max_rel_diff = 0;          // max |out - ref| / max(max |ref|, 1e-6)

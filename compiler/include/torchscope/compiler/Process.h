@@ -28,6 +28,7 @@ struct ProcessSpec {
 struct ProcessResult {
   int exit_code = 0;
   double wall_s = 0;
+  double cpu_s = 0;  // user + system time of the child and of every descendant it waited for
   bool timed_out = false;
   // The largest peak RSS of any process of the child's tree that was waited for (ru_maxrss of
   // wait4): the job's own process, or a bigger child; a maximum, not a sum. -1 unknown.

@@ -1,10 +1,22 @@
-// Statistics for before/after comparisons: medians and bootstrap confidence intervals.
+// Statistics for before/after comparisons of whole runs.
 //
-// Error contract: pure functions, no I/O. Empty inputs give NaN medians and an interval of NaNs;
-// callers check `valid()` before reporting.
+// The unit of replication is a run (or a round of calls): each run gives one number per measure
+// (its end-to-end time, its median steady-state step, ...). Variants are compared on the log scale,
+// where run-to-run noise is multiplicative and a speed-up is a difference: the estimate is the
+// ratio of geometric means, baseline over candidate (> 1: the candidate is faster), and its
+// interval is Student's t interval of the difference of mean logs. The noise of a run is a
+// property of the machine and the job, the same for every variant of it, so it is estimated once
+// from the runs of all variants of an experiment (the error term of a one-way analysis of
+// variance): with two runs each of a baseline and two fixes that is 3 degrees of freedom, where
+// each pair alone would have 2. tests/compiler/StatisticsTest.cpp checks the coverage of the
+// interval on simulated runs.
+//
+// Error contract: pure functions, no I/O. Empty inputs give NaN medians; an interval needs at
+// least one degree of freedom of noise, else its bounds are NaN (valid() is false; the estimate
+// may still be known).
 #pragma once
 
-#include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace torchscope::compiler {
@@ -13,27 +25,34 @@ namespace torchscope::compiler {
 // Linear-interpolated quantile, q in [0, 1].
 [[nodiscard]] double quantile(std::vector<double> values, double q);
 
+// Quantile p of Student's t distribution with `degrees_of_freedom` (> 0, may be fractional).
+[[nodiscard]] double studentTQuantile(double p, double degrees_of_freedom);
+
 struct SpeedupInterval {
-  double median = 0;   // baseline median / candidate median on all the data
-  double ci_low = 0;   // 95 % percentile-bootstrap interval
-  double ci_high = 0;
-  [[nodiscard]] bool valid() const;
-};
-
-struct BootstrapOptions {
-  int resamples = 2000;
-  std::uint64_t seed = 0x5eed;  // fixed: the same data gives the same interval
+  static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  double estimate = kUnknown;  // baseline over candidate: geometric mean ratio of the per-run values
+  double ci_low = kUnknown;
+  double ci_high = kUnknown;
   double confidence = 0.95;
+  double degrees_of_freedom = kUnknown;
+  [[nodiscard]] bool valid() const;  // estimate and both bounds finite
+  [[nodiscard]] bool excludesOne() const { return valid() && (ci_low > 1.0 || ci_high < 1.0); }
 };
 
-// Speed-up of the median step time, baseline over candidate (> 1: the candidate is faster).
-// Each argument holds one vector of steady-state step times per repetition. The interval comes
-// from a two-level (hierarchical) bootstrap: each resample draws repetitions with replacement,
-// then steps with replacement inside each drawn repetition, pools them and takes the ratio of
-// medians. Drawing repetitions keeps run-to-run variation in the interval, which resampling
-// steps alone would hide.
-[[nodiscard]] SpeedupInterval bootstrapSpeedup(const std::vector<std::vector<double>>& baseline,
-                                               const std::vector<std::vector<double>>& candidate,
-                                               const BootstrapOptions& options = {});
+// The within-variant variance of the logs of run values, pooled over variants (one group of runs
+// each), with its degrees of freedom: runs minus groups.
+struct LogNoise {
+  double variance = 0;
+  double degrees_of_freedom = 0;
+};
+[[nodiscard]] LogNoise pooledLogNoise(const std::vector<std::vector<double>>& groups);
+
+// Speed-up of `candidate` over `baseline`, one positive value per run on each side (times:
+// smaller is better), with the interval from `noise`. Non-positive or non-finite values are left out.
+[[nodiscard]] SpeedupInterval speedupInterval(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                                              const LogNoise& noise, double confidence = 0.95);
+// The same with the noise of these two groups alone (Student's two-sample interval).
+[[nodiscard]] SpeedupInterval speedupInterval(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                                              double confidence = 0.95);
 
 }  // namespace torchscope::compiler

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torchscope/gui/Timeline.h"
@@ -16,7 +17,10 @@ struct Field {
   std::string value;
 };
 
-// Every field of the slice's store row, led by its table, label, duration and source line.
+// The store table a kind of slice comes from ("kernels", "syncs", ...).
+[[nodiscard]] std::string_view tableOf(RecordKind kind);
+// The slice's label, times and table; every field of its row for the small tables held in memory
+// (DetailSource::describe() reads the rest of a bulk row from the store).
 [[nodiscard]] std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref);
 // Every field of a finding.
 [[nodiscard]] std::vector<Field> describe(const store::Finding& finding);

@@ -1,5 +1,5 @@
-// Qt item models for the side panels: thin adapters over FindingsTable and the Field lists of
-// Details.h, so the tables' content is tested without Qt and the adapters with QAbstractItemModelTester.
+// Qt item models for the side panels: thin adapters over FindingsTable, StatsTable and the Field
+// lists of Details.h, so the tables' content is tested without Qt and the adapters with QAbstractItemModelTester.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "torchscope/gui/Details.h"
+#include "torchscope/gui/StatsTable.h"
 
 namespace torchscope::gui {
 
@@ -42,6 +43,27 @@ class DetailsModel : public QAbstractTableModel {
 
  private:
   std::vector<Field> fields_;
+};
+
+// The statistics view over the visible range; sorting is the table's own (QTableView::setSortingEnabled).
+class StatsModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit StatsModel(QObject* parent = nullptr);
+  void setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns);
+  [[nodiscard]] const StatsTable& table() const { return table_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  void sort(int column, Qt::SortOrder order) override;
+
+ private:
+  StatsTable table_;
+  int sort_column_ = StatsTable::kTotal;
+  Qt::SortOrder sort_order_ = Qt::DescendingOrder;
 };
 
 }  // namespace torchscope::gui

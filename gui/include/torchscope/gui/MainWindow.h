@@ -1,6 +1,8 @@
-// The timeline window: the timeline in the centre, findings and the selection's details on the
-// right, a search box and fit button in the toolbar. The store is loaded on a background thread;
-// each open() bumps a generation counter so that a stale load is cancelled and its result dropped.
+// The timeline window: the timeline in the centre with the statistics of the visible range and the
+// source pane under it, findings, the selected finding's explanation and the selection's details on
+// the right, a search box and fit buttons in the toolbar. Stores are loaded on a background thread,
+// then analysed there when they hold no findings (an imported trace); each open() bumps a generation
+// counter so that a stale load is cancelled and its results dropped.
 #pragma once
 
 #include <QMainWindow>
@@ -11,16 +13,21 @@
 #include <thread>
 #include <vector>
 
-#include "torchscope/gui/Timeline.h"
+#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/FindingPanel.h"
 
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QTableView;
+class QTabWidget;
+class QTimer;
 
 namespace torchscope::gui {
 
 class DetailsModel;
 class FindingsModel;
+class StatsModel;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -32,39 +39,58 @@ class MainWindow : public QMainWindow {
   MainWindow(const MainWindow&) = delete;
   MainWindow& operator=(const MainWindow&) = delete;
 
-  // Starts loading the store; loaded() is emitted on the GUI thread when done.
-  void open(const std::string& path);
+  // Starts loading the stores (several: the ranks of one job); loaded() is emitted on the GUI thread
+  // when the timeline is shown, analysed() when findings computed for it arrive.
+  void open(const std::vector<std::string>& paths);
 
   [[nodiscard]] TimelineView* timelineView() const { return view_; }
   [[nodiscard]] FindingsModel* findingsModel() const { return findings_; }
   [[nodiscard]] DetailsModel* detailsModel() const { return details_; }
+  [[nodiscard]] StatsModel* statsModel() const { return stats_; }
   [[nodiscard]] QTableView* findingsTable() const { return findings_table_; }
   [[nodiscard]] QLineEdit* searchBox() const { return search_; }
+  [[nodiscard]] QPlainTextEdit* findingPane() const { return finding_text_; }
+  [[nodiscard]] QPlainTextEdit* sourcePane() const { return source_text_; }
+  [[nodiscard]] const SourceFile& source() const { return source_file_; }
   [[nodiscard]] const std::string& loadError() const { return load_error_; }
 
-  // Selects the finding at `row` of the findings panel and zooms to where it shows.
+  // Selects the finding at `row` of the findings panel, zooms to where it shows, explains it and
+  // shows its source line.
   void showFinding(int row);
   // Moves to the next (or previous) slice matching the search box.
   void nextMatch(bool forward);
+  // Recomputes the statistics for the visible range now (it follows zoom and pan after a pause).
+  void refreshStatistics();
 
  signals:
   void loaded(bool ok);
+  void analysed(bool ok);
 
  private:
   void applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds);
+  void applyFindings(std::vector<store::Finding> findings);
   void applyError(const std::string& message);
   void updateDetails();
   void runSearch();
+  void showSource(const store::Finding& finding);
 
   TimelineView* view_ = nullptr;
   FindingsModel* findings_ = nullptr;
   DetailsModel* details_ = nullptr;
+  StatsModel* stats_ = nullptr;
   QTableView* findings_table_ = nullptr;
+  QTableView* stats_table_ = nullptr;
+  QTabWidget* bottom_tabs_ = nullptr;
+  QPlainTextEdit* finding_text_ = nullptr;
+  QPlainTextEdit* source_text_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* match_label_ = nullptr;
+  QTimer* stats_timer_ = nullptr;
+  std::vector<std::string> paths_;
   std::shared_ptr<const Timeline> timeline_;
-  std::vector<SliceRef> matches_;
-  std::size_t match_index_ = 0;
+  std::unique_ptr<DetailSource> source_;
+  std::vector<bool> search_names_;
+  SourceFile source_file_;
   std::string load_error_;
   std::atomic<std::uint64_t> generation_{0};
   std::thread loader_;

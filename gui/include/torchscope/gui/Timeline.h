@@ -1,20 +1,27 @@
-// The timeline's data: every timed row of a store arranged into tracks of lanes on the store's
-// time base (monotonic ns). Built once, off the GUI thread, and then shared read-only. Qt-free.
+// The timeline's data: every timed row of one or more stores arranged into tracks of lanes on one
+// clock (the first store's monotonic ns; other stores are aligned through their wall-clock anchor).
+// Loaded once, off the GUI thread, and then shared read-only. Qt-free.
 //
-// Error contract: buildTimeline() never fails; rows with end < start are drawn as instants.
-// loadTimeline() fails with the store's errors (see store/Reader.h) or kInvalidArgument when
-// cancelled.
+// The small tables (steps, syncs, compiles, graph breaks, recompiles, findings, ...) are kept whole;
+// the bulk tables (kernels, copies, memsets, CUDA API calls, CPU ops, NVTX) are kept as slices of
+// bounded-size lanes (Lane.h) and read again from the store when a frame needs more (Detail.h).
+//
+// Error contract: loadTimeline() fails with the store's errors (see store/Reader.h) or
+// kInvalidArgument when cancelled; the queries never fail.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "torchscope/analyzer/IdleGaps.h"
 #include "torchscope/gui/Lane.h"
+#include "torchscope/gui/StatsIndex.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/Result.h"
 
@@ -26,65 +33,109 @@ enum class TrackKind : std::uint8_t {
   kCpuOps,
   kApiCalls,
   kSyncs,
-  kGpuStream,
+  kGpuStream,      // kernels, copies and memsets of one stream
   kCompiles,
   kCompileEvents,  // graph breaks and recompiles, drawn as markers
 };
 
 struct Track {
-  std::string group;  // "process 42 (python)", "GPU 0 (NVIDIA H100)"
+  std::string group;  // "process 42 (python)", "rank 1 · GPU 0 (NVIDIA H100)"
   std::string title;  // "thread 43 · CUDA API", "stream 7"
   TrackKind kind = TrackKind::kGpuStream;
+  // Where its rows come from: the store, and the pid with tid (host tracks, -1 for process-wide)
+  // or device with stream (GPU tracks).
+  std::uint32_t store = 0;
+  std::int64_t pid = -1;
+  std::int64_t tid = -1;
+  std::int64_t device = -1;
+  std::int64_t stream = -1;
   std::vector<Lane> lanes;  // outermost nesting level first
 
   [[nodiscard]] bool markers() const { return kind == TrackKind::kCompileEvents; }
+  [[nodiscard]] bool gpu() const { return kind == TrackKind::kGpuStream; }
 };
 
+// A slice as shown on one lane of one track.
 struct SliceRef {
   std::uint32_t track = 0;
   std::uint32_t lane = 0;
-  std::uint32_t index = 0;
+  Slice slice;
   friend bool operator==(const SliceRef&, const SliceRef&) = default;
 };
 
-// Every row of the store the timeline shows, as loaded.
-struct Records {
+struct StoreInfo {
+  std::string path;
   store::RunInfo run;
+  Nanos shift_ns = 0;  // added to the store's times to put them on the timeline's clock
+  std::vector<std::uint32_t> string_names;  // the store's interned string ids -> Timeline::names
+  std::map<std::string, std::uint32_t, std::less<>> labels;  // labels of copies and memsets -> Timeline::names
+};
+
+// The small tables of every store, on the timeline's clock. Slices of these kinds index them.
+struct Records {
   std::vector<store::Process> processes;
   std::vector<store::Thread> threads;
   std::vector<store::Device> devices;
   std::vector<store::Step> steps;
-  std::vector<store::NvtxEvent> nvtx;
-  std::vector<store::CpuOp> cpu_ops;
-  std::vector<store::ApiCall> api_calls;
   std::vector<store::Sync> syncs;
-  std::vector<store::Kernel> kernels;
-  std::vector<store::Memcpy> memcpys;
-  std::vector<store::Memset> memsets;
   std::vector<store::Compile> compiles;
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
   std::vector<store::Finding> findings;
+  std::vector<store::FixExperiment> fix_experiments;
+  // The store each row of the vector of the same name comes from.
+  std::vector<std::uint32_t> process_stores;
+  std::vector<std::uint32_t> thread_stores;
+  std::vector<std::uint32_t> device_stores;
+  std::vector<std::uint32_t> sync_stores;
+};
+
+// A stretch where a GPU ran nothing, between two pieces of its work, with the analyzer's cause.
+struct GpuGap {
+  std::uint32_t store = 0;
+  analyzer::IdleGap gap;      // times on the timeline's clock
+  std::string host_activity;  // host-late gaps: what the launching thread did meanwhile, "cudaFree (6.01 s)"
+};
+
+// What the initial view frames, and why.
+struct Focus {
+  Nanos begin_ns = 0;
+  Nanos end_ns = 0;
+  std::string what;  // "the GPU's work", "the whole run"
+};
+
+// How much a lane keeps in memory; the defaults suit tens of millions of events.
+struct LoadLimits {
+  std::size_t exact_slices_per_lane = std::size_t{1} << 18;
+  int summary_buckets_log2 = 18;  // the finest summary bucket is about 2^-18 of the run
+  std::size_t explained_gaps = 20000;  // the longest gaps get their cause from the analyzer
 };
 
 class Timeline {
  public:
+  std::vector<StoreInfo> stores;
   Records records;
   std::vector<std::string> names;  // interned slice labels
   std::vector<Track> tracks;
   Nanos begin_ns = 0;
   Nanos end_ns = 0;
+  Focus focus;
+  int detail_shift = 0;  // the finest summary bucket is 2^detail_shift ns
+  StatsIndex stats;
+  std::vector<GpuGap> gaps;  // by store, device, then start
 
-  [[nodiscard]] const Slice& slice(const SliceRef& ref) const {
-    return tracks[ref.track].lanes[ref.lane].slices()[ref.index];
-  }
   [[nodiscard]] const std::string& name(const Slice& slice) const { return names[slice.name]; }
   [[nodiscard]] std::size_t sliceCount() const;
-
-  // Slices whose label contains `needle` (ASCII case-insensitive), in track order then time order.
-  [[nodiscard]] std::vector<SliceRef> search(std::string_view needle) const;
-  // Name ids whose label contains `needle`, as a mask over `names`, for highlighting.
+  // Name ids whose label contains `needle` (ASCII case-insensitive), as a mask over `names`.
   [[nodiscard]] std::vector<bool> matchingNames(std::string_view needle) const;
+  // Tracks showing the given GPU (store, device), in track order.
+  [[nodiscard]] std::vector<std::uint32_t> gpuTracks(std::uint32_t store, std::int64_t device) const;
+  // The gaps of one GPU that overlap [from_ns, to_ns), as a range of `gaps`.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> gapsIn(std::uint32_t store, std::int64_t device, Nanos from_ns,
+                                                           Nanos to_ns) const;
+  // The slice of `kind` and `row` on a track, if it is held in memory (exact lanes and long slices).
+  [[nodiscard]] std::optional<SliceRef> findInMemory(std::uint32_t track, RecordKind kind, std::int64_t row,
+                                                     Nanos start_ns) const;
 };
 
 // Where a finding shows on the timeline: slices at its file:line (syncs, graph breaks, compiles,
@@ -95,10 +146,9 @@ struct FindingLocation {
 };
 [[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding);
 
-[[nodiscard]] std::shared_ptr<const Timeline> buildTimeline(Records records);
-
-// Reads a store with store::Reader. `cancelled` is polled between tables.
-[[nodiscard]] Result<std::shared_ptr<const Timeline>> loadTimeline(const std::string& path,
-                                                                   const std::function<bool()>& cancelled = {});
+// Reads the stores with store::Reader and arranges them; `cancelled` is polled between steps.
+[[nodiscard]] Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::string>& paths,
+                                                                   const std::function<bool()>& cancelled = {},
+                                                                   const LoadLimits& limits = {});
 
 }  // namespace torchscope::gui

@@ -1,6 +1,7 @@
 // The timeline widget: tracks on one time axis with a ruler, wheel zoom around the cursor, drag
-// to pan, click to select, double-click to zoom to a slice, tooltips, and highlighted search
-// matches. A thin Qt layer over the Qt-free model (Viewport, TrackLayout, Lane::collect).
+// to pan, click to select, double-click to zoom to a slice, a click on a group or track label to
+// collapse or expand it, tooltips, flow arrows, the GPUs' idle gaps and highlighted search matches.
+// A thin Qt layer over the Qt-free model (Viewport, TrackLayout, Lane::collect, DetailSource).
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -8,10 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "torchscope/gui/Viewport.h"
+#include "torchscope/gui/Layout.h"
 
 namespace torchscope::gui {
+
+class WindowFetcher;
 
 class TimelineView : public QAbstractScrollArea {
   Q_OBJECT
@@ -21,24 +25,41 @@ class TimelineView : public QAbstractScrollArea {
   static constexpr int kGutterWidth = 260;
 
   explicit TimelineView(QWidget* parent = nullptr);
+  ~TimelineView() override;
+  TimelineView(const TimelineView&) = delete;
+  TimelineView& operator=(const TimelineView&) = delete;
 
-  void setTimeline(std::shared_ptr<const Timeline> timeline);
+  // Shows a timeline; `source` answers the selection's flows (may be null: no flows).
+  void setTimeline(std::shared_ptr<const Timeline> timeline, DetailSource* source);
   [[nodiscard]] const Timeline* timeline() const { return timeline_.get(); }
   [[nodiscard]] const Viewport& timeAxis() const { return axis_; }
   [[nodiscard]] const TrackLayout* layout() const { return layout_.get(); }
+  [[nodiscard]] const DetailWindow* detailWindow() const { return window_.get(); }
   [[nodiscard]] std::optional<SliceRef> selection() const { return selection_; }
+  [[nodiscard]] const std::vector<Flow>& selectionFlows() const { return selection_flows_; }
   // Widget position of a time and content y (for tests and scripted input).
   [[nodiscard]] QPoint pointAt(Nanos t, int content_y) const;
+  // True when every visible lane is drawn from exact slices (no detail fetch outstanding).
+  [[nodiscard]] bool frameExact() const;
 
   void fitAll();
+  // Shows what the timeline chose to frame first (the GPUs' work, else the whole run).
+  void showFocus();
   void zoomToRange(Nanos begin_ns, Nanos end_ns);
   // Selects a slice (or clears the selection); with `reveal`, zooms to it and scrolls its track into view.
   void select(std::optional<SliceRef> slice, bool reveal);
-  // Outlines every slice whose label contains `needle`; "" clears.
-  void setHighlight(const std::string& needle);
+  // Outlines every slice whose name is set in the mask (over Timeline::names); empty clears.
+  void setHighlight(std::vector<bool> names);
+  // Collapses or expands a group (by label) or a track's nested lanes.
+  void toggleGroup(const std::string& group);
+  void toggleTrack(std::uint32_t track);
 
  signals:
   void selectionChanged();
+  // The visible time range changed (zoom, pan, resize, a new timeline).
+  void rangeChanged(Nanos begin_ns, Nanos end_ns);
+  // A detail window arrived and was drawn.
+  void detailArrived();
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -53,13 +74,23 @@ class TimelineView : public QAbstractScrollArea {
 
  private:
   [[nodiscard]] std::optional<SliceRef> sliceAt(QPoint position) const;
+  [[nodiscard]] const GpuGap* gapAt(QPoint position) const;
   void revealTrack(std::uint32_t track);
+  void relayout();
   void updateScrollRange();
+  // After every change of the visible range: asks for a detail window when the frame needs one.
+  void rangeMoved();
 
   std::shared_ptr<const Timeline> timeline_;
+  DetailSource* source_ = nullptr;
+  std::unique_ptr<WindowFetcher> fetcher_;
+  std::shared_ptr<const DetailWindow> window_;
+  std::optional<std::pair<Nanos, Nanos>> requested_;
+  LayoutState layout_state_;
   std::unique_ptr<TrackLayout> layout_;
   Viewport axis_;
   std::optional<SliceRef> selection_;
+  std::vector<Flow> selection_flows_;
   std::vector<bool> highlight_;
   std::optional<QPoint> drag_origin_;
   QPoint drag_last_;

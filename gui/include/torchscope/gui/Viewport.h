@@ -1,10 +1,9 @@
-// Zoom, pan and layout maths of the timeline view, and pixel -> slice hit testing. Qt-free.
+// Zoom and pan maths of the timeline view, and the time ruler. Qt-free.
 //
 // Error contract: nothing fails; zoom is clamped to [kMinNsPerPixel, the whole timeline in a
 // quarter of the width], and pan keeps part of the timeline on screen.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,40 +50,5 @@ struct Tick {
 };
 // Ticks on a 1-2-5 series at least min_spacing_px apart.
 [[nodiscard]] std::vector<Tick> rulerTicks(const Viewport& viewport, Nanos origin_ns, double min_spacing_px);
-
-// Vertical arrangement: a header row per group, then each track's lanes.
-struct LayoutRow {
-  int y = 0;
-  int height = 0;
-  int track = -1;  // -1 for a group header
-  std::string label;
-};
-
-class TrackLayout {
- public:
-  static constexpr int kLaneHeight = 18;
-  static constexpr int kGroupHeight = 22;
-  static constexpr int kTrackPadding = 4;
-
-  explicit TrackLayout(const Timeline& timeline);
-  [[nodiscard]] const std::vector<LayoutRow>& rows() const { return rows_; }
-  [[nodiscard]] int height() const { return height_; }
-  // The row of the track, for scrolling it into view.
-  [[nodiscard]] const LayoutRow* rowOfTrack(std::uint32_t track) const;
-  // The row containing content-space y, if any.
-  [[nodiscard]] const LayoutRow* rowAt(int y) const;
-  [[nodiscard]] static int laneTop(const LayoutRow& row, std::uint32_t lane) {
-    return row.y + kTrackPadding / 2 + static_cast<int>(lane) * kLaneHeight;
-  }
-
- private:
-  std::vector<LayoutRow> rows_;
-  std::vector<int> row_of_track_;
-  int height_ = 0;
-};
-
-// The slice under (x, content y), accepting a few pixels of slack for narrow slices and markers.
-[[nodiscard]] std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& layout,
-                                              const Viewport& viewport, double x, int y);
 
 }  // namespace torchscope::gui

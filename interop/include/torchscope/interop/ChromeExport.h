@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "torchscope/store/Result.h"
 
@@ -25,5 +26,13 @@ struct ExportReport {
 
 [[nodiscard]] Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostream& out);
 [[nodiscard]] Result<ExportReport> exportChromeTrace(const std::string& store_path, const std::string& output_path);
+
+// Several stores (the ranks of a run folder) in one trace, side by side on one clock: each store's
+// times go through its wall-clock anchor (`run.start_wall_ns`) and start from the earliest event of
+// any store. Store i's processes and GPUs get pids (i + 1) * 100000000 + pid (or + device), are named
+// "rank <r>: ..." and sorted by rank.
+[[nodiscard]] Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& store_paths, std::ostream& out);
+[[nodiscard]] Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& store_paths,
+                                                           const std::string& output_path);
 
 }  // namespace torchscope::interop

@@ -41,6 +41,12 @@ struct ImportReport {
 [[nodiscard]] Result<ImportReport> importToStore(const std::vector<std::string>& paths, const std::string& store_path,
                                                  const std::string& command_line = "");
 
+// One store per input file (per rank) in `folder` (created), as the collector writes a distributed run: the
+// stores are named `run.rank<r>.<n>.db` with the rank the file gives (its processes' rank, else `rank_<r>`
+// in its name), or `run.<n>.db` without one, so that advise/export read the folder like a recorded run folder.
+[[nodiscard]] Result<ImportReport> importToRunFolder(const std::vector<std::string>& paths, const std::string& folder,
+                                                     const std::string& command_line = "");
+
 // One line for stderr: what was imported and what was skipped.
 [[nodiscard]] std::string summarize(const ImportReport& report);
 

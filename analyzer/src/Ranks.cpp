@@ -1,0 +1,416 @@
+// Multi-rank analysis: per-rank steps, collectives against compute, stragglers, divergence.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "RankFacts.h"
+#include "Rules.h"
+#include "Stats.h"
+#include "torchscope/store/RunFolder.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+// A rank is slower in a step when its compute time exceeds the other ranks' median by this much...
+constexpr double kSlowerShare = 0.10;
+constexpr double kSlowerMinimumSeconds = 1e-3;
+// ...and a straggler when that holds in this share of the steps compared (at least kMinimumSteps).
+constexpr double kConsistentShare = 0.6;
+constexpr std::size_t kMinimumSteps = 3;
+// Exposed communication worth a finding: this share of the median step.
+constexpr double kExposedShare = 0.2;
+
+Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
+  auto done = reader.query(
+      "SELECT pid, rank, world_size FROM processes WHERE rank >= 0 ORDER BY start_ns LIMIT 1", [&](const store::Row& row) {
+        facts.summary.pid = row.integer(0);
+        facts.summary.rank = row.integer(1);
+        facts.world_size = row.integer(2);
+      });
+  if (!done) return done.error();
+  if (facts.summary.rank < 0) {
+    facts.summary.rank = store::rankInStoreName(std::filesystem::path(reader.path()).filename().string());
+  }
+  return reader.query(
+      "SELECT key, value FROM run_attributes WHERE key IN (?, ?)",
+      [&](const store::Row& row) {
+        (row.text(0) == store::kLauncherAttribute ? facts.launcher : facts.job_id) = row.text(1);
+      },
+      {std::string(store::kLauncherAttribute), std::string(store::kJobIdAttribute)});
+}
+
+// Collectives the bridge timed on the host, then NCCL kernels with the compute kernels that overlapped them.
+Result<void> loadCollectives(const store::Reader& reader, RankFacts& facts) {
+  auto done = reader.query(
+      "SELECT start_ns, end_ns, json_extract(args, '$.source'), json_extract(args, '$.async') FROM cpu_ops "
+      "WHERE category = 'collective' ORDER BY start_ns",
+      [&](const store::Row& row) {
+        const std::string source = row.text(2);
+        facts.collectives.push_back({row.integer(0), row.integer(1), source == "ddp",
+                                     source != "ddp" && row.integer(3) == 0, false, 0});
+      });
+  if (!done) return done.error();
+  std::string nccl_ids;
+  done = reader.query("SELECT id FROM strings WHERE value LIKE '%nccl%'", [&](const store::Row& row) {
+    nccl_ids += (nccl_ids.empty() ? "" : ",") + std::to_string(row.integer(0));
+  });
+  if (!done || nccl_ids.empty()) return done;
+  store::Nanos longest_compute = 0;
+  done = reader.query(fmt::format("SELECT coalesce(max(end_ns - start_ns), 0) FROM kernels WHERE name_id NOT IN ({})", nccl_ids),
+                      [&](const store::Row& row) { longest_compute = row.integer(0); });
+  if (!done) return done;
+  std::vector<CollectiveSpan> kernels;
+  // Each NCCL kernel with the compute kernels that ran during it, found through the start_ns index.
+  done = reader.query(
+      fmt::format("SELECT n.start_ns, n.end_ns, (SELECT coalesce(sum(min(k.end_ns, n.end_ns) - max(k.start_ns, n.start_ns)), 0) "
+                  "FROM kernels k WHERE k.start_ns >= n.start_ns - ?1 AND k.start_ns < n.end_ns AND k.end_ns > n.start_ns "
+                  "AND k.name_id NOT IN ({0})) FROM kernels n WHERE n.name_id IN ({0}) ORDER BY n.start_ns",
+                  nccl_ids),
+      [&](const store::Row& row) {
+        const store::Nanos start = row.integer(0), end = row.integer(1);
+        kernels.push_back({start, end, false, false, true,
+                           toSeconds(std::min(static_cast<double>(end - start), row.real(2)))});
+      },
+      {longest_compute});
+  if (!done) return done;
+  facts.collectives.insert(facts.collectives.end(), kernels.begin(), kernels.end());
+  return {};
+}
+
+// Length of the union of intervals (sorted here).
+double unionSeconds(std::vector<std::pair<store::Nanos, store::Nanos>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0;
+  store::Nanos open = 0, close = -1;
+  for (const auto& [begin, end] : intervals) {
+    if (begin > close) {
+      if (close > open) total += static_cast<double>(close - open);
+      open = begin;
+      close = end;
+    } else {
+      close = std::max(close, end);
+    }
+  }
+  if (close > open) total += static_cast<double>(close - open);
+  return toSeconds(total);
+}
+
+// Time the training thread waited for the step's collectives: a DDP bucket's all-reduce overlaps the
+// backward pass until the last bucket is launched, after which the reducer only waits; a synchronous
+// call waits whole; an NCCL kernel waits for the part no compute kernel overlapped.
+double exposedSeconds(const std::vector<CollectiveSpan>& spans) {
+  store::Nanos last_bucket_start = 0;
+  for (const auto& span : spans) {
+    if (span.bucket) last_bucket_start = std::max(last_bucket_start, span.start_ns);
+  }
+  std::vector<std::pair<store::Nanos, store::Nanos>> waited;
+  double kernels_exposed = 0;
+  for (const auto& span : spans) {
+    if (span.bucket) {
+      waited.emplace_back(std::max(span.start_ns, last_bucket_start), span.end_ns);
+    } else if (span.blocking) {
+      waited.emplace_back(span.start_ns, span.end_ns);
+    } else if (span.gpu) {
+      kernels_exposed += toSeconds(static_cast<double>(span.end_ns - span.start_ns)) - span.hidden_s;
+    }
+  }
+  return unionSeconds(std::move(waited)) + std::max(0.0, kernels_exposed);
+}
+
+void summarizeRank(RankFacts& facts) {
+  RankSummary& summary = facts.summary;
+  std::vector<std::pair<store::Nanos, store::Nanos>> all;
+  double hidden = 0;
+  for (const auto& span : facts.collectives) {
+    all.emplace_back(span.start_ns, span.end_ns);
+    hidden += span.hidden_s;
+  }
+  summary.collectives = static_cast<std::int64_t>(facts.collectives.size());
+  summary.collective_s = unionSeconds(all);
+  std::size_t next = 0;
+  std::vector<double> compute, waited;
+  for (std::size_t i = 0; i < facts.steps.size(); ++i) {
+    const auto& step = facts.steps[i];
+    std::vector<CollectiveSpan> in_step;
+    while (next < facts.collectives.size() && facts.collectives[next].start_ns < step.start_ns) ++next;
+    for (std::size_t j = next; j < facts.collectives.size() && facts.collectives[j].start_ns < step.end_ns; ++j) {
+      in_step.push_back(facts.collectives[j]);
+    }
+    const double seconds = toSeconds(static_cast<double>(step.end_ns - step.start_ns));
+    const double exposed = std::min(seconds, exposedSeconds(in_step));
+    summary.step_seconds.push_back(seconds);
+    summary.exposed_seconds.push_back(exposed);
+    summary.exposed_collective_s += exposed;
+    if (i > 0 || facts.steps.size() == 1) {
+      compute.push_back(seconds - exposed);
+      waited.push_back(exposed);
+    }
+  }
+  std::vector<double> later(summary.step_seconds.begin() + (summary.step_seconds.size() > 1 ? 1 : 0), summary.step_seconds.end());
+  summary.step_median_s = median(later);
+  summary.compute_median_s = median(compute);
+  summary.exposed_median_s = median(waited);
+  if (summary.collective_s > 0) {
+    summary.overlap_fraction = std::clamp(1.0 - summary.exposed_collective_s / summary.collective_s, 0.0, 1.0);
+    if (hidden > 0) summary.overlap_fraction = std::clamp(hidden / summary.collective_s, 0.0, 1.0);
+  }
+}
+
+std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
+  std::size_t steps = SIZE_MAX;
+  for (const auto& rank : ranks) steps = std::min(steps, rank.step_seconds.size());
+  std::vector<Straggler> stragglers;
+  if (steps == SIZE_MAX || steps < kMinimumSteps + 1) return stragglers;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    Straggler candidate;
+    candidate.rank = ranks[r].rank;
+    std::vector<double> differences, others_compute, others_wait;
+    for (std::size_t s = 1; s < steps; ++s) {  // the first step compiles and warms up
+      std::vector<double> compute, wait;
+      for (std::size_t o = 0; o < ranks.size(); ++o) {
+        if (o == r) continue;
+        compute.push_back(ranks[o].step_seconds[s] - ranks[o].exposed_seconds[s]);
+        wait.push_back(ranks[o].exposed_seconds[s]);
+      }
+      const double mine = ranks[r].step_seconds[s] - ranks[r].exposed_seconds[s];
+      const double typical = median(compute);
+      ++candidate.steps_compared;
+      if (mine - typical > std::max(kSlowerShare * typical, kSlowerMinimumSeconds)) ++candidate.steps_slower;
+      differences.push_back(mine - typical);
+      others_compute.push_back(typical);
+      others_wait.push_back(median(wait));
+    }
+    const bool consistent = candidate.steps_slower >= static_cast<std::int64_t>(kMinimumSteps) &&
+                            static_cast<double>(candidate.steps_slower) >= kConsistentShare * static_cast<double>(candidate.steps_compared);
+    if (!consistent) continue;
+    candidate.slower_by_s = median(differences);
+    const double typical = median(others_compute);
+    candidate.slower_fraction = typical > 0 ? candidate.slower_by_s / typical : 0;
+    candidate.others_wait_s = median(others_wait);
+    stragglers.push_back(candidate);
+  }
+  std::sort(stragglers.begin(), stragglers.end(), [](const auto& a, const auto& b) { return a.slower_by_s > b.slower_by_s; });
+  return stragglers;
+}
+
+bool divergenceCandidate(const std::string& rule) {
+  return rule.rfind("recompile/", 0) == 0 || rule.rfind("graph-break/", 0) == 0;
+}
+
+std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
+                                        const std::vector<std::vector<Finding>>& findings) {
+  using Key = std::tuple<std::string, std::string, std::int64_t, std::string>;
+  std::map<Key, std::vector<std::int64_t>> counts;  // per rank index
+  for (std::size_t r = 0; r < findings.size(); ++r) {
+    for (const auto& finding : findings[r]) {
+      if (!divergenceCandidate(finding.rule)) continue;
+      auto& per_rank = counts[{finding.rule, finding.file, finding.line, finding.function}];
+      per_rank.resize(ranks.size(), 0);
+      per_rank[r] += finding.count;
+    }
+  }
+  std::vector<Divergence> divergences;
+  for (const auto& [key, per_rank] : counts) {
+    std::map<std::int64_t, std::size_t> histogram;
+    for (const auto count : per_rank) ++histogram[count];
+    if (histogram.size() < 2) continue;
+    const auto majority = std::max_element(histogram.begin(), histogram.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+    // No majority (two ranks of two disagree): the ranks that have more are the divergent ones.
+    std::int64_t typical = majority->first;
+    if (std::count_if(histogram.begin(), histogram.end(), [&](const auto& e) { return e.second == majority->second; }) > 1) {
+      typical = histogram.begin()->first;
+    }
+    Divergence divergence{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}, {}, typical};
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+      if (per_rank[r] == typical) continue;
+      divergence.ranks.push_back(ranks[r].rank);
+      divergence.counts.push_back(per_rank[r]);
+    }
+    divergences.push_back(std::move(divergence));
+  }
+  return divergences;
+}
+
+std::string rankList(const std::vector<std::int64_t>& ranks) {
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  }
+  return (ranks.size() == 1 ? "rank " : "ranks ") + text;
+}
+
+double totalStepSeconds(const RankSummary& rank) {
+  double total = 0;
+  for (const double seconds : rank.step_seconds) total += seconds;
+  return total;
+}
+
+}  // namespace
+
+Result<RankFacts> collectRankFacts(const store::Reader& reader, const RunSummary& run) {
+  RankFacts facts;
+  facts.summary.path = reader.path();
+  facts.summary.host = run.run.host;
+  facts.summary.partial = run.partial;
+  facts.summary.compile_s = run.compile_seconds;
+  facts.summary.graph_breaks = run.graph_breaks;
+  facts.summary.recompiles = run.recompiles;
+  if (auto done = loadIdentity(reader, facts); !done) return done.error();
+  if (facts.summary.rank < 0) return facts;
+  auto steps = reader.load<store::Step>();
+  if (!steps) return steps.error();
+  facts.steps = std::move(*steps);
+  std::sort(facts.steps.begin(), facts.steps.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  if (auto done = loadCollectives(reader, facts); !done) return done.error();
+  std::sort(facts.collectives.begin(), facts.collectives.end(),
+            [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  summarizeRank(facts);
+  return facts;
+}
+
+RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::vector<Finding>>& findings) {
+  RankAnalysis analysis;
+  std::vector<std::vector<Finding>> rank_findings;
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    auto& facts = ranks[i];
+    if (facts.summary.rank < 0 || !seen.insert(facts.summary.rank).second) continue;
+    analysis.world_size = std::max(analysis.world_size, facts.world_size);
+    if (analysis.launcher.empty()) analysis.launcher = facts.launcher;
+    if (analysis.job_id.empty()) analysis.job_id = facts.job_id;
+    if (facts.summary.partial) {
+      analysis.partial_reasons.push_back(fmt::format("rank {} did not finish (its store did not close: crash or kill)",
+                                                     facts.summary.rank));
+    }
+    analysis.ranks.push_back(std::move(facts.summary));
+    rank_findings.push_back(i < findings.size() ? findings[i] : std::vector<Finding>{});
+  }
+  // By rank, with the findings in the same order.
+  std::vector<std::size_t> order(analysis.ranks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return analysis.ranks[a].rank < analysis.ranks[b].rank; });
+  std::vector<RankSummary> sorted_ranks;
+  std::vector<std::vector<Finding>> sorted_findings;
+  for (const auto i : order) {
+    sorted_ranks.push_back(std::move(analysis.ranks[i]));
+    sorted_findings.push_back(std::move(rank_findings[i]));
+  }
+  analysis.ranks = std::move(sorted_ranks);
+  if (analysis.world_size > 0 && static_cast<std::int64_t>(analysis.ranks.size()) < analysis.world_size) {
+    std::vector<std::int64_t> missing;
+    for (std::int64_t r = 0; r < analysis.world_size; ++r) {
+      if (!seen.count(r)) missing.push_back(r);
+    }
+    analysis.partial_reasons.push_back(fmt::format("{} of the world of {} left no store", rankList(missing), analysis.world_size));
+  }
+  analysis.partial = !analysis.partial_reasons.empty();
+  if (analysis.ranks.size() < 2) return analysis;
+  analysis.stragglers = findStragglers(analysis.ranks);
+  analysis.divergences = findDivergences(analysis.ranks, sorted_findings);
+  return analysis;
+}
+
+const std::vector<std::string>& rankRuleIds() {
+  static const std::vector<std::string> ids = {"ranks/straggler", "ranks/divergent-recompile",
+                                               "ranks/divergent-graph-break", "ranks/exposed-communication"};
+  return ids;
+}
+
+std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged, double run_seconds) {
+  std::vector<Finding> out;
+  if (analysis.empty()) return out;
+  const auto fraction = [&](double seconds) { return run_seconds > 0 ? std::clamp(seconds / run_seconds, 0.0, 1.0) : 0.0; };
+  for (const auto& straggler : analysis.stragglers) {
+    const auto& rank = *std::find_if(analysis.ranks.begin(), analysis.ranks.end(),
+                                     [&](const auto& r) { return r.rank == straggler.rank; });
+    Finding finding = makeFinding(
+        "ranks/straggler", "warning",
+        fmt::format("Rank {} is a straggler: {} slower per step than the other ranks", straggler.rank,
+                    formatSeconds(straggler.slower_by_s)),
+        fmt::format("In {} of {} steps rank {} (host {}) spent more time outside collectives than the other ranks: "
+                    "{} per step against {} for the median rank (+{}). The other ranks wait for it in their "
+                    "collectives, {} per step, so the whole job runs at its pace. Its own time goes to compute "
+                    "outside collectives ({} per step){}. Look at what this rank does differently: its share of "
+                    "the data (sizes, padding, loading), work under `if rank == ...`, or a slower host or device.",
+                    straggler.steps_slower, straggler.steps_compared, straggler.rank, rank.host.empty() ? "?" : rank.host,
+                    formatSeconds(rank.compute_median_s), formatSeconds(rank.compute_median_s - straggler.slower_by_s),
+                    formatPercent(straggler.slower_fraction), formatSeconds(straggler.others_wait_s),
+                    formatSeconds(rank.compute_median_s),
+                    rank.compile_s > 0 ? fmt::format(" and {} of compilation over the run", formatSeconds(rank.compile_s)) : ""),
+        {"", "Balance the work across ranks (same batch sizes and shapes per rank), or find the rank's extra work."});
+    finding.count = straggler.steps_slower;
+    finding.function = fmt::format("rank {}", straggler.rank);
+    finding.impact_seconds = straggler.slower_by_s * static_cast<double>(straggler.steps_compared);
+    finding.impact_fraction = fraction(finding.impact_seconds);
+    setEvidence(finding, {{"rank", straggler.rank}, {"host", rank.host}, {"slower_by_seconds", straggler.slower_by_s},
+                          {"slower_fraction", straggler.slower_fraction}, {"steps_slower", straggler.steps_slower},
+                          {"steps_compared", straggler.steps_compared}, {"others_wait_seconds", straggler.others_wait_s}});
+    out.push_back(std::move(finding));
+  }
+  for (const auto& divergence : analysis.divergences) {
+    const bool recompile = divergence.rule.rfind("recompile/", 0) == 0;
+    const auto original = std::find_if(merged.begin(), merged.end(), [&](const Finding& f) {
+      return f.rule == divergence.rule && f.file == divergence.file && f.line == divergence.line && f.function == divergence.function;
+    });
+    std::string counts;
+    for (std::size_t i = 0; i < divergence.ranks.size(); ++i) {
+      counts += fmt::format("{}rank {}: {}x", i == 0 ? "" : ", ", divergence.ranks[i], divergence.counts[i]);
+    }
+    Finding finding = makeFinding(
+        recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", "warning",
+        fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
+                    recompile ? "recompiled" : "broke the graph", formatLocation(divergence.file, divergence.line)),
+        fmt::format("{} ({}) where the other ranks did {} times ({}). Ranks that compile different graphs run "
+                    "different code: the rank is slower while it compiles, the others wait for it in their "
+                    "collectives, and collectives issued from different graphs can mismatch. {}",
+                    recompile ? "Recompiled here" : "The graph broke here", counts, divergence.majority_count,
+                    divergence.rule, original != merged.end() ? "The cause: " + original->message : ""),
+        {original != merged.end() ? original->fix_id : "",
+         original != merged.end() ? original->fix_summary : "Make every rank see the same shapes and Python values."});
+    finding.file = divergence.file;
+    finding.line = divergence.line;
+    finding.function = divergence.function;
+    finding.count = static_cast<std::int64_t>(divergence.ranks.size());
+    if (original != merged.end()) {
+      finding.impact_seconds = original->impact_seconds;
+      finding.impact_fraction = fraction(finding.impact_seconds);
+    }
+    setEvidence(finding, {{"rule", divergence.rule}, {"ranks", divergence.ranks}, {"counts", divergence.counts},
+                          {"majority_count", divergence.majority_count}});
+    out.push_back(std::move(finding));
+  }
+  if (analysis.stragglers.empty()) {
+    std::vector<double> exposed_share, waited;
+    for (const auto& rank : analysis.ranks) {
+      const double steps = totalStepSeconds(rank);
+      if (steps > 0) exposed_share.push_back(rank.exposed_collective_s / steps);
+      waited.push_back(rank.exposed_collective_s);
+    }
+    const double share = median(exposed_share);
+    if (share >= kExposedShare) {
+      Finding finding = makeFinding(
+          "ranks/exposed-communication", "warning",
+          fmt::format("The ranks wait {} of each step for collectives", formatPercent(share)),
+          fmt::format("Across {} ranks the training thread waited for collectives {} of the step time: communication "
+                      "that compute did not hide. With DDP, larger buckets (`bucket_cap_mb`) launch fewer all-reduces, "
+                      "`gradient_as_bucket_view=True` saves a copy, and gradient accumulation under `no_sync()` "
+                      "communicates once per several steps.",
+                      analysis.ranks.size(), formatPercent(share)),
+          {"", "Overlap or reduce communication: bucket size, no_sync() accumulation, compression hooks."});
+      finding.count = static_cast<std::int64_t>(analysis.ranks.size());
+      finding.impact_seconds = median(waited);
+      finding.impact_fraction = fraction(finding.impact_seconds);
+      setEvidence(finding, {{"exposed_share", share}});
+      out.push_back(std::move(finding));
+    }
+  }
+  return out;
+}
+
+}  // namespace torchscope::analyzer

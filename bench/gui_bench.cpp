@@ -1,0 +1,241 @@
+// The timeline on a large store: load time (to the first paint), the first paint and pan/zoom
+// repaints at 1600x900, the detail fetches that zoomed-in frames ask for (on the view's fetch
+// thread, not the paint), and the memory held. The baseline, measured in the same run, is the
+// cheapest possible read of the same store: one SQLite scan of start_ns, end_ns of every bulk table.
+//
+// Usage: bench_gui [events=10000000] [dir=/tmp] [repaints=60]
+// The store is written once per event count (dir/torchscope_gui_bench_<events>.db) and reused.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/TimelinePainter.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/store/Writer.h"
+
+// Designated initializers name only the columns the bench cares about; the rest keep their defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace {
+
+using torchscope::store::Nanos;
+namespace gui = torchscope::gui;
+namespace store = torchscope::store;
+using Clock = std::chrono::steady_clock;
+
+double cpuSeconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+double peakRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A training run: per step 40% kernels on two streams, 40% their launch calls, 20% nested CPU ops,
+// a copy per step and a step marker.
+std::int64_t writeStore(const std::string& path, std::int64_t events) {
+  std::filesystem::remove(path);
+  auto writer = store::Writer::open(path);
+  if (!writer) {
+    fmt::print(stderr, "cannot write {}: {}\n", path, writer.error().message);
+    std::exit(1);
+  }
+  auto& w = **writer;
+  constexpr Nanos kBase = 1'000'000'000;
+  store::RunInfo run;
+  run.start_ns = kBase;
+  run.source = "bench";
+  w.setRun(run);
+  w.add(store::Process{.pid = 1, .name = "python", .start_ns = kBase});
+  w.add(store::Device{.device = 0, .name = "bench GPU"});
+  const std::vector<std::string> kernels{"ampere_sgemm_128x64_nn", "vectorized_elementwise_kernel",
+                                         "reduce_kernel_512", "softmax_warp_forward", "layer_norm_kernel"};
+  constexpr int kKernelsPerStep = 400;
+  constexpr Nanos kStepNs = 12'000'000;
+  std::int64_t written = 0;
+  std::int64_t correlation = 0;
+  for (std::int64_t step = 0; written < events; ++step) {
+    const Nanos step_start = kBase + step * kStepNs;
+    w.add(store::Step{.pid = 1, .tid = 1, .index = step, .start_ns = step_start, .end_ns = step_start + kStepNs - 1000});
+    w.add(store::Memcpy{.pid = 1, .device = 0, .stream = 13, .start_ns = step_start, .end_ns = step_start + 200'000,
+                        .copy_kind = "HtoD", .bytes = 8 << 20});
+    written += 2;
+    for (int k = 0; k < kKernelsPerStep && written < events; ++k) {
+      const Nanos launch = step_start + 300'000 + k * 25'000;
+      if (k % 2 == 0) {
+        w.add(store::CpuOp{.pid = 1, .tid = 1, .start_ns = launch - 4'000, .end_ns = launch + 45'000,
+                           .name = "aten::linear", .category = "cpu_op"});
+        written += 1;
+      }
+      w.add(store::CpuOp{.pid = 1, .tid = 1, .start_ns = launch - 2'000, .end_ns = launch + 8'000,
+                         .name = "aten::addmm", .category = "cpu_op"});
+      w.add(store::ApiCall{.pid = 1, .tid = 1, .start_ns = launch, .end_ns = launch + 5'000,
+                           .name = "cudaLaunchKernel", .api = "runtime", .correlation_id = correlation});
+      const Nanos start = launch + 20'000 + (k % 7) * 1'000;
+      w.add(store::Kernel{.pid = 1, .device = 0, .stream = 7 + k % 2, .start_ns = start,
+                          .end_ns = start + 12'000 + (k % 11) * 1'000,
+                          .name = kernels[static_cast<std::size_t>(k) % kernels.size()], .correlation_id = correlation});
+      ++correlation;
+      written += 3;
+    }
+  }
+  if (auto closed = w.close(kBase + (written / 1000 + 1) * kStepNs); !closed) {
+    fmt::print(stderr, "cannot close {}: {}\n", path, closed.error().message);
+    std::exit(1);
+  }
+  return written;
+}
+
+double scanSeconds(const std::string& path) {
+  auto reader = store::Reader::open(path);
+  if (!reader) return 0;
+  const auto start = Clock::now();
+  std::int64_t sum = 0;
+  for (const char* table : {"kernels", "memcpy", "memset", "api_calls", "cpu_ops", "nvtx"}) {
+    auto read = (*reader)->query(fmt::format("SELECT start_ns, end_ns FROM {}", table),
+                                 [&](const store::Row& row) { sum += row.integer(1) - row.integer(0); });
+    if (!read) return 0;
+  }
+  return sum == 0 ? 0 : secondsSince(start);
+}
+
+struct Percentiles {
+  double median = 0;
+  double p95 = 0;
+  double max = 0;
+};
+
+Percentiles percentiles(std::vector<double> values) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  return {values[values.size() / 2], values[values.size() * 95 / 100], values.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::int64_t events = argc > 1 ? std::atoll(argv[1]) : 10'000'000;
+  const std::string dir = argc > 2 ? argv[2] : "/tmp";
+  const int repaints = argc > 3 ? std::atoi(argv[3]) : 60;
+  const std::string path = fmt::format("{}/torchscope_gui_bench_{}.db", dir, events);
+  if (!std::filesystem::exists(path)) {
+    const auto start = Clock::now();
+    const std::int64_t written = writeStore(path, events);
+    fmt::print("wrote {} events to {} in {:.1f} s\n", written, path, secondsSince(start));
+  }
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  static int qt_argc = 1;
+  static char name[] = "bench_gui";
+  static char* qt_argv[] = {name, nullptr};
+  QGuiApplication app(qt_argc, qt_argv);  // fonts for the labels
+
+  const double scan_s = scanSeconds(path);
+  const double rss_before = peakRssMiB();
+  const double cpu_before = cpuSeconds(RUSAGE_SELF);
+  const auto load_start = Clock::now();
+  auto loaded = gui::loadTimeline({path});
+  const double load_s = secondsSince(load_start);
+  const double load_cpu_s = cpuSeconds(RUSAGE_SELF) - cpu_before;
+  if (!loaded) {
+    fmt::print(stderr, "cannot load {}: {}\n", path, loaded.error().message);
+    return 1;
+  }
+  const auto timeline = loaded.value();
+  const double rss_after = peakRssMiB();
+
+  const gui::TrackLayout layout(*timeline);
+  gui::Viewport axis;
+  gui::PaintState state;
+  state.timeline = timeline.get();
+  state.layout = &layout;
+  state.axis = &axis;
+  state.size = QSize(1600, 900);
+  axis.setWidth(state.size.width() - state.gutter_width);
+  axis.setBounds(timeline->begin_ns, timeline->end_ns);
+  axis.showRange(timeline->focus.begin_ns, timeline->focus.end_ns, 0.02);
+  QImage image(state.size, QImage::Format_ARGB32_Premultiplied);
+
+  const auto paint = [&](gui::PaintStats* stats) {
+    QPainter painter(&image);
+    const double cpu = cpuSeconds(RUSAGE_THREAD);
+    const auto start = Clock::now();
+    const gui::PaintStats drawn = gui::paintTimeline(painter, state);
+    if (stats != nullptr) *stats = drawn;
+    return std::make_pair(secondsSince(start) * 1e3, (cpuSeconds(RUSAGE_THREAD) - cpu) * 1e3);
+  };
+  gui::PaintStats first_stats;
+  const auto [first_ms, first_cpu_ms] = paint(&first_stats);
+
+  // Pan and zoom: from the whole run down to a few milliseconds and back, panning on the way.
+  auto source = gui::DetailSource::open(timeline);
+  if (!source) return 1;
+  std::vector<double> wall_ms;
+  std::vector<double> cpu_ms;
+  std::vector<double> fetch_ms;
+  std::size_t max_items = 0;
+  std::shared_ptr<const gui::DetailWindow> window;
+  for (int i = 0; i < repaints; ++i) {
+    const int phase = i % 20;
+    const double factor = phase < 10 ? 0.35 : 1 / 0.35;
+    axis.zoomAround(axis.width() / 2, factor);
+    axis.panPixels(phase % 3 == 0 ? 120 : -40);
+    const gui::FrameScale frame = axis.frame();
+    bool coarse = false;
+    for (const auto& track : timeline->tracks) {
+      for (const auto& lane : track.lanes) coarse = coarse || lane.needsDetail(frame);
+    }
+    if (coarse && (!window || !window->covers(frame.begin_ns, frame.endNs()))) {
+      // What the view's fetch thread does, timed apart from the paint.
+      const Nanos span = frame.endNs() - frame.begin_ns;
+      const auto start = Clock::now();
+      auto fetched = (*source)->fetch(frame.begin_ns - span, frame.endNs() + span);
+      fetch_ms.push_back(secondsSince(start) * 1e3);
+      if (fetched) window = std::make_shared<const gui::DetailWindow>(std::move(fetched).value());
+    }
+    state.window = window.get();
+    gui::PaintStats stats;
+    const auto [wall, cpu] = paint(&stats);
+    wall_ms.push_back(wall);
+    cpu_ms.push_back(cpu);
+    max_items = std::max(max_items, stats.items);
+  }
+  const Percentiles wall = percentiles(wall_ms);
+  const Percentiles cpu = percentiles(cpu_ms);
+  const Percentiles fetch = percentiles(fetch_ms);
+
+  fmt::print("store: {} ({} slices on {} tracks, {:.0f} MiB on disk)\n", path, timeline->sliceCount(),
+             timeline->tracks.size(), static_cast<double>(std::filesystem::file_size(path)) / (1 << 20));
+  fmt::print("baseline: SQLite scan of start_ns, end_ns of every bulk table: {:.2f} s\n", scan_s);
+  fmt::print("load: {:.2f} s wall, {:.2f} s CPU (both loader threads); {:.2f}x the baseline scan\n", load_s,
+             load_cpu_s, scan_s > 0 ? load_s / scan_s : 0.0);
+  fmt::print("first paint (the GPUs' work, 1600x900): {:.2f} ms wall, {:.2f} ms CPU, {} items\n", first_ms,
+             first_cpu_ms, first_stats.items);
+  fmt::print("time to first paint: {:.2f} s\n", load_s + first_ms / 1e3);
+  fmt::print("repaints ({} pan/zoom frames): wall median {:.2f} ms, p95 {:.2f}, max {:.2f}; CPU median {:.2f} ms, "
+             "p95 {:.2f}, max {:.2f}; at most {} items\n",
+             repaints, wall.median, wall.p95, wall.max, cpu.median, cpu.p95, cpu.max, max_items);
+  fmt::print("detail fetches (fetch thread, {} of them): median {:.1f} ms, p95 {:.1f}, max {:.1f}\n",
+             fetch_ms.size(), fetch.median, fetch.p95, fetch.max);
+  fmt::print("peak RSS: {:.0f} MiB before loading, {:.0f} MiB after\n", rss_before, rss_after);
+  return 0;
+}

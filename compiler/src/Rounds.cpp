@@ -1,0 +1,194 @@
+#include "Rounds.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace torchscope::compiler {
+namespace {
+
+double meanWall(const Variant& variant, double fallback) {
+  if (variant.runs.empty()) return fallback;
+  double sum = 0;
+  for (const auto& run : variant.runs) sum += run.wall_s;
+  return sum / static_cast<double>(variant.runs.size());
+}
+
+std::string duration(double seconds) {
+  const auto whole = static_cast<long>(std::lround(std::max(seconds, 0.0)));
+  return whole >= 60 ? fmt::format("{}m{:02d}s", whole / 60, whole % 60) : fmt::format("{}s", whole);
+}
+
+std::string intervalText(const SpeedupInterval& interval) {
+  return fmt::format("{:.3f}x [{:.3f}, {:.3f}] ({:.1f} % interval)", interval.estimate, interval.ci_low,
+                     interval.ci_high, interval.confidence * 100);
+}
+
+}  // namespace
+
+std::vector<double> metricRuns(const Variant& variant, const Metric& metric, int warmup_steps) {
+  std::vector<double> values;
+  for (const auto& run : variant.runs) {
+    if (run.exit_code != 0) continue;
+    const double value = metricValue(run, metric, warmup_steps);
+    if (value > 0) values.push_back(value);
+  }
+  return values;
+}
+
+Rounds::Rounds(const FixOptions& options, Runner& runner, FixReport& report, Variant& baseline)
+    : options_(options), runner_(runner), report_(report), baseline_(baseline) {}
+
+Result<const RunMeasurement*> Rounds::runFirstBaseline() {
+  round_ = 1;
+  return runOnce(baseline_, "baseline-1");
+}
+
+Result<const RunMeasurement*> Rounds::runOnce(Variant& variant, const std::string& label) {
+  auto measured = runner_.run(variant, label);
+  if (!measured) return measured.error();
+  variant.runs.push_back(std::move(*measured));
+  ++report_.runs;
+  reportRun(variant, variant.runs.back(), fmt::format("run {}", variant.runs.size()));
+  return &variant.runs.back();
+}
+
+void Rounds::reportRun(const Variant& variant, const RunMeasurement& run, const std::string& tally) {
+  if (!options_.progress) return;
+  const std::string left = arms_ == nullptr ? "" : " | " + timeLeft();  // nothing to estimate before the fixes are chosen
+  options_.progress(fmt::format("[{}] {} {}: {:.1f} s wall, {:.1f} s CPU{}{}", report_.runs, variant.name, tally,
+                                run.wall_s, run.cpu_s,
+                                run.exit_code == 0 ? "" : fmt::format(" (exit {})", run.exit_code), left));
+}
+
+std::string Rounds::timeLeft() const {
+  const double base = meanWall(baseline_, 0);
+  double expected = 0;
+  double worst = 0;
+  int candidates_for_combination = 0;
+  double fastest = base;
+  if (arms_ != nullptr) {
+    double round_cost = base;
+    bool active = false;
+    for (const Arm& arm : *arms_) {
+      const double cost = meanWall(arm.variant, base);
+      const auto judgement = report_.fixes[arm.outcome_index].verdict;
+      if (!arm.stopped || judge(judgement, static_cast<int>(arm.variant.runs.size()), report_.fix_rule) == Judgement::kFaster) {
+        ++candidates_for_combination;
+        fastest = std::min(fastest, cost);
+      }
+      if (arm.stopped) continue;
+      active = true;
+      round_cost += cost;
+      if (static_cast<int>(arm.variant.runs.size()) < round_) {  // still to run in this round
+        expected += cost;
+        worst += cost;
+      }
+    }
+    if (active) {
+      expected += std::max(report_.fix_rule.min_runs - round_, 0) * round_cost;
+      worst += std::max(report_.fix_rule.max_runs - round_, 0) * round_cost;
+    }
+  }
+  if (combined_ != nullptr) {
+    const int done = static_cast<int>(combined_->variant.runs.size());
+    const double cost = meanWall(combined_->variant, fastest);
+    if (!combined_->stopped) {
+      expected += std::max(report_.combined_rule.min_runs - done, 0) * cost;
+      worst += std::max(report_.combined_rule.max_runs - done, 0) * cost;
+    }
+  } else if (candidates_for_combination >= 2) {
+    expected += report_.combined_rule.min_runs * fastest;
+    worst += report_.combined_rule.max_runs * fastest;
+  }
+  if (worst <= 0) return "measuring done";
+  return fmt::format("~{} left, at most {}", duration(expected), duration(worst));
+}
+
+SpeedupInterval Rounds::verdictInterval(const Variant& candidate, const std::vector<const Variant*>& all,
+                                        double confidence) const {
+  std::vector<std::vector<double>> groups;
+  for (const Variant* variant : all) groups.push_back(metricRuns(*variant, verdict_, options_.warmup_steps));
+  return speedupInterval(metricRuns(baseline_, verdict_, options_.warmup_steps),
+                         metricRuns(candidate, verdict_, options_.warmup_steps), pooledLogNoise(groups), confidence);
+}
+
+bool Rounds::checkLatestRun(Arm& arm, FixOutcome& outcome) {
+  const std::size_t index = arm.variant.runs.size() - 1;
+  const RunMeasurement& run = arm.variant.runs.back();
+  if (run.exit_code != 0) return true;
+  const RunMeasurement& reference = baseline_.runs[std::min(index, baseline_.runs.size() - 1)];
+  if (!compareParity({reference.parity_values}, {run.parity_values}, options_.parity_tolerance).ok) return true;
+  if (index == 0) {
+    outcome.effect = checkEffect(arm.request, baseline_.runs.front(), run, options_.min_total_gain);
+    if (outcome.effect.checkable && !outcome.effect.shown) return true;
+  }
+  return false;
+}
+
+Result<void> Rounds::runFixes(std::vector<Arm>& arms) {
+  arms_ = &arms;
+  std::vector<const Variant*> all = {&baseline_};
+  for (const Arm& arm : arms) all.push_back(&arm.variant);
+  const auto active = [&] { return std::any_of(arms.begin(), arms.end(), [](const Arm& arm) { return !arm.stopped; }); };
+  for (round_ = 1; active(); ++round_) {
+    if (round_ > 1) {
+      auto measured = runOnce(baseline_, fmt::format("baseline-{}", round_));
+      if (!measured) return measured.error();
+      if ((*measured)->exit_code != 0) {
+        return makeError(ErrorCode::kInvalidArgument,
+                         fmt::format("the baseline job failed in round {} (exit {}); see {}", round_,
+                                     (*measured)->exit_code, runner_.lastStderrPath()));
+      }
+    }
+    for (Arm& arm : arms) {
+      if (arm.stopped) continue;
+      FixOutcome& outcome = report_.fixes[arm.outcome_index];
+      auto measured = runOnce(arm.variant, fmt::format("{}-{}", arm.request.id, round_));
+      if (!measured) return measured.error();
+      if (checkLatestRun(arm, outcome)) {
+        arm.stopped = true;
+        if (options_.progress) options_.progress(arm.variant.name + ": stopped after this run");
+      }
+    }
+    for (Arm& arm : arms) {
+      const int runs = static_cast<int>(arm.variant.runs.size());
+      if (arm.stopped || runs < report_.fix_rule.min_runs) continue;
+      FixOutcome& outcome = report_.fixes[arm.outcome_index];
+      outcome.verdict = verdictInterval(arm.variant, all, report_.fix_rule.lookConfidence());
+      const Judgement judgement = judge(outcome.verdict, runs, report_.fix_rule);
+      if (judgement == Judgement::kUndecided) continue;
+      arm.stopped = true;
+      if (options_.progress) {
+        options_.progress(fmt::format("{}: {} after {} runs, {} {}", arm.variant.name, judgementName(judgement), runs,
+                                      verdict_.title(), intervalText(outcome.verdict)));
+      }
+    }
+  }
+  return {};
+}
+
+Result<void> Rounds::runCombined(Arm& combined, FixOutcome& outcome, const std::vector<Arm>& arms) {
+  combined_ = &combined;
+  std::vector<const Variant*> all = {&baseline_, &combined.variant};
+  for (const Arm& arm : arms) all.push_back(&arm.variant);
+  for (int runs = 1; runs <= report_.combined_rule.max_runs; ++runs) {
+    auto measured = runOnce(combined.variant, fmt::format("combined-{}", runs));
+    if (!measured) return measured.error();
+    if (checkLatestRun(combined, outcome)) break;
+    outcome.verdict = verdictInterval(combined.variant, all, report_.combined_rule.lookConfidence());
+    const Judgement judgement = judge(outcome.verdict, runs, report_.combined_rule);
+    if (judgement != Judgement::kUndecided) {
+      if (options_.progress) {
+        options_.progress(fmt::format("combined: {} after {} runs, {} {}", judgementName(judgement), runs,
+                                      verdict_.title(), intervalText(outcome.verdict)));
+      }
+      break;
+    }
+  }
+  combined.stopped = true;
+  return {};
+}
+
+}  // namespace torchscope::compiler

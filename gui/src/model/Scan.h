@@ -1,0 +1,92 @@
+// The loader's pieces: slices grouped into tracks as they stream in, the scan of the bulk tables in
+// start order, the GPUs' idle gaps found on the way, and the assembly of the finished tracks.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "BulkRows.h"
+
+namespace torchscope::gui::detail {
+
+// Identifies a track while loading: host tracks by (pid, tid), GPU tracks by (device, stream, pid).
+struct TrackKey {
+  std::uint32_t store = 0;
+  bool gpu = false;
+  std::int64_t a = 0;  // pid or device
+  std::int64_t b = 0;  // tid (-1: the whole process) or stream
+  std::int64_t c = 0;  // GPU tracks: the pid
+  TrackKind kind = TrackKind::kGpuStream;
+  auto operator<=>(const TrackKey&) const = default;
+};
+
+// Slices of each track, nested into lanes as they arrive (in placement order per track).
+class TrackSet {
+ public:
+  TrackSet(Nanos origin, int shift, std::size_t exact_limit);
+  void add(const TrackKey& key, const Slice& slice);
+  // Forgets the tracks `which` accepts (their table is read again).
+  void drop(const std::function<bool(const TrackKey&)>& which);
+  [[nodiscard]] std::map<TrackKey, std::vector<Lane>> finish();
+
+ private:
+  struct Builder {
+    DepthStack depths;
+    std::vector<LaneBuilder> lanes;
+  };
+  Nanos origin_;
+  int shift_;
+  std::size_t exact_limit_;
+  std::map<TrackKey, Builder> builders_;
+  const TrackKey* last_key_ = nullptr;
+  Builder* last_builder_ = nullptr;
+};
+
+// Idle gaps of each GPU, from its work (kernels, copies, memsets) in start order.
+class GpuBusy {
+ public:
+  explicit GpuBusy(Nanos min_gap_ns) : min_gap_ns_(min_gap_ns) {}
+  void add(std::uint32_t store, const BulkRow& row);
+  void drop(std::uint32_t store);
+  [[nodiscard]] std::vector<GpuGap> finish();
+
+ private:
+  struct Device {
+    Nanos busy_until = 0;
+    bool started = false;
+    std::vector<GpuGap> gaps;
+  };
+  Nanos min_gap_ns_;
+  std::map<std::pair<std::uint32_t, std::int64_t>, Device> devices_;
+};
+
+// What one scanning thread produces.
+struct ScanResult {
+  std::map<TrackKey, std::vector<Lane>> tracks;
+  StatsIndex stats;
+  std::vector<GpuGap> gaps;
+};
+
+struct ScanSetup {
+  const std::vector<StoreInfo>* stores = nullptr;
+  Nanos origin = 0;
+  int shift = 0;        // the finest summary bucket
+  int stats_shift = 0;  // the statistics' bucket
+  std::size_t exact_limit = 0;
+  std::function<bool()> cancelled;
+};
+
+// Reads the GPU tables (kernels, copies, memsets) or the host tables (CUDA API, CPU ops, NVTX) of
+// every store with a reader of its own, so that the two can run on two threads.
+[[nodiscard]] Result<ScanResult> scanBulk(const ScanSetup& setup, bool gpu);
+
+// Turns finished tracks into the timeline's ordered, labelled tracks.
+void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tracks);
+
+// Finds the cause of the longest gaps with the analyzer, and what the host did during host-late ones.
+[[nodiscard]] Result<void> explainGaps(Timeline& timeline, std::size_t limit);
+
+}  // namespace torchscope::gui::detail

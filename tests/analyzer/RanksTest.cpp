@@ -1,0 +1,224 @@
+// The multi-rank analysis over real stores: ranks written through store::Writer (host collectives of DDP buckets,
+// NCCL kernels as CUPTI records them), the corpus's per-rank TORCH_TRACE logs imported into a run folder, and the
+// merged Chrome export of a folder.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "TestSupport.h"
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/interop/ChromeExport.h"
+#include "torchscope/interop/Import.h"
+#include "torchscope/store/RunFolder.h"
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr store::Nanos kMs = 1'000'000;
+constexpr store::Nanos kStart = 5'000 * kMs;
+
+struct RankPlan {
+  std::int64_t rank = 0;
+  store::Nanos compute_ns = 20 * kMs;    // backward compute before the last bucket is launched
+  store::Nanos step_ns = 40 * kMs;       // every rank's step (they wait for each other)
+  store::Nanos wall_offset_ns = 0;       // when this rank started, relative to rank 0
+  bool nccl = false;                     // GPU: NCCL kernels instead of host-side DDP buckets
+};
+
+// A rank of a DDP job: 8 steps; per step two gradient buckets, the last launched when compute ends and
+// completing at the end of the step (the rank waited from its launch to the step's end).
+void writeRank(const std::string& path, const RankPlan& plan, std::int64_t world_size) {
+  auto opened = store::Writer::open(path);
+  ASSERT_TRUE(opened.ok());
+  store::Writer& writer = **opened;
+  store::RunInfo run;
+  run.host = "node0";
+  run.start_ns = kStart;
+  run.start_wall_ns = 1'700'000'000'000'000'000 + plan.wall_offset_ns;
+  run.source = "collector";
+  writer.setRun(run);
+  store::Process process;
+  process.pid = 100 + plan.rank;
+  process.name = "python";
+  process.rank = plan.rank;
+  process.local_rank = plan.rank;
+  process.world_size = world_size;
+  process.start_ns = kStart;
+  writer.add(process);
+  for (std::int64_t step = 0; step < 8; ++step) {
+    const store::Nanos begin = kStart + step * plan.step_ns;
+    writer.add(store::Step{process.pid, 1, step, begin, begin + plan.step_ns, "optimizer"});
+    const store::Nanos last_launch = begin + plan.compute_ns;
+    if (plan.nccl) {
+      // Compute kernel over [begin, last_launch); the NCCL all-reduce from half-way through compute to the step's end.
+      writer.add(store::Kernel{.pid = process.pid, .device = 0, .stream = 7, .start_ns = begin, .end_ns = last_launch,
+                               .name = "ampere_sgemm_128x64_nn"});
+      writer.add(store::Kernel{.pid = process.pid, .device = 0, .stream = 13, .start_ns = begin + plan.compute_ns / 2,
+                               .end_ns = begin + plan.step_ns, .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"});
+      continue;
+    }
+    for (const auto& [start, last] : {std::pair{begin + plan.compute_ns / 2, false}, std::pair{last_launch, true}}) {
+      store::CpuOp bucket;
+      bucket.pid = process.pid;
+      bucket.tid = 1;
+      bucket.start_ns = start;
+      bucket.end_ns = begin + plan.step_ns;
+      bucket.name = "ddp:allreduce";
+      bucket.category = "collective";
+      bucket.args = nlohmann::json{{"op", "allreduce"}, {"source", "ddp"}, {"last_bucket", last}, {"async", false}}.dump();
+      writer.add(bucket);
+    }
+  }
+  ASSERT_TRUE(writer.close(kStart + 8 * plan.step_ns).ok());
+}
+
+std::vector<std::string> writeFolder(const ScratchDir& dir, const std::vector<RankPlan>& plans) {
+  std::vector<std::string> paths;
+  for (const auto& plan : plans) {
+    paths.push_back(dir.file("run.rank" + std::to_string(plan.rank) + ".1.db"));
+    writeRank(paths.back(), plan, static_cast<std::int64_t>(plans.size()));
+  }
+  return paths;
+}
+
+TEST(Ranks, TheRankTheOthersWaitForIsTheStraggler) {
+  ScratchDir dir;
+  // Rank 2 computes 35 ms; the others 20 ms and then wait for it: every step lasts 40 ms on every rank.
+  std::vector<RankPlan> plans = {{0}, {1}, {2, 35 * kMs}, {3}};
+  writeFolder(dir, plans);
+  auto stores = store::expandRunFolders({dir.file("")});
+  ASSERT_TRUE(stores.ok());
+  auto analysis = analyze(*stores);
+  ASSERT_TRUE(analysis.ok()) << analysis.error().message;
+  const auto& ranks = analysis->ranks;
+  ASSERT_EQ(ranks.ranks.size(), 4u);
+  EXPECT_EQ(ranks.world_size, 4);
+  EXPECT_FALSE(ranks.partial);
+  for (const auto& rank : ranks.ranks) {
+    const double compute = static_cast<double>(plans[static_cast<std::size_t>(rank.rank)].compute_ns) / 1e9;
+    EXPECT_NEAR(rank.step_median_s, 0.040, 1e-9);
+    EXPECT_NEAR(rank.compute_median_s, compute, 1e-9) << rank.rank;  // the wait starts at the last bucket's launch
+    EXPECT_EQ(rank.collectives, 16);
+  }
+  ASSERT_EQ(ranks.stragglers.size(), 1u);
+  EXPECT_EQ(ranks.stragglers[0].rank, 2);
+  EXPECT_NEAR(ranks.stragglers[0].slower_by_s, 0.015, 1e-9);
+  EXPECT_NEAR(ranks.stragglers[0].others_wait_s, 0.020, 1e-9);
+  EXPECT_EQ(ranks.stragglers[0].steps_slower, 7);  // every step after the first
+  const auto straggler = std::find_if(analysis->findings.begin(), analysis->findings.end(),
+                                      [](const Finding& f) { return f.rule == "ranks/straggler"; });
+  ASSERT_NE(straggler, analysis->findings.end());
+  EXPECT_EQ(straggler->function, "rank 2");
+}
+
+TEST(Ranks, EvenRanksAreNoStragglersAndTheirWaitIsExposedCommunication) {
+  ScratchDir dir;
+  auto stores = writeFolder(dir, {{0}, {1}, {2}});
+  auto analysis = analyze(stores);
+  ASSERT_TRUE(analysis.ok());
+  EXPECT_TRUE(analysis->ranks.stragglers.empty());
+  // Each rank waits 20 ms of 40 ms for its last bucket: half the step is exposed communication.
+  const auto exposed = std::find_if(analysis->findings.begin(), analysis->findings.end(),
+                                    [](const Finding& f) { return f.rule == "ranks/exposed-communication"; });
+  ASSERT_NE(exposed, analysis->findings.end());
+  EXPECT_NEAR(nlohmann::json::parse(exposed->evidence)["exposed_share"].get<double>(), 0.5, 1e-9);
+}
+
+TEST(Ranks, NcclKernelsWaitForThePartComputeDidNotHide) {
+  ScratchDir dir;
+  RankPlan gpu0{0};
+  gpu0.nccl = true;
+  RankPlan gpu1{1};
+  gpu1.nccl = true;
+  auto stores = writeFolder(dir, {gpu0, gpu1});
+  auto analysis = analyze(stores);
+  ASSERT_TRUE(analysis.ok());
+  for (const auto& rank : analysis->ranks.ranks) {
+    // NCCL over [10, 40) ms of each step, compute over [0, 20): 10 of its 30 ms hidden, 20 ms waited.
+    EXPECT_NEAR(rank.overlap_fraction, 10.0 / 30.0, 1e-9);
+    EXPECT_NEAR(rank.compute_median_s, 0.020, 1e-9);
+    EXPECT_EQ(rank.collectives, 8);
+  }
+}
+
+TEST(Ranks, AMissingRankMakesTheRunPartial) {
+  ScratchDir dir;
+  // A world of 3 of which rank 2 left no store.
+  const std::vector<std::string> stores = {dir.file("run.rank0.1.db"), dir.file("run.rank1.1.db")};
+  writeRank(stores[0], {0}, 3);
+  writeRank(stores[1], {1}, 3);
+  auto analysis = analyze(stores);
+  ASSERT_TRUE(analysis.ok());
+  EXPECT_TRUE(analysis->ranks.partial);
+  ASSERT_EQ(analysis->ranks.partial_reasons.size(), 1u);
+  EXPECT_NE(analysis->ranks.partial_reasons[0].find("rank 2"), std::string::npos);
+}
+
+TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) {
+  ScratchDir dir;
+  const fs::path logs = fs::path(TORCHSCOPE_SHARED_DIR) / "corpus/torch_trace/multi_rank_logs";
+  auto imported = interop::importToRunFolder({logs.string()}, dir.file("run"));
+  ASSERT_TRUE(imported.ok()) << imported.error().message;
+  auto stores = store::expandRunFolders({dir.file("run")});
+  ASSERT_TRUE(stores.ok());
+  ASSERT_EQ(stores->size(), 4u);
+  for (std::size_t i = 0; i < stores->size(); ++i) {
+    EXPECT_EQ(store::rankInStoreName(fs::path((*stores)[i]).filename().string()), static_cast<long long>(i));
+  }
+  auto analysis = analyze(*stores);
+  ASSERT_TRUE(analysis.ok()) << analysis.error().message;
+  ASSERT_EQ(analysis->ranks.ranks.size(), 4u);
+  // The corpus's README: rank 1 has 14 recompile_reasons artifacts, rank 3 has 6, ranks 0 and 2 none.
+  std::int64_t recompiles_1 = 0, recompiles_3 = 0;
+  for (const auto& rank : analysis->ranks.ranks) {
+    if (rank.rank == 1) recompiles_1 = rank.recompiles;
+    if (rank.rank == 3) recompiles_3 = rank.recompiles;
+    if (rank.rank == 0 || rank.rank == 2) {
+      EXPECT_EQ(rank.recompiles, 0);
+    }
+  }
+  EXPECT_GT(recompiles_1, recompiles_3);
+  EXPECT_GT(recompiles_3, 0);
+  std::set<std::int64_t> divergent;
+  for (const auto& divergence : analysis->ranks.divergences) {
+    if (divergence.rule.rfind("recompile/", 0) == 0) divergent.insert(divergence.ranks.begin(), divergence.ranks.end());
+  }
+  EXPECT_EQ(divergent, (std::set<std::int64_t>{1, 3}));
+  EXPECT_TRUE(std::any_of(analysis->findings.begin(), analysis->findings.end(),
+                          [](const Finding& f) { return f.rule == "ranks/divergent-recompile" && !f.file.empty(); }));
+}
+
+TEST(Ranks, TheMergedExportPutsTheRanksOnOneClock) {
+  ScratchDir dir;
+  RankPlan late{1};
+  late.wall_offset_ns = 1'000 * kMs;  // rank 1 started one second after rank 0 (same monotonic times)
+  auto stores = writeFolder(dir, {{0}, late});
+  std::ostringstream out;
+  auto report = interop::exportMergedChromeTrace(stores, out);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const auto trace = nlohmann::json::parse(out.str());
+  std::map<std::int64_t, double> first_step_us;  // pid -> ts
+  std::map<std::int64_t, std::string> names;
+  for (const auto& event : trace["traceEvents"]) {
+    const std::int64_t pid = event["pid"];
+    if (event["ph"] == "M" && event["name"] == "process_name") names[pid] = event["args"]["name"];
+    if (event["ph"] == "X" && event["name"] == "ProfilerStep#0") first_step_us[pid] = event["ts"];
+  }
+  ASSERT_EQ(first_step_us.size(), 2u);
+  const std::int64_t rank0 = 100'000'000 + 100, rank1 = 200'000'000 + 101;
+  EXPECT_EQ(names[rank0].rfind("rank 0: ", 0), 0u) << names[rank0];
+  EXPECT_EQ(names[rank1].rfind("rank 1: ", 0), 0u) << names[rank1];
+  EXPECT_DOUBLE_EQ(first_step_us[rank0], 0.0);
+  EXPECT_DOUBLE_EQ(first_step_us[rank1], 1e6);
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing
