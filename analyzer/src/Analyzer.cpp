@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "MemoryFacts.h"
 #include "RankFacts.h"
 #include "Rules.h"
 #include "torchscope/store/Writer.h"
@@ -68,6 +69,10 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts) {
   summary.recompiles = facts.count("recompiles");
   summary.syncs = facts.count("syncs");
   summary.kernels = facts.count("kernels");
+  if (facts.count("memory_samples") > 0) {
+    // A store whose memory cannot be read still gets the rest of its summary.
+    if (auto memory = collectMemoryFacts(reader)) summary.memory = summarizeMemory(*memory, firstSteadyStep(facts));
+  }
   return summary;
 }
 
@@ -132,6 +137,8 @@ const std::vector<RuleFamily>& ruleFamilies() {
       {"compile", compileRules, {"compile/time", "compile/not-compiled"}},
       {"inference", inferenceRules,
        {"inference/no-inference-mode", "vision/channels-last", "quantization/candidate", "attention/manual"}},
+      {"memory", memoryRules,
+       {"memory/growth", "memory/allocator-churn", "memory/fragmentation", "memory/peak-near-capacity"}},
   };
   return families;
 }

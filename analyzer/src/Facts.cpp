@@ -123,6 +123,13 @@ std::int64_t distinctShapes(const Facts& facts) {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(sizes.size()));
 }
 
+std::int64_t firstSteadyStep(const Facts& facts) {
+  for (const auto& step : facts.steps) {
+    if (step.start_ns >= facts.steady_begin_ns) return step.index;
+  }
+  return 0;
+}
+
 Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,
                     const FixProposal& fix) {
   Finding finding;

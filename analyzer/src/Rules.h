@@ -57,6 +57,8 @@ struct Facts {
 };
 
 [[nodiscard]] Result<Facts> collectFacts(const store::Reader& reader);
+// The index of the first steady-state step (after compilation and warm-up); 0 without steps.
+[[nodiscard]] std::int64_t firstSteadyStep(const Facts& facts);
 
 // Wall time each process (pid) spent compiling: the union of its compilations' intervals, so that overlapping
 // records (nested compilations, records sharing a start) count once.
@@ -92,6 +94,7 @@ Result<void> gpuRules(const Context& context, std::vector<Finding>& out);
 Result<void> precisionRules(const Context& context, std::vector<Finding>& out);
 Result<void> compileRules(const Context& context, std::vector<Finding>& out);
 Result<void> inferenceRules(const Context& context, std::vector<Finding>& out);
+Result<void> memoryRules(const Context& context, std::vector<Finding>& out);
 
 const std::vector<RuleFamily>& ruleFamilies();
 

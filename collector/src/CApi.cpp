@@ -164,6 +164,40 @@ bool recordDevice(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
+// One step end's allocator figures: {"ts_ns", "step", "device", "values": {series: value}}.
+bool recordMemorySamples(Collector& collector, const json& in) {
+  const auto values = in.find("values");
+  if (values == in.end() || !values->is_object()) return false;
+  const std::int64_t pid = getpid();
+  const std::int64_t device = integer(in, "device");
+  const std::int64_t ts_ns = integer(in, "ts_ns", 0);
+  const std::int64_t step = integer(in, "step");
+  bool all = true;
+  for (const auto& [series, value] : values->items()) {
+    if (!value.is_number()) continue;
+    all = collector.add(store::MemorySample{pid, device, series, ts_ns, step, value.get<std::int64_t>()}) && all;
+  }
+  return all;
+}
+
+bool recordMemoryHolder(Collector& collector, const json& in) {
+  store::MemoryHolder out;
+  out.pid = getpid();
+  out.ts_ns = integer(in, "ts_ns", 0);
+  out.step = integer(in, "step");
+  out.kind = text(in, "kind");
+  out.name = text(in, "name");
+  out.file = text(in, "file");
+  out.line = integer(in, "line");
+  out.function = text(in, "function");
+  out.first_step = integer(in, "first_step");
+  out.size_before = integer(in, "size_before");
+  out.size_after = integer(in, "size_after");
+  out.bytes = integer(in, "bytes");
+  out.stack = array(in, "stack");
+  return collector.add(std::move(out));
+}
+
 std::vector<std::string> strings(const json& object, const char* key) {
   std::vector<std::string> values;
   const auto it = object.find(key);
@@ -200,6 +234,8 @@ bool record(const std::string& kind, const json& in) {
   if (kind == "recompile") return recordRecompile(collector, in);
   if (kind == "sync") return recordSync(collector, in);
   if (kind == "device") return recordDevice(collector, in);
+  if (kind == "memory") return recordMemorySamples(collector, in);
+  if (kind == "memory_holder") return recordMemoryHolder(collector, in);
   if (kind == "collective") return recordCollective(collector, in);
   if (kind == "run") return recordRun(collector, in);
   if (kind == "code_roots") return recordCodeRoots(collector, in);
@@ -262,6 +298,7 @@ __attribute__((visibility("default"))) int torchscope_record_step(int64_t index,
     step.end_ns = end_ns;
     step.source = source != nullptr ? source : "marker";
     if (!collector.add(std::move(step))) return -1;
+    collector.recordStepMemory(index, end_ns);
     collector.tally().steps += 1;
     return 0;
   } catch (...) {

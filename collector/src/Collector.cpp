@@ -202,6 +202,14 @@ void Collector::openStore() {
 
   owner_pid_ = pid;
   writer_.store(writer, std::memory_order_release);
+  if (python_ && envFlag("TORCHSCOPE_MEMORY", true)) {
+    const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
+    host_memory_.store(new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20)));
+  }
+}
+
+void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {
+  if (HostMemorySampler* sampler = host_memory_.load(std::memory_order_acquire)) sampler->recordStepEnd(step, end_ns);
 }
 
 void Collector::startGpu() {
@@ -220,6 +228,7 @@ void Collector::shutdown(int exit_code) {
   std::lock_guard lock(mutex_);
   store::Writer* writer = writer_.load();
   if (writer == nullptr) return;
+  if (HostMemorySampler* sampler = host_memory_.load()) sampler->stop();
   const bool traced_gpu = gpu_started_;
   if (gpu_started_) {
     stopGpuTracingNow();
@@ -281,6 +290,8 @@ void Collector::afterForkInParent() {
 
 void Collector::afterForkInChild() {
   if (store::Writer* writer = writer_.exchange(nullptr)) writer->abandon();
+  // The parent's sampler thread does not exist here; its object is left alone (a fresh one comes with the store).
+  host_memory_.store(nullptr);
   if (gpu_started_) gpuTracingForgetInChild();
   gpu_started_ = false;
   tally_.reset();

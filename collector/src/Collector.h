@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "HostMemory.h"
 #include "RankIdentity.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/UserCode.h"
@@ -68,6 +69,9 @@ class Collector {
   void setCodeRoots(store::CodeRoots roots);
   [[nodiscard]] store::CodeRoots codeRoots() const;
 
+  // Host memory at the end of a step (memory_samples rows), when memory capture is on.
+  void recordStepMemory(std::int64_t step, std::int64_t end_ns);
+
   Tally& tally() { return tally_; }
 
  private:
@@ -96,6 +100,9 @@ class Collector {
   mutable std::mutex roots_mutex_;
   store::CodeRoots code_roots_;
   Tally tally_;
+  // Started with the store of a Python process (TORCHSCOPE_MEMORY=0 turns it off); stopped, never
+  // deleted, at shutdown, so that a late step end sees a stopped sampler rather than freed memory.
+  std::atomic<HostMemorySampler*> host_memory_{nullptr};
 };
 
 // The path a process writes to: the requested path for the job's first process, and

@@ -163,6 +163,15 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
     run.graph_breaks = static_cast<std::int64_t>(breaks->size());
   }
   run.syncs = static_cast<std::int64_t>(syncs->size());
+  // Summed over the devices: what the job needs on its GPUs.
+  auto done = (*reader)->query(
+      "SELECT series, sum(peak) FROM (SELECT series, device, max(value) AS peak FROM memory_samples "
+      "WHERE series IN ('cuda.peak_allocated', 'cuda.peak_reserved') GROUP BY series, device) GROUP BY series",
+      [&](const store::Row& row) {
+        (row.text(0) == "cuda.peak_allocated" ? run.gpu_peak_allocated_bytes : run.gpu_peak_reserved_bytes) =
+            row.integer(1);
+      });
+  if (!done) return done.error();
   return {};
 }
 

@@ -82,6 +82,35 @@ void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& 
   }
 }
 
+MemoryChange memoryChange(const VariantStats& baseline, const VariantStats& candidate) {
+  MemoryChange change;
+  if (baseline.gpu_peak_reserved_bytes > 0 && candidate.gpu_peak_reserved_bytes >= 0) {
+    change.basis = "gpu_reserved";
+    change.baseline_bytes = baseline.gpu_peak_reserved_bytes;
+    change.candidate_bytes = candidate.gpu_peak_reserved_bytes;
+  } else if (baseline.peak_rss_bytes > 0 && candidate.peak_rss_bytes >= 0) {
+    change.basis = "host_rss";
+    change.baseline_bytes = baseline.peak_rss_bytes;
+    change.candidate_bytes = candidate.peak_rss_bytes;
+  } else {
+    return change;
+  }
+  change.increase = static_cast<double>(change.candidate_bytes - change.baseline_bytes) /
+                    static_cast<double>(change.baseline_bytes);
+  return change;
+}
+
+void limitMemory(FixOutcome& outcome, double max_increase) {
+  if (!outcome.accepted || !outcome.memory.known() || outcome.memory.increase <= max_increase) return;
+  outcome.accepted = false;
+  outcome.status = "rejected";
+  outcome.reason = fmt::format("too costly in memory: {} but peak {} grows {:+.1f} % ({:.1f} -> {:.1f} MiB), above "
+                               "--max-memory-increase {:.0f} %",
+                               outcome.reason, outcome.memory.basis == "gpu_reserved" ? "GPU reserved memory" : "host RSS",
+                               outcome.memory.increase * 100, static_cast<double>(outcome.memory.baseline_bytes) / (1 << 20),
+                               static_cast<double>(outcome.memory.candidate_bytes) / (1 << 20), max_increase * 100);
+}
+
 void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant& baseline,
                    const std::vector<const Variant*>& all, const FixOptions& options, const SequentialRule& rule,
                    const Metric& verdict) {
@@ -104,7 +133,9 @@ void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant&
   outcome.total_speedup = interval("end_to_end_wall").estimate;
   outcome.compile_time_delta_s = outcome.stats.compile_time_s - base.compile_time_s;
   outcome.parity = parityOver(baseline, candidate, options.parity_tolerance);
+  outcome.memory = memoryChange(base, outcome.stats);
   decide(outcome, rule, verdict.title());
+  limitMemory(outcome, options.max_memory_increase);
   noteBreakEven(outcome, base);
 }
 

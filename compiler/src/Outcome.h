@@ -1,5 +1,6 @@
 // The figures and the verdict of a measured variant: every metric's median and 95 % interval
-// against the baseline (the noise pooled over all variants), parity over all its runs, and decide().
+// against the baseline (the noise pooled over all variants), parity over all its runs, its memory
+// change, decide() and limitMemory().
 #pragma once
 
 #include <vector>

@@ -113,6 +113,7 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6; };
   result.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  result.peak_rss_bytes = usage.ru_maxrss > 0 ? static_cast<std::int64_t>(usage.ru_maxrss) * 1024 : -1;  // KiB
   if (result.timed_out) {
     result.exit_code = 124;
   } else if (WIFEXITED(status)) {

@@ -13,6 +13,38 @@ nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::js
 nlohmann::json count(std::int64_t value) { return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr); }
 nlohmann::json known(double value) { return value >= 0 ? number(value) : nlohmann::json(nullptr); }
 
+nlohmann::json peaksJson(const VariantStats& stats) {
+  return {{"peak_rss_bytes", count(stats.peak_rss_bytes)},
+          {"gpu_peak_allocated_bytes", count(stats.gpu_peak_allocated_bytes)},
+          {"gpu_peak_reserved_bytes", count(stats.gpu_peak_reserved_bytes)}};
+}
+
+// What the fix costs (+) or saves (-) in memory, on the figure the memory limit uses.
+nlohmann::json memoryJson(const FixOutcome& fix) {
+  nlohmann::json out = peaksJson(fix.stats);
+  out["basis"] = fix.memory.basis;
+  out["increase"] = fix.memory.known() ? number(fix.memory.increase) : nlohmann::json(nullptr);
+  out["delta_bytes"] = fix.memory.known() ? nlohmann::json(fix.memory.candidate_bytes - fix.memory.baseline_bytes)
+                                          : nlohmann::json(nullptr);
+  return out;
+}
+
+std::string mib(std::int64_t bytes) { return bytes < 0 ? "?" : fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+std::string peaksText(const VariantStats& stats) {
+  std::string text = "peak RSS " + mib(stats.peak_rss_bytes);
+  if (stats.gpu_peak_reserved_bytes >= 0) {
+    text += fmt::format(", GPU peak allocated {} / reserved {}", mib(stats.gpu_peak_allocated_bytes),
+                        mib(stats.gpu_peak_reserved_bytes));
+  }
+  return text;
+}
+
+std::string memoryChangeText(const FixOutcome& fix) {
+  if (!fix.memory.known()) return "?";
+  return fmt::format("{:+.1f} %", fix.memory.increase * 100);
+}
+
 nlohmann::json intervalJson(const SpeedupInterval& interval) {
   return {{"median", number(interval.estimate)}, {"ci_low", number(interval.ci_low)}, {"ci_high", number(interval.ci_high)}};
 }
@@ -57,6 +89,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["metrics"] = metricsJson(fix.stats);
     out["effect"] = effectJson(fix);
     out["break_even_steps"] = known(fix.break_even_steps);
+    out["memory"] = memoryJson(fix);
   } else {
     out["runs"] = 0;
     out["speedup"] = {{"median", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr}};
@@ -70,6 +103,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["metrics"] = nlohmann::json::object();
     out["effect"] = nullptr;
     out["break_even_steps"] = nullptr;
+    out["memory"] = nullptr;
   }
   if (!fix.members.empty()) out["members"] = fix.members;
   return out;
@@ -166,7 +200,8 @@ nlohmann::json reportJson(const FixReport& report) {
                      {"graph_breaks", count(report.baseline.graph_breaks)},
                      {"syncs", count(report.baseline.syncs)},
                      {"runs", report.baseline.runs},
-                     {"metrics", metricsJson(report.baseline)}};
+                     {"metrics", metricsJson(report.baseline)},
+                     {"memory", peaksJson(report.baseline)}};
   out["fixes"] = nlohmann::json::array();
   for (const auto& fix : report.fixes) out["fixes"].push_back(outcomeJson(fix, report.verdict_metric));
   out["combined"] = report.combined ? outcomeJson(*report.combined, report.verdict_metric) : nlohmann::json(nullptr);
@@ -180,8 +215,8 @@ std::string renderText(const FixReport& report) {
                                 method(report), report.runs, report.steps_source.empty() ? "launcher" : report.steps_source,
                                 report.collector_used ? " (runs under the collector)" : "");
   const auto& b = report.baseline;
-  out += fmt::format("baseline, {} runs: recompiles {}, graph breaks {}, syncs {}\n\n", b.runs, countText(b.recompiles),
-                     countText(b.graph_breaks), countText(b.syncs));
+  out += fmt::format("baseline, {} runs: recompiles {}, graph breaks {}, syncs {}\nbaseline memory: {}\n\n", b.runs,
+                     countText(b.recompiles), countText(b.graph_breaks), countText(b.syncs), peaksText(b));
   for (const FixOutcome* fix : rows(report)) {
     out += fmt::format("{:<34} {:<9} {}\n", displayName(*fix), status(*fix), fix->reason);
     if (!fix->finding.empty() || fix->impact_fraction >= 0) {
@@ -199,6 +234,7 @@ std::string renderText(const FixReport& report) {
     out += fmt::format("    {} runs; recompiles {}  graph breaks {}  syncs {}  parity {}\n", fix->stats.runs,
                        changeText(b.recompiles, fix->stats.recompiles), changeText(b.graph_breaks, fix->stats.graph_breaks),
                        changeText(b.syncs, fix->stats.syncs), parityText(fix->parity));
+    out += fmt::format("    memory {} ({} against the baseline)\n", peaksText(fix->stats), memoryChangeText(*fix));
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n" + fix->id + ":\n" + fix->diff;
@@ -217,25 +253,26 @@ std::string renderMarkdown(const FixReport& report) {
                      seconds(metricMedian(b, {Measure::kEndToEnd, Clock::kWall})),
                      seconds(metricMedian(b, {Measure::kEndToEnd, Clock::kCpu})), countText(b.recompiles),
                      countText(b.graph_breaks), countText(b.syncs));
+  out += fmt::format("Baseline memory: {}.\n\n", peaksText(b));
   out += "| fix | kind | verdict | runs | verdict speed-up | end-to-end wall | end-to-end CPU | first step CPU | compile CPU "
-         "| steady step wall (95 % CI) | recompiles | breaks | syncs | parity | reason |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| steady step wall (95 % CI) | recompiles | breaks | syncs | parity | memory Δ | reason |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->measured) {
-      out += fmt::format("| `{}` | {} | {} | 0 | - | - | - | - | - | - | - | - | - | - | {} |\n", displayName(*fix),
+      out += fmt::format("| `{}` | {} | {} | 0 | - | - | - | - | - | - | - | - | - | - | - | {} |\n", displayName(*fix),
                          fix->kind, status(*fix), fix->reason);
       continue;
     }
     const auto speedup = [&](Measure measure, Clock clock) {
       return intervalText(metricSpeedup(fix->stats, {measure, clock}));
     };
-    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", displayName(*fix),
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", displayName(*fix),
                        fix->kind, status(*fix), fix->stats.runs, intervalText(fix->verdict),
                        speedup(Measure::kEndToEnd, Clock::kWall), speedup(Measure::kEndToEnd, Clock::kCpu),
                        speedup(Measure::kFirstStep, Clock::kCpu), speedup(Measure::kCompile, Clock::kCpu),
                        intervalText(fix->speedup), changeText(b.recompiles, fix->stats.recompiles),
                        changeText(b.graph_breaks, fix->stats.graph_breaks), changeText(b.syncs, fix->stats.syncs),
-                       parityText(fix->parity), fix->reason);
+                       parityText(fix->parity), memoryChangeText(*fix), fix->reason);
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n## `" + fix->id + "`\n\n```diff\n" + fix->diff + "```\n";
@@ -252,24 +289,24 @@ std::string renderHtml(const FixReport& report) {
   out += "<h1>torchscope fix</h1>\n<p><code>" + escapeHtml(report.command) + "</code> &mdash; " +
          std::to_string(report.runs) + " runs of the job</p>\n<p>" + escapeHtml(method(report)) + "</p>\n";
   const auto& b = report.baseline;
-  out += fmt::format("<p>Baseline ({} runs): end-to-end {} wall, {} CPU; recompiles {}, graph breaks {}, syncs {}</p>\n", b.runs,
-                     seconds(metricMedian(b, {Measure::kEndToEnd, Clock::kWall})),
+  out += fmt::format("<p>Baseline ({} runs): end-to-end {} wall, {} CPU; recompiles {}, graph breaks {}, syncs {}; {}</p>\n",
+                     b.runs, seconds(metricMedian(b, {Measure::kEndToEnd, Clock::kWall})),
                      seconds(metricMedian(b, {Measure::kEndToEnd, Clock::kCpu})), countText(b.recompiles),
-                     countText(b.graph_breaks), countText(b.syncs));
+                     countText(b.graph_breaks), countText(b.syncs), peaksText(b));
   out += "<table><tr><th>fix</th><th>kind</th><th>verdict</th><th>runs</th><th>verdict speed-up</th>"
          "<th>end-to-end wall</th><th>end-to-end CPU</th><th>steady step wall (95 % CI)</th><th>recompiles</th>"
-         "<th>breaks</th><th>syncs</th><th>parity</th><th>reason</th></tr>\n";
+         "<th>breaks</th><th>syncs</th><th>parity</th><th>memory &Delta;</th><th>reason</th></tr>\n";
   for (const FixOutcome* fix : rows(report)) {
     const auto cell = [&](const std::string& text) { return fix->measured ? escapeHtml(text) : std::string("-"); };
     out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        escapeHtml(displayName(*fix)), escapeHtml(fix->kind), fix->accepted ? "accepted" : "rejected",
                        escapeHtml(status(*fix)), fix->measured ? fix->stats.runs : 0, cell(intervalText(fix->verdict)),
                        cell(intervalText(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kWall}))),
                        cell(intervalText(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kCpu}))),
                        cell(intervalText(fix->speedup)), cell(changeText(b.recompiles, fix->stats.recompiles)),
                        cell(changeText(b.graph_breaks, fix->stats.graph_breaks)), cell(changeText(b.syncs, fix->stats.syncs)),
-                       cell(parityText(fix->parity)), escapeHtml(fix->reason));
+                       cell(parityText(fix->parity)), cell(memoryChangeText(*fix)), escapeHtml(fix->reason));
   }
   out += "</table>\n";
   for (const FixOutcome* fix : rows(report)) {

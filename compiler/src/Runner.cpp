@@ -105,6 +105,7 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   RunMeasurement measurement;
   measurement.wall_s = process->wall_s;
   measurement.cpu_s = process->cpu_s;
+  measurement.peak_rss_bytes = process->peak_rss_bytes;
   measurement.exit_code = process->exit_code;
   (void)readLauncherReport(report_path, measurement);  // absent when the job died hard: no steps then
   if (collector_ && fs::exists(last_store_)) (void)readStore(last_store_, measurement);
@@ -187,6 +188,9 @@ VariantStats summarize(const Variant& variant, int warmup_steps) {
   stats.recompiles = medianCount(variant.runs, &RunMeasurement::recompiles);
   stats.graph_breaks = medianCount(variant.runs, &RunMeasurement::graph_breaks);
   stats.syncs = medianCount(variant.runs, &RunMeasurement::syncs);
+  stats.peak_rss_bytes = medianCount(variant.runs, &RunMeasurement::peak_rss_bytes);
+  stats.gpu_peak_allocated_bytes = medianCount(variant.runs, &RunMeasurement::gpu_peak_allocated_bytes);
+  stats.gpu_peak_reserved_bytes = medianCount(variant.runs, &RunMeasurement::gpu_peak_reserved_bytes);
   return stats;
 }
 

@@ -40,7 +40,13 @@ store::FixExperiment toRecord(const FixOutcome& fix, const FixReport& report) {
                                {"candidate_total_time_s", fix.stats.total_time_s},
                                {"wall_s", fix.stats.wall_s},
                                {"verdict_metric", report.verdict_metric},
-                               {"metrics", metricsJson(fix.stats)}}
+                               {"metrics", metricsJson(fix.stats)},
+                               {"baseline_peak_rss_bytes", report.baseline.peak_rss_bytes},
+                               {"candidate_peak_rss_bytes", fix.stats.peak_rss_bytes},
+                               {"baseline_gpu_peak_reserved_bytes", report.baseline.gpu_peak_reserved_bytes},
+                               {"candidate_gpu_peak_reserved_bytes", fix.stats.gpu_peak_reserved_bytes},
+                               {"memory_increase", fix.memory.known() ? nlohmann::json(fix.memory.increase)
+                                                                      : nlohmann::json(nullptr)}}
                     .dump();
   return row;
 }

@@ -94,6 +94,12 @@ class ChromeWriter {
                     quoted(label), pid + pid_offset_, tid, micros(ts - origin_), dumped(args)));
   }
 
+  void counter(const std::string& label, std::int64_t pid, store::Nanos ts, const Json& args) {
+    // Counters belong to the process; the tid only keeps every event's fields alike.
+    raw(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", quoted(label), pid, pid,
+                    micros(ts - origin_), dumped(args)));
+  }
+
   void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, store::Nanos ts) {
     raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase,
                     id + pid_offset_, pid + pid_offset_, tid, micros(ts - origin_), phase == 'f' ? R"(,"bp":"e")" : ""));
@@ -124,6 +130,8 @@ struct StoreContents {
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
   std::vector<store::Step> steps;
+  std::vector<store::MemorySample> memory_samples;
+  std::vector<store::MemoryEvent> memory_events;
 };
 
 Result<StoreContents> loadStore(const store::Reader& reader) {
@@ -157,6 +165,8 @@ Result<StoreContents> loadStore(const store::Reader& reader) {
   load(contents.graph_breaks);
   load(contents.recompiles);
   load(contents.steps);
+  load(contents.memory_samples);
+  load(contents.memory_events);
   if (failed) return failure;
   return contents;
 }
@@ -256,6 +266,27 @@ void writeCompiles(const StoreContents& store, ChromeWriter& writer) {
   }
 }
 
+// Memory as counter tracks of the process that measured it (Perfetto draws one track per name), and
+// allocations as Kineto's `[memory]` instant events, so that `import` reads an export back.
+void writeMemory(const StoreContents& store, ChromeWriter& writer) {
+  for (const auto& sample : store.memory_samples) {
+    const std::string label = sample.device < 0 ? sample.series : fmt::format("{} (GPU {})", sample.series, sample.device);
+    const bool count = sample.series.ends_with("_count");
+    writer.counter(label, sample.pid, sample.ts_ns, {{count ? "count" : "bytes", sample.value}});
+  }
+  for (const auto& event : store.memory_events) {
+    const bool device = event.device >= 0;
+    writer.instant("cpu_instant_event", "[memory]", event.pid, event.pid, event.ts_ns,
+                   {{"Bytes", event.operation == "free" ? -event.bytes : event.bytes},
+                    {"Addr", event.address},
+                    {"Total Allocated", event.total_allocated},
+                    {"Total Reserved", event.total_reserved},
+                    {"Device Type", device ? 1 : 0},
+                    {"Device Id", event.device},
+                    {"operation", event.operation}});
+  }
+}
+
 // GPU work on pid = device, tid = stream, with a flow from the API call that launched it.
 std::int64_t writeDevice(const StoreContents& store, ChromeWriter& writer) {
   std::map<std::int64_t, std::int64_t> process_ordinal;
@@ -347,6 +378,7 @@ Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostre
   writeNames(store, writer);
   writeHost(store, writer);
   writeCompiles(store, writer);
+  writeMemory(store, writer);
   ExportReport report;
   report.flows = writeDevice(store, writer);
   out << "\n]}\n";

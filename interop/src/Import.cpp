@@ -265,6 +265,8 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
   write_all(trace.graph_breaks);
   write_all(trace.recompiles);
   write_all(trace.steps);
+  write_all(trace.memory_samples);
+  write_all(trace.memory_events);
   write_all(trace.diagnostics);
   if (auto closed = out.close(trace.run.end_ns); !closed) return closed.error();
   if (const auto stats = out.stats(); stats.dropped > 0) {

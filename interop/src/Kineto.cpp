@@ -146,6 +146,10 @@ class KinetoParser {
       if (pid && tid && ts && id) flow_targets_[{*pid, *tid, *ts}] = *id;
       return;
     }
+    if (phase == "i" && getString(event, "name") == "[memory]") {
+      readMemoryEvent(event);
+      return;
+    }
     if (phase != "X") return;
     const std::string category = lower(getString(event, "cat"));
     static const std::set<std::string> kKnown = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
@@ -248,6 +252,39 @@ class KinetoParser {
       }
       out_.cpu_ops.push_back(std::move(op));
     }
+  }
+
+  // profile_memory=True: one instant event per allocation (Bytes > 0) or release (Bytes < 0) with the
+  // allocator's totals after it; the totals become the cpu.* / cuda.* counter series.
+  void readMemoryEvent(const Json& event) {
+    const auto pid = json_fields::asInt(find(event, "pid"));
+    const auto ts = json_fields::microsToNanos(find(event, "ts"));
+    const Json* args = find(event, "args");
+    if (!pid || !ts || args == nullptr || !args->is_object()) {
+      --event_index_;
+      skip("[memory] event without numeric pid, ts and args");
+      return;
+    }
+    const bool cuda = getInt(*args, "Device Type", 0) == 1;
+    const std::int64_t bytes = getInt(*args, "Bytes", 0);
+    store::MemoryEvent record;
+    record.pid = *pid;
+    record.device = cuda ? getInt(*args, "Device Id", 0) : -1;
+    record.ts_ns = *ts;
+    record.operation = bytes >= 0 ? "alloc" : "free";
+    record.bytes = bytes >= 0 ? bytes : -bytes;
+    record.address = getInt(*args, "Addr");
+    record.memory_kind = cuda ? "device" : "cpu";
+    record.total_allocated = getInt(*args, "Total Allocated");
+    record.total_reserved = getInt(*args, "Total Reserved");
+    const std::string prefix = cuda ? "cuda." : "cpu.";
+    if (record.total_allocated >= 0) {
+      out_.memory_samples.push_back({*pid, record.device, prefix + "allocated", *ts, -1, record.total_allocated});
+    }
+    if (record.total_reserved >= 0) {
+      out_.memory_samples.push_back({*pid, record.device, prefix + "reserved", *ts, -1, record.total_reserved});
+    }
+    out_.memory_events.push_back(std::move(record));
   }
 
   static void readTriple(const Json& args, std::string_view key, std::int64_t& x, std::int64_t& y, std::int64_t& z) {

@@ -46,6 +46,8 @@ std::pair<store::Nanos, store::Nanos> ImportedTrace::span() const {
   for (const auto& row : graph_breaks) take(row.ts_ns, row.ts_ns);
   for (const auto& row : recompiles) take(row.ts_ns, row.ts_ns);
   for (const auto& row : steps) take(row.start_ns, row.end_ns);
+  for (const auto& row : memory_samples) take(row.ts_ns, row.ts_ns);
+  for (const auto& row : memory_events) take(row.ts_ns, row.ts_ns);
   for (const auto& row : processes) take(row.start_ns, row.end_ns >= row.start_ns ? row.end_ns : row.start_ns);
   if (begin > end) return {0, -1};
   return {begin, end};
@@ -68,6 +70,8 @@ void shiftTimes(ImportedTrace& trace, store::Nanos delta_ns) {
   forEach(trace.steps, interval);
   forEach(trace.graph_breaks, instant);
   forEach(trace.recompiles, instant);
+  forEach(trace.memory_samples, instant);
+  forEach(trace.memory_events, instant);
   forEach(trace.processes, [delta_ns](store::Process& row) {
     row.start_ns += delta_ns;
     if (row.end_ns >= 0) row.end_ns += delta_ns;
@@ -93,6 +97,8 @@ void renamePid(ImportedTrace& trace, std::int64_t from, std::int64_t to) {
   forEach(trace.graph_breaks, rename);
   forEach(trace.recompiles, rename);
   forEach(trace.steps, rename);
+  forEach(trace.memory_samples, rename);
+  forEach(trace.memory_events, rename);
 }
 
 void appendTrace(ImportedTrace& into, ImportedTrace&& from) {
@@ -116,6 +122,8 @@ void appendTrace(ImportedTrace& into, ImportedTrace&& from) {
   append(into.graph_breaks, from.graph_breaks);
   append(into.recompiles, from.recompiles);
   append(into.steps, from.steps);
+  append(into.memory_samples, from.memory_samples);
+  append(into.memory_events, from.memory_events);
   append(into.diagnostics, from.diagnostics);
   append(into.skipped, from.skipped);
 }

@@ -15,7 +15,7 @@ STEPS=${STEPS:-100}
 ITERATIONS=${ITERATIONS:-20}
 failed=0
 
-mkdir -p "$OUT"/{cuda_syncs,counts,syncs,libtorch,overhead}
+mkdir -p "$OUT"/{cuda_syncs,counts,syncs,libtorch,overhead,allocator}
 { nvidia-smi; "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } \
   > "$OUT/environment.txt" 2>&1
 
@@ -57,6 +57,12 @@ fi
 # 5. Overhead on the median step time: none vs collector vs torch.profiler, in one invocation.
 check "overhead" "$PYTHON" "$HERE/overhead.py" --collector "$COLLECTOR" --python "$PYTHON" \
   --repetitions "${REPETITIONS:-5}" --steps 200 --out "$OUT/overhead"
+
+# 6. The CUDA allocator series at each step end equal torch.cuda.memory_stats() of the same job.
+check "allocator_job under the collector" traced "$OUT/allocator" "$PYTHON" "$HERE/allocator_job.py" --steps 30 \
+  --out "$OUT/allocator/expected.json"
+check "allocator figures" "$PYTHON" "$HERE/check_allocator.py" --store-dir "$OUT/allocator" \
+  --expected "$OUT/allocator/expected.json" --out "$OUT/allocator/result.json"
 
 echo "results in $OUT"
 exit $failed

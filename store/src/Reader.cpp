@@ -28,7 +28,8 @@ constexpr std::string_view kTimedTables[][3] = {
     {"api_calls", "start_ns", "end_ns"}, {"kernels", "start_ns", "end_ns"},   {"memcpy", "start_ns", "end_ns"},
     {"memset", "start_ns", "end_ns"},    {"syncs", "start_ns", "end_ns"},     {"nvtx", "start_ns", "end_ns"},
     {"cpu_ops", "start_ns", "end_ns"},   {"compiles", "start_ns", "end_ns"},  {"graph_breaks", "ts_ns", "ts_ns"},
-    {"recompiles", "ts_ns", "ts_ns"},    {"steps", "start_ns", "end_ns"},
+    {"recompiles", "ts_ns", "ts_ns"},    {"steps", "start_ns", "end_ns"},     {"memory_samples", "ts_ns", "ts_ns"},
+    {"memory_events", "ts_ns", "ts_ns"}, {"memory_holders", "ts_ns", "ts_ns"},
 };
 
 class StatementRow final : public Row {
@@ -179,6 +180,9 @@ TS_INSTANTIATE(Recompile)
 TS_INSTANTIATE(Step)
 TS_INSTANTIATE(Finding)
 TS_INSTANTIATE(FixExperiment)
+TS_INSTANTIATE(MemorySample)
+TS_INSTANTIATE(MemoryEvent)
+TS_INSTANTIATE(MemoryHolder)
 TS_INSTANTIATE(Diagnostic)
 #undef TS_INSTANTIATE
 

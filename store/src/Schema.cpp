@@ -266,6 +266,48 @@ CREATE TABLE fix_experiments (
   diff                    TEXT NOT NULL,
   details                 TEXT NOT NULL
 );
+CREATE TABLE memory_samples (
+  id     INTEGER PRIMARY KEY,
+  pid    INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  series TEXT NOT NULL,
+  ts_ns  INTEGER NOT NULL,
+  step   INTEGER NOT NULL,
+  value  INTEGER NOT NULL
+);
+CREATE TABLE memory_events (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  device          INTEGER NOT NULL,
+  ts_ns           INTEGER NOT NULL,
+  operation       TEXT NOT NULL,
+  bytes           INTEGER NOT NULL,
+  address         INTEGER NOT NULL,
+  memory_kind     TEXT NOT NULL,
+  stream          INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  total_allocated INTEGER NOT NULL,
+  total_reserved  INTEGER NOT NULL,
+  file            TEXT NOT NULL,
+  line            INTEGER NOT NULL,
+  function        TEXT NOT NULL
+);
+CREATE TABLE memory_holders (
+  id          INTEGER PRIMARY KEY,
+  pid         INTEGER NOT NULL,
+  ts_ns       INTEGER NOT NULL,
+  step        INTEGER NOT NULL,
+  kind        TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  file        TEXT NOT NULL,
+  line        INTEGER NOT NULL,
+  function    TEXT NOT NULL,
+  first_step  INTEGER NOT NULL,
+  size_before INTEGER NOT NULL,
+  size_after  INTEGER NOT NULL,
+  bytes       INTEGER NOT NULL,
+  stack       TEXT NOT NULL
+);
 CREATE TABLE diagnostics (
   id       INTEGER PRIMARY KEY,
   source   TEXT NOT NULL,
@@ -301,6 +343,8 @@ CREATE INDEX IF NOT EXISTS nvtx_time ON nvtx(start_ns);
 CREATE INDEX IF NOT EXISTS cpu_ops_time ON cpu_ops(start_ns);
 CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(pid, frame_id, frame_compile_id);
 CREATE INDEX IF NOT EXISTS steps_time ON steps(start_ns);
+CREATE INDEX IF NOT EXISTS memory_samples_series ON memory_samples(series, device, ts_ns);
+CREATE INDEX IF NOT EXISTS memory_events_time ON memory_events(ts_ns);
 )sql";
 
 }  // namespace
@@ -308,7 +352,8 @@ CREATE INDEX IF NOT EXISTS steps_time ON steps(start_ns);
 std::vector<std::string_view> tableNames() {
   return {"strings",  "run",    "run_attributes", "processes", "threads",      "devices",    "api_calls",
           "kernels",  "memcpy", "memset",         "syncs",     "nvtx",         "cpu_ops",    "compiles",
-          "graph_breaks", "recompiles", "steps",  "findings",  "fix_experiments", "diagnostics"};
+          "graph_breaks", "recompiles", "steps",  "findings",  "fix_experiments", "memory_samples",
+          "memory_events", "memory_holders", "diagnostics"};
 }
 
 std::string_view schemaSql() { return kSchema; }

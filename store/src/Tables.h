@@ -189,6 +189,28 @@ TS_TABLE(FixExperiment, "fix_experiments", "", "", Keying::kAppend)
   col("details", &Record::details)
 TS_END_TABLE
 
+TS_TABLE(MemorySample, "memory_samples", "ts_ns", "ts_ns", Keying::kAppend)
+  col("pid", &Record::pid), col("device", &Record::device), col("series", &Record::series),
+  col("ts_ns", &Record::ts_ns), col("step", &Record::step), col("value", &Record::value)
+TS_END_TABLE
+
+TS_TABLE(MemoryEvent, "memory_events", "ts_ns", "ts_ns", Keying::kAppend)
+  col("pid", &Record::pid), col("device", &Record::device), col("ts_ns", &Record::ts_ns),
+  col("operation", &Record::operation), col("bytes", &Record::bytes), col("address", &Record::address),
+  col("memory_kind", &Record::memory_kind), col("stream", &Record::stream),
+  col("correlation_id", &Record::correlation_id), col("total_allocated", &Record::total_allocated),
+  col("total_reserved", &Record::total_reserved), col("file", &Record::file), col("line", &Record::line),
+  col("function", &Record::function)
+TS_END_TABLE
+
+TS_TABLE(MemoryHolder, "memory_holders", "ts_ns", "ts_ns", Keying::kAppend)
+  col("pid", &Record::pid), col("ts_ns", &Record::ts_ns), col("step", &Record::step), col("kind", &Record::kind),
+  col("name", &Record::name), col("file", &Record::file), col("line", &Record::line),
+  col("function", &Record::function), col("first_step", &Record::first_step),
+  col("size_before", &Record::size_before), col("size_after", &Record::size_after), col("bytes", &Record::bytes),
+  col("stack", &Record::stack)
+TS_END_TABLE
+
 TS_TABLE(Diagnostic, "diagnostics", "", "", Keying::kAppend)
   col("source", &Record::source), col("severity", &Record::severity), col("message", &Record::message),
   col("count", &Record::count)

@@ -28,7 +28,8 @@ namespace torchscope::store {
 namespace {
 
 using RecordTypes = std::tuple<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent,
-                               CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, Diagnostic>;
+                               CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample,
+                               MemoryEvent, MemoryHolder, Diagnostic>;
 
 template <class Tuple>
 struct VectorsOf;
@@ -435,6 +436,9 @@ void Writer::add(Compile record) { impl_->enqueue(std::move(record)); }
 void Writer::add(GraphBreak record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Recompile record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Step record) { impl_->enqueue(std::move(record)); }
+void Writer::add(MemorySample record) { impl_->enqueue(std::move(record)); }
+void Writer::add(MemoryEvent record) { impl_->enqueue(std::move(record)); }
+void Writer::add(MemoryHolder record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Finding record) { impl_->enqueue(std::move(record)); }
 void Writer::add(FixExperiment record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Diagnostic record) { impl_->enqueue(std::move(record)); }

@@ -36,7 +36,7 @@ void addRow(st::Writer& writer, const std::string& table, const json& r) {
   if (table == "devices") {
     st::Device d;
     get(r, "device", d.device); get(r, "name", d.name); get(r, "compute_major", d.compute_major);
-    get(r, "compute_minor", d.compute_minor);
+    get(r, "compute_minor", d.compute_minor); get(r, "total_memory_bytes", d.total_memory_bytes);
     d.properties = "{}";
     writer.add(d);
   } else if (table == "run_attributes") {
@@ -110,6 +110,25 @@ void addRow(st::Writer& writer, const std::string& table, const json& r) {
     s.source = "marker";
     get(r, "source", s.source);
     writer.add(s);
+  } else if (table == "memory_samples") {
+    st::MemorySample m;
+    get(r, "pid", m.pid); get(r, "device", m.device); get(r, "series", m.series); get(r, "ts_ns", m.ts_ns);
+    get(r, "step", m.step); get(r, "value", m.value);
+    writer.add(m);
+  } else if (table == "memory_events") {
+    st::MemoryEvent m;
+    get(r, "pid", m.pid); get(r, "device", m.device); get(r, "ts_ns", m.ts_ns); get(r, "operation", m.operation);
+    get(r, "bytes", m.bytes); get(r, "memory_kind", m.memory_kind); get(r, "total_allocated", m.total_allocated);
+    get(r, "total_reserved", m.total_reserved);
+    writer.add(m);
+  } else if (table == "memory_holders") {
+    st::MemoryHolder h;
+    get(r, "pid", h.pid); get(r, "ts_ns", h.ts_ns); get(r, "step", h.step); get(r, "kind", h.kind);
+    get(r, "name", h.name); get(r, "file", h.file); get(r, "line", h.line); get(r, "function", h.function);
+    get(r, "first_step", h.first_step); get(r, "size_before", h.size_before); get(r, "size_after", h.size_after);
+    get(r, "bytes", h.bytes);
+    h.stack = jsonText(r, "stack");
+    writer.add(h);
   } else {
     throw std::runtime_error("unknown fixture table " + table);
   }
@@ -124,6 +143,12 @@ json expand(const json& entry, std::int64_t i) {
   for (const auto& key : entry.value("increment", json::array())) {
     const std::string name = key.get<std::string>();
     row[name] = row.value(name, std::int64_t{0}) + i;
+  }
+  // {"value": 1048576}: the field grows by that much per repetition.
+  if (const auto it = entry.find("increment_by"); it != entry.end() && it->is_object()) {
+    for (const auto& [name, amount] : it->items()) {
+      row[name] = row.value(name, std::int64_t{0}) + amount.get<std::int64_t>() * i;
+    }
   }
   return row;
 }

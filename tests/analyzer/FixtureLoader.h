@@ -1,6 +1,7 @@
 // Builds a store from a small JSON fixture: {"run": {...}, "<table>": [row, ...]} with rows named like the
-// fields of store/Records.h. A row {"repeat": N, "stride_ns": S, "row": {...}, "increment": ["field", ...]}
-// stands for N rows, the i-th shifted by i*S in time and with the listed integer fields increased by i.
+// fields of store/Records.h. A row {"repeat": N, "stride_ns": S, "row": {...}, "increment": ["field", ...],
+// "increment_by": {"field": amount}} stands for N rows, the i-th shifted by i*S in time, with the `increment`
+// fields increased by i and the `increment_by` fields by i*amount.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -78,6 +78,11 @@ TEST_F(FixEndToEnd, TensorLrAcceptedResultChangingFixRejectedAndWritten) {
   EXPECT_EQ(tensor_lr["recompiles_after"], 0);
   EXPECT_TRUE(tensor_lr["parity"]["ok"].get<bool>());
   EXPECT_LT(tensor_lr["parity"]["max_rel_diff"].get<double>(), 1e-3);
+  // Memory beside time: every variant's peak RSS, and what the fix costs or saves against the baseline.
+  EXPECT_GT(report["baseline"]["memory"]["peak_rss_bytes"].get<std::int64_t>(), 50 << 20);
+  EXPECT_GT(tensor_lr["memory"]["peak_rss_bytes"].get<std::int64_t>(), 50 << 20);
+  EXPECT_EQ(tensor_lr["memory"]["basis"], "host_rss");
+  EXPECT_TRUE(tensor_lr["memory"]["increase"].is_number());
   EXPECT_NE(tensor_lr["diff"].get<std::string>().find("torch.tensor(0.05)"), std::string::npos);
 
   const auto& changing = fixNamed(report, "test-change-results");

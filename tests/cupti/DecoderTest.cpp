@@ -1,5 +1,7 @@
 // Decoding of every stored record kind from the installed CUPTI structs, with no GPU.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "CuptiTestSupport.h"
@@ -138,6 +140,77 @@ TEST(CuptiDecoder, Memset) {
   EXPECT_EQ(batch.memsets[0].memory_kind, "device");
   EXPECT_EQ(batch.memsets[0].stream, -1);
   EXPECT_EQ(batch.memsets[0].correlation_id, 11);
+}
+
+TEST(CuptiDecoder, MemoryAllocationAndReleaseRecords) {
+  CUpti_ActivityMemory4 alloc{};
+  alloc.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  alloc.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  alloc.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  alloc.correlationId = 21;
+  alloc.address = 0x7f0000000000;
+  alloc.bytes = std::uint64_t{2} << 20;
+  alloc.timestamp = 1000;
+  alloc.deviceId = 1;
+  alloc.streamId = 7;
+  CUpti_ActivityMemory4 release = alloc;
+  release.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  release.correlationId = 22;
+  release.timestamp = 2000;
+  release.streamId = 0xffffffff;
+  CUpti_ActivityMemory4 odd = alloc;
+  odd.memoryOperationType = static_cast<CUpti_ActivityMemoryOperationType>(77);
+  odd.memoryKind = static_cast<CUpti_ActivityMemoryKind>(99);
+  odd.bytes = ~std::uint64_t{0};
+  auto decoder = makeDecoder(/*offset=*/500);
+  DecodedBatch batch;
+  decoder.decode(asActivity(alloc), batch);
+  decoder.decode(asActivity(release), batch);
+  decoder.decode(asActivity(odd), batch);
+  ASSERT_EQ(batch.memory_events.size(), 3u);
+  const auto& a = batch.memory_events[0];
+  EXPECT_EQ(a.pid, 77);
+  EXPECT_EQ(a.device, 1);
+  EXPECT_EQ(a.ts_ns, 1500);
+  EXPECT_EQ(a.operation, "alloc");
+  EXPECT_EQ(a.bytes, 2 << 20);
+  EXPECT_EQ(a.address, 0x7f0000000000);
+  EXPECT_EQ(a.memory_kind, "device");
+  EXPECT_EQ(a.stream, 7);
+  EXPECT_EQ(a.correlation_id, 21);
+  EXPECT_EQ(a.total_allocated, -1);
+  EXPECT_EQ(batch.memory_events[1].operation, "free");
+  EXPECT_EQ(batch.memory_events[1].stream, -1);
+  EXPECT_EQ(batch.memory_events[2].operation, "unknown");
+  EXPECT_EQ(batch.memory_events[2].memory_kind, "unknown");
+  EXPECT_EQ(batch.memory_events[2].bytes, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(batch.size(), 3u);
+}
+
+TEST(CuptiDecoder, MemoryPoolRecords) {
+  CUpti_ActivityMemoryPool3 pool{};
+  pool.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  pool.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+  pool.deviceId = 0;
+  pool.address = 0x1000;
+  pool.size = 64 << 20;
+  pool.timestamp = 300;
+  pool.correlationId = 5;
+  pool.isManagedPool = 1;
+  auto decoder = makeDecoder();
+  DecodedBatch batch;
+  decoder.decode(asActivity(pool), batch);
+  pool.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+  pool.isManagedPool = 0;
+  decoder.decode(asActivity(pool), batch);
+  ASSERT_EQ(batch.memory_events.size(), 2u);
+  EXPECT_EQ(batch.memory_events[0].operation, "pool-trim");
+  EXPECT_EQ(batch.memory_events[0].memory_kind, "managed");
+  EXPECT_EQ(batch.memory_events[0].bytes, 64 << 20);
+  EXPECT_EQ(batch.memory_events[0].ts_ns, 300);
+  EXPECT_EQ(batch.memory_events[1].operation, "pool-create");
+  EXPECT_EQ(batch.memory_events[1].memory_kind, "device");
+  EXPECT_EQ(decoder.unknownRecords(), 0u);
 }
 
 TEST(CuptiDecoder, SynchronizationKinds) {

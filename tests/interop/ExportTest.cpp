@@ -38,7 +38,7 @@ void expectWellFormed(const json& trace) {
   ASSERT_TRUE(trace.is_object());
   EXPECT_EQ(trace.at("displayTimeUnit"), "ms");
   ASSERT_TRUE(trace.at("traceEvents").is_array());
-  const std::set<std::string> phases = {"M", "X", "i", "s", "f"};
+  const std::set<std::string> phases = {"M", "X", "i", "s", "f", "C"};
   std::map<std::int64_t, int> flow_balance;
   for (const auto& event : trace["traceEvents"]) {
     ASSERT_TRUE(event.is_object());
@@ -129,6 +129,29 @@ TEST(ChromeExport, CompileEventsBecomeSlicesAndMarkers) {
   const auto markers = byCategory(trace, "i");
   EXPECT_EQ(markers.at("graph_break"), rows.at("graph_breaks"));
   EXPECT_EQ(markers.at("recompile"), rows.at("recompiles"));
+}
+
+TEST(ChromeExport, MemoryBecomesCounterTracksAndItsEventsSurviveTheRoundTrip) {
+  TempDir dir;
+  ASSERT_TRUE(importToStore({testing::testData("profile_memory.json.gz")}, dir.file("first.db")).ok());
+  const json trace = exportToJson(dir.file("first.db"), dir.file("trace.json"));
+  expectWellFormed(trace);
+  const auto rows = counts(dir.file("first.db"));
+  ASSERT_GT(rows.at("memory_samples"), 0);
+  std::map<std::string, std::int64_t> counters;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "C") continue;
+    ++counters[event["name"].get<std::string>()];
+    EXPECT_TRUE(event["args"]["bytes"].is_number_integer()) << event.dump();
+  }
+  EXPECT_EQ(counters["cpu.allocated"] + counters["cpu.reserved"], rows.at("memory_samples"));
+  EXPECT_EQ(byCategory(trace, "i").at("cpu_instant_event"), rows.at("memory_events"));
+
+  auto again = importToStore({dir.file("trace.json")}, dir.file("second.db"));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->malformed, 0);
+  EXPECT_EQ(counts(dir.file("second.db")).at("memory_events"), rows.at("memory_events"));
+  EXPECT_EQ(testing::summarizeStore(dir.file("first.db"))["memory"], testing::summarizeStore(dir.file("second.db"))["memory"]);
 }
 
 TEST(ChromeExport, NotAStoreIsAnError) {

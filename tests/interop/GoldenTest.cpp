@@ -51,6 +51,7 @@ std::vector<GoldenCase> goldenCases() {
     cases.push_back({std::string("kineto_") + trace, {shared + "kineto/" + trace + ".json.gz"}});
   }
   cases.push_back({"torch_trace_graph_breaks", {testing::testData("graph_breaks.log.gz")}});
+  cases.push_back({"kineto_profile_memory", {testing::testData("profile_memory.json.gz")}});
   for (GoldenCase& version : torchVersionCases()) cases.push_back(std::move(version));
   return cases;
 }

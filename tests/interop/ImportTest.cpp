@@ -182,6 +182,42 @@ TEST(KinetoImport, BaseTimeAndFractionalMicroseconds) {
   EXPECT_EQ(trace.malformed(), 2);
 }
 
+TEST(KinetoImport, MemoryEventsBecomeAllocationsAndCounterSeries) {
+  ImportedTrace trace;
+  const std::string text = R"({"traceEvents": [
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 10,
+     "args": {"Addr": 4096, "Bytes": 1024, "Total Allocated": 1024, "Total Reserved": 2048, "Device Type": 0,
+              "Device Id": -1}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 11,
+     "args": {"Addr": 8192, "Bytes": 4096, "Total Allocated": 4096, "Total Reserved": 8192, "Device Type": 1,
+              "Device Id": 2}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 12,
+     "args": {"Addr": 4096, "Bytes": -1024, "Total Allocated": 0, "Total Reserved": 2048, "Device Type": 0,
+              "Device Id": -1}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 5, "ts": "late"}
+  ]})";
+  ASSERT_TRUE(parseKineto(text, "inline", trace).ok());
+  ASSERT_EQ(trace.memory_events.size(), 3U);
+  EXPECT_EQ(trace.memory_events[0].operation, "alloc");
+  EXPECT_EQ(trace.memory_events[0].device, -1);
+  EXPECT_EQ(trace.memory_events[0].memory_kind, "cpu");
+  EXPECT_EQ(trace.memory_events[0].address, 4096);
+  EXPECT_EQ(trace.memory_events[0].ts_ns, 10'000);
+  EXPECT_EQ(trace.memory_events[1].device, 2);
+  EXPECT_EQ(trace.memory_events[1].memory_kind, "device");
+  EXPECT_EQ(trace.memory_events[1].total_reserved, 8192);
+  EXPECT_EQ(trace.memory_events[2].operation, "free");
+  EXPECT_EQ(trace.memory_events[2].bytes, 1024);
+  ASSERT_EQ(trace.memory_samples.size(), 6U);
+  EXPECT_EQ(trace.memory_samples[0].series, "cpu.allocated");
+  EXPECT_EQ(trace.memory_samples[1].series, "cpu.reserved");
+  EXPECT_EQ(trace.memory_samples[2].series, "cuda.allocated");
+  EXPECT_EQ(trace.memory_samples[2].device, 2);
+  EXPECT_EQ(trace.memory_samples[4].value, 0);
+  EXPECT_EQ(trace.memory_samples[4].step, -1);
+  EXPECT_EQ(trace.malformed(), 1);
+}
+
 TEST(KinetoImport, TruncatedDocumentKeepsWhatCameBefore) {
   ImportedTrace trace;
   const std::string text = R"({"traceEvents": [

@@ -70,6 +70,21 @@ json summarizeStore(const std::string& store_path) {
   }
   out["malformed"] = malformed;
 
+  // Memory: per series its sample count and highest value, per operation its event count and bytes.
+  const auto samples = loadOrFail<store::MemorySample>(reader);
+  for (const auto& sample : samples) {
+    json& series = out["memory"]["series"][sample.series];
+    if (series.is_null()) series = {{"samples", 0}, {"max", sample.value}};
+    series["samples"] = series["samples"].get<std::int64_t>() + 1;
+    series["max"] = std::max(series["max"].get<std::int64_t>(), sample.value);
+  }
+  for (const auto& event : loadOrFail<store::MemoryEvent>(reader)) {
+    json& operation = out["memory"]["events"][event.operation];
+    if (operation.is_null()) operation = {{"count", 0}, {"bytes", 0}};
+    operation["count"] = operation["count"].get<std::int64_t>() + 1;
+    operation["bytes"] = operation["bytes"].get<std::int64_t>() + event.bytes;
+  }
+
   const auto compiles = loadOrFail<store::Compile>(reader);
   if (!compiles.empty()) {
     std::map<std::string, int> status;

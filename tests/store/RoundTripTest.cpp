@@ -38,7 +38,7 @@ class RoundTripTest : public ::testing::Test {};
 
 using AllRecords = ::testing::Types<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync,
                                     NvtxEvent, CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment,
-                                    Diagnostic>;
+                                    MemorySample, MemoryEvent, MemoryHolder, Diagnostic>;
 TYPED_TEST_SUITE(RoundTripTest, AllRecords);
 
 TYPED_TEST(RoundTripTest, RowsComeBackEqual) {

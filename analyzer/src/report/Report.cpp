@@ -48,8 +48,21 @@ nlohmann::json findingJson(const Finding& finding) {
   };
 }
 
+nlohmann::json memoryJson(const MemorySummary& memory) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& gpu : memory.devices) {
+    devices.push_back({{"device", gpu.device},
+                       {"peak_allocated_bytes", gpu.peak_allocated_bytes},
+                       {"peak_reserved_bytes", gpu.peak_reserved_bytes}});
+  }
+  return {{"peak_rss_bytes", memory.peak_rss_bytes},
+          {"last_step_rss_bytes", memory.last_step_rss_bytes},
+          {"rss_growth_bytes_per_step", memory.rss_growth_bytes_per_step},
+          {"devices", devices}};
+}
+
 nlohmann::json runJson(const RunSummary& run) {
-  return {
+  nlohmann::json out = {
       {"path", sanitizeUtf8(run.path)},
       {"command_line", sanitizeUtf8(run.run.command_line)},
       {"host", sanitizeUtf8(run.run.host)},
@@ -65,6 +78,9 @@ nlohmann::json runJson(const RunSummary& run) {
       {"recompiles", run.recompiles},
       {"syncs", run.syncs},
   };
+  // Only stores with memory figures have the key, so older reports keep their exact shape.
+  if (run.memory.recorded) out["memory"] = memoryJson(run.memory);
+  return out;
 }
 
 std::string json(const Analysis& analysis) {

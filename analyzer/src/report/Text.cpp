@@ -25,6 +25,17 @@ std::string runLine(const RunSummary& run) {
                         run.steady_step_median_s * 1e3);
   }
   if (run.compiles > 0) line += fmt::format(", {} compilations ({:.2f} s)", run.compiles, run.compile_seconds);
+  if (run.memory.recorded && run.memory.peak_rss_bytes >= 0) {
+    line += fmt::format(", peak RSS {}", formatBytes(static_cast<double>(run.memory.peak_rss_bytes)));
+    if (run.memory.rss_growth_bytes_per_step > 0) {
+      line += fmt::format(" (+{} per step)", formatBytes(run.memory.rss_growth_bytes_per_step));
+    }
+  }
+  for (const auto& gpu : run.memory.devices) {
+    line += fmt::format(", GPU {} peak {} allocated / {} reserved", gpu.device,
+                        formatBytes(static_cast<double>(gpu.peak_allocated_bytes)),
+                        formatBytes(static_cast<double>(gpu.peak_reserved_bytes)));
+  }
   if (run.partial) line += " [partial: the run did not finish]";
   return line;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "../MemoryFacts.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 
@@ -139,19 +140,45 @@ void reportIdle(const Facts& facts, const KernelWindow& scan, const IdlePicture&
   out.push_back(std::move(finding));
 }
 
-void reportLaunchBound(const Facts& facts, const KernelWindow& scan, const IdlePicture& idle, std::vector<Finding>& out) {
+// What CUDA graphs would cost in memory: each recorded graph keeps a private pool of about the step's
+// transient memory, one graph per shape seen. The sentence for the message; evidence gets the figures.
+std::string cudaGraphMemoryCost(const Context& context, std::int64_t shapes, nlohmann::json& evidence) {
+  std::optional<std::int64_t> pool;
+  if (context.facts.count("memory_samples") > 0) {
+    if (auto memory = collectMemoryFacts(context.reader)) {
+      for (const std::int64_t device : memory->cudaDevices()) {
+        if (auto estimate = cudaGraphPoolEstimate(*memory, device)) pool = pool.value_or(0) + *estimate;
+      }
+    }
+  }
+  if (!pool) {
+    return " What they cost in GPU memory is unknown: the run has no CUDA allocator figures.";
+  }
+  evidence["cuda_graph_pool_bytes"] = *pool;
+  evidence["cuda_graph_memory_bytes"] = *pool * shapes;
+  return fmt::format(" Each recorded graph keeps a private memory pool of about the step's transient memory ({}), so "
+                     "{} shape(s) cost about {} more GPU memory.",
+                     formatBytes(static_cast<double>(*pool)), shapes, formatBytes(static_cast<double>(*pool * shapes)));
+}
+
+void reportLaunchBound(const Context& context, const KernelWindow& scan, const IdlePicture& idle,
+                       std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
   const LaunchCost& launch = facts.launch;
   const double short_share = static_cast<double>(scan.short_kernels) / static_cast<double>(scan.kernels);
   const std::int64_t shapes = distinctShapes(facts);
   const bool few_shapes = shapes <= kFewShapes;
   FixProposal fix;
   std::string advice;
+  nlohmann::json memory_evidence = nlohmann::json::object();
   if (few_shapes && facts.compiled) {
     fix = {fix::kCompileMode, "torch.compile(model, mode=\"reduce-overhead\") replays the step as a CUDA graph"};
-    advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes);
+    advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes) +
+             cudaGraphMemoryCost(context, shapes, memory_evidence);
   } else if (few_shapes) {
     fix = {fix::kCudaGraphs, "capture the step in a CUDA graph (torch.cuda.graphs) and replay it"};
-    advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes);
+    advice = fmt::format("The run showed {} distinct input shape(s), so CUDA graphs fit.", shapes) +
+             cudaGraphMemoryCost(context, shapes, memory_evidence);
   } else {
     fix = facts.compiled ? FixProposal{"", "fuse more work per kernel (bigger batches, fewer small ops)"}
                          : FixProposal{fix::kTorchCompile, "torch.compile fuses small ops into fewer kernels"};
@@ -173,14 +200,16 @@ void reportLaunchBound(const Facts& facts, const KernelWindow& scan, const IdleP
       fix);
   finding.count = scan.short_kernels;
   setImpact(finding, facts, std::max(0.0, saving));
-  setEvidence(finding, {{"kernels", scan.kernels},
-                        {"short_kernels", scan.short_kernels},
-                        {"short_kernel_share", short_share},
-                        {"mean_launch_seconds", launch.mean_s},
-                        {"sampled_launches", launch.launches},
-                        {"distinct_shapes", shapes},
-                        {"cuda_graphs_advised", few_shapes},
-                        {"idle_fraction", idle.idle_fraction}});
+  nlohmann::json evidence = {{"kernels", scan.kernels},
+                             {"short_kernels", scan.short_kernels},
+                             {"short_kernel_share", short_share},
+                             {"mean_launch_seconds", launch.mean_s},
+                             {"sampled_launches", launch.launches},
+                             {"distinct_shapes", shapes},
+                             {"cuda_graphs_advised", few_shapes},
+                             {"idle_fraction", idle.idle_fraction}};
+  evidence.update(memory_evidence);
+  setEvidence(finding, evidence);
   out.push_back(std::move(finding));
 }
 
@@ -208,7 +237,7 @@ Result<void> gpuRules(const Context& context, std::vector<Finding>& out) {
   const double short_share = static_cast<double>(scan.short_kernels) / static_cast<double>(scan.kernels);
   if (facts.launch.launches > 0 && scan.kernels >= kLaunchBoundKernels && short_share >= kLaunchBoundShare &&
       idle.idle_fraction >= kIdleFraction / 2) {
-    reportLaunchBound(facts, scan, idle, out);
+    reportLaunchBound(context, scan, idle, out);
   }
   return {};
 }

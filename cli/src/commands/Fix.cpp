@@ -107,7 +107,8 @@ void addFixCommand(CLI::App& app) {
       "is the profile, fixes that cannot act are skipped, a fix whose effect (fewer recompiles, breaks, syncs, ...) does "
       "not show in its first run stops there, the others stop once their speed-up interval decides; the accepted "
       "fixes are then measured together. Reports end-to-end, first-step, compile and steady-state times (wall and "
-      "CPU), recompiles/breaks/syncs and loss parity. "
+      "CPU), recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU allocated/reserved); a faster fix "
+      "whose peak memory grows more than --max-memory-increase is rejected. "
       "Usage: torchscope fix RUN.db | torchscope fix [options] -- python train.py ARGS");
   cmd->add_option("run_or_command", args->positional,
                   "A store recorded by `torchscope run` (its findings and command line), or after `--` the job "
@@ -135,6 +136,11 @@ void addFixCommand(CLI::App& app) {
   cmd->add_option("--min-gain", args->options.min_total_gain,
                   "Smallest speed-up of the verdict measure worth accepting; smaller changes count as no change")
       ->default_val(0.02)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-memory-increase", args->options.max_memory_increase,
+                  "Largest growth of peak memory (GPU reserved, else host RSS) a faster fix may cost, as a fraction "
+                  "of the baseline; a fix above it is rejected")
+      ->default_val(0.25)
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--format", args->format, "text, markdown, json or html")->default_val("text");
   cmd->add_option("-o,--output", args->output, "Write the report to this file instead of stdout");
   cmd->add_flag("--write", args->options.write,

@@ -1,5 +1,5 @@
-// torchscope stats RUN.db|RUN_DIR [--format text|json]: rows per kind, the run's metadata and diagnostics
-// (for a run folder: of each store in it, by rank).
+// torchscope stats RUN.db|RUN_DIR [--format text|json]: rows per kind, the run's metadata, its memory and
+// diagnostics (for a run folder: of each store in it, by rank).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "torchscope/analyzer/Report.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -18,6 +19,34 @@ struct StatsOptions {
   std::string store;
   std::string format = "text";
 };
+
+// One memory series of one device: its highest value and its last one.
+struct SeriesFigures {
+  std::string series;
+  std::int64_t device = -1;
+  std::int64_t samples = 0;
+  std::int64_t max = 0;
+  std::int64_t last = 0;
+};
+
+std::vector<SeriesFigures> memorySeries(const store::Reader& reader) {
+  std::vector<SeriesFigures> figures;
+  auto done = reader.query(
+      "SELECT series, device, count(*), max(value), "
+      "(SELECT value FROM memory_samples l WHERE l.series = m.series AND l.device = m.device "
+      " ORDER BY ts_ns DESC, id DESC LIMIT 1) "
+      "FROM memory_samples m GROUP BY series, device ORDER BY device, series",
+      [&](const store::Row& row) {
+        figures.push_back({row.text(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)});
+      });
+  if (!done) fail(kExitFailure, done.error().message);
+  return figures;
+}
+
+// Counts (`*_count`) print as numbers, everything else as bytes.
+std::string formatSeriesValue(const std::string& series, std::int64_t value) {
+  return series.ends_with("_count") ? std::to_string(value) : analyzer::formatBytes(static_cast<double>(value));
+}
 
 void storeStats(const std::string& path, const StatsOptions& options, nlohmann::json* json_out) {
   auto reader = store::Reader::open(path);
@@ -43,6 +72,12 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
       diag.push_back({{"source", d.source}, {"severity", d.severity}, {"message", d.message}, {"count", d.count}});
     }
     out["diagnostics"] = diag;
+    nlohmann::json memory = nlohmann::json::array();
+    for (const auto& figures : memorySeries(**reader)) {
+      memory.push_back({{"series", figures.series}, {"device", figures.device}, {"samples", figures.samples},
+                        {"max", figures.max}, {"last", figures.last}});
+    }
+    out["memory"] = memory;
     out["path"] = path;
     *json_out = std::move(out);
     return;
@@ -53,6 +88,14 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
   for (const auto& [table, count] : *counts) {
     if (table == "strings") continue;
     std::cout << fmt::format("  {:<16} {:>10}\n", table, count);
+  }
+  const auto memory = memorySeries(**reader);
+  if (!memory.empty()) std::cout << "  memory (highest / last):\n";
+  for (const auto& figures : memory) {
+    std::cout << fmt::format("    {:<6} {:<26} {:>12} / {:>12}  ({} samples)\n",
+                             figures.device < 0 ? "host" : fmt::format("GPU {}", figures.device), figures.series,
+                             formatSeriesValue(figures.series, figures.max),
+                             formatSeriesValue(figures.series, figures.last), figures.samples);
   }
   for (const auto& d : *diagnostics) {
     std::cout << fmt::format("  {} [{}] {}{}\n", d.severity, d.source, d.message,
@@ -81,7 +124,8 @@ void runStats(const StatsOptions& options) {
 
 void addStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
-  auto* cmd = app.add_subcommand("stats", "Count the rows of each kind in a store");
+  auto* cmd = app.add_subcommand(
+      "stats", "Count the rows of each kind in a store and show its memory series (highest and last value)");
   cmd->add_option("store", options->store, "The store (RUN.db), or a run folder (each of its stores, by rank)")->required();
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { runStats(*options); });

@@ -125,7 +125,7 @@ store::Nanos ClockAlignment::toStore(std::uint64_t cupti_ns) const {
 
 std::size_t DecodedBatch::size() const {
   return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + api_calls.size() + nvtx.size() +
-         devices.size() + diagnostics.size();
+         devices.size() + memory_events.size() + diagnostics.size();
 }
 
 void DecodedBatch::writeTo(store::Writer& writer) && {
@@ -136,6 +136,7 @@ void DecodedBatch::writeTo(store::Writer& writer) && {
   for (auto& r : syncs) writer.add(std::move(r));
   for (auto& r : api_calls) writer.add(std::move(r));
   for (auto& r : nvtx) writer.add(std::move(r));
+  for (auto& r : memory_events) writer.add(std::move(r));
   for (auto& r : diagnostics) writer.add(std::move(r));
 }
 
@@ -161,6 +162,8 @@ void ActivityDecoder::decode(const CUpti_Activity& record, DecodedBatch& out) {
     case CUPTI_ACTIVITY_KIND_MARKER: decodeMarker(recordAs<CUpti_ActivityMarker2>(record), out); return;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: decodeOverhead(recordAs<CUpti_ActivityOverhead3>(record)); return;
     case CUPTI_ACTIVITY_KIND_DEVICE: decodeDevice(recordAs<CUpti_ActivityDevice5>(record), out); return;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: decodeMemory(recordAs<CUpti_ActivityMemory4>(record), out); return;
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: decodeMemoryPool(recordAs<CUpti_ActivityMemoryPool3>(record), out); return;
     default:
       --decoded_;
       ++unknown_;
@@ -226,6 +229,44 @@ void ActivityDecoder::decodeMemset(const CUpti_ActivityMemset4& m, DecodedBatch&
   row.memory_kind = memoryKindName(m.memoryKind);
   row.correlation_id = m.correlationId;
   out.memsets.push_back(std::move(row));
+}
+
+// One cudaMalloc/cudaFree (or stream-ordered allocation): torch's caching allocator asks the driver for
+// whole segments, so these are segments, not tensors.
+void ActivityDecoder::decodeMemory(const CUpti_ActivityMemory4& m, DecodedBatch& out) const {
+  store::MemoryEvent row;
+  row.pid = options_.pid;
+  row.device = m.deviceId;
+  row.ts_ns = clock_.toStore(m.timestamp);
+  switch (rawValue(m.memoryOperationType)) {
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION: row.operation = "alloc"; break;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE: row.operation = "free"; break;
+    default: row.operation = "unknown"; break;
+  }
+  row.bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(m.bytes, std::numeric_limits<std::int64_t>::max()));
+  row.address = static_cast<std::int64_t>(m.address);
+  row.memory_kind = memoryKindName(rawValue(m.memoryKind));
+  row.stream = idOrUnknown(m.streamId);
+  row.correlation_id = m.correlationId;
+  out.memory_events.push_back(std::move(row));
+}
+
+void ActivityDecoder::decodeMemoryPool(const CUpti_ActivityMemoryPool3& p, DecodedBatch& out) const {
+  store::MemoryEvent row;
+  row.pid = options_.pid;
+  row.device = p.deviceId;
+  row.ts_ns = clock_.toStore(p.timestamp);
+  switch (rawValue(p.memoryPoolOperationType)) {
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: row.operation = "pool-create"; break;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: row.operation = "pool-destroy"; break;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: row.operation = "pool-trim"; break;
+    default: row.operation = "unknown"; break;
+  }
+  row.bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(p.size, std::numeric_limits<std::int64_t>::max()));
+  row.address = static_cast<std::int64_t>(p.address);
+  row.memory_kind = p.isManagedPool != 0 ? "managed" : "device";
+  row.correlation_id = p.correlationId;
+  out.memory_events.push_back(std::move(row));
 }
 
 void ActivityDecoder::decodeSync(const CUpti_ActivitySynchronization2& s, DecodedBatch& out) const {

@@ -24,6 +24,9 @@ constexpr std::array kOptionalKinds = {
     CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_OVERHEAD,
     CUPTI_ACTIVITY_KIND_DEVICE,
+    // cudaMalloc/cudaFree and memory-pool records: rare once torch's caching allocator is warm.
+    CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_MEMORY_POOL,
 };
 
 constexpr std::size_t kMaxRecordedSyncs = 1 << 20;  // bounds the set if activity records never arrive
@@ -40,6 +43,8 @@ std::string kindName(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
     case CUPTI_ACTIVITY_KIND_DEVICE: return "DEVICE";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return "MEMORY_POOL";
     case CUPTI_ACTIVITY_KIND_MARKER: return "MARKER (NVTX)";
     case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
     default: return std::to_string(static_cast<int>(kind));

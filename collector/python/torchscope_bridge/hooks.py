@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import collectives, parse, sites, steps
+from . import collectives, memory, parse, sites, steps
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -35,6 +35,7 @@ _cache_hits = {}
 # The code object of each frame id, for compiles that torch reports without one (a limit hit).
 _frame_code = {}
 _limit_messages = []
+_memory = None  # memory.Memory once torch is imported
 
 
 def _now():
@@ -206,7 +207,23 @@ def _attach_trace_handler():
 
 
 def _record_step(index, start_ns, end_ns, source):
-    _abi.step(index, start_ns, end_ns, source)
+    _abi.step(index, start_ns, end_ns, source)  # the native side adds the host RSS
+    if _memory is not None:
+        try:
+            _memory.step_ended(index, end_ns, sys._getframe(1))
+        except Exception as error:  # memory capture must not stop the job
+            _abi.diagnostic("warning", f"memory capture stopped: {type(error).__name__}: {error}")
+            _stop_memory()
+
+
+def _stop_memory():
+    global _memory
+    _memory = None
+
+
+def _is_user_file(path):
+    return sites.scope.is_user(path) and not parse.is_internal(path, _prefixes)
+
 
 
 _steps = steps.Steps(_record_step)
@@ -343,7 +360,7 @@ def _record_code_roots(torch):
 
 
 def _on_torch_imported(torch):
-    global _torch, _prefixes, _optimizer_type
+    global _torch, _prefixes, _optimizer_type, _memory
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -354,6 +371,7 @@ def _on_torch_imported(torch):
             return
         _torch = torch
         _prefixes = parse.internal_prefixes(torch)
+        _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
         _optimizer_type = optimizer_module.Optimizer

@@ -28,6 +28,22 @@ struct TimelineBucket {
   double sync_s = 0;         // host time blocked in syncs that start in the bucket
 };
 
+// Peak memory of one GPU's caching allocator.
+struct DeviceMemorySummary {
+  std::int64_t device = 0;
+  std::int64_t peak_allocated_bytes = -1;
+  std::int64_t peak_reserved_bytes = -1;
+};
+
+// What the run held (memory_samples); `recorded` is false for a store without memory figures.
+struct MemorySummary {
+  bool recorded = false;
+  std::int64_t peak_rss_bytes = -1;        // the process's peak RSS (host.hwm, else the highest sample)
+  std::int64_t last_step_rss_bytes = -1;   // host RSS at the last step end
+  double rss_growth_bytes_per_step = 0;    // least-squares slope over the steady-state steps, 0 when not growing
+  std::vector<DeviceMemorySummary> devices;
+};
+
 // What one store says about its run, besides the findings.
 struct RunSummary {
   std::string path;
@@ -44,6 +60,7 @@ struct RunSummary {
   std::int64_t syncs = 0;
   std::int64_t kernels = 0;
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0
+  MemorySummary memory;
 };
 
 struct Analysis {

@@ -23,6 +23,9 @@ struct RenderOptions {
 
 [[nodiscard]] std::string render(const Analysis& analysis, Format format, const RenderOptions& options = {});
 
+// "1.5 GiB", "320.0 MiB", "12.0 KiB", "512 B": byte counts in reports and commands.
+[[nodiscard]] std::string formatBytes(double bytes);
+
 // The JSON schema version written in every JSON report ("schema" key).
 inline constexpr std::string_view kJsonSchema = "torchscope.findings/1";
 

@@ -34,12 +34,16 @@ const char* torchscope_store_path(void);
  *   "run"         any of python_version, torch_version, cuda_version, driver_version, gpu_name
  *   "attribute"   {"key", "value"}
  *   "device"      fields of store::Device
+ *   "memory"      {"ts_ns", "step", "device", "values": {series: value}}: memory_samples rows of one
+ *                 device at one time (the CUDA allocator at a step end)
+ *   "memory_holder" fields of store::MemoryHolder (stack as a JSON array)
  *   "collective"  a cpu_ops row of category "collective": name, start_ns, end_ns, tid (the calling
  *                 thread, default the caller), args (JSON object: backend, op, bytes, ...)
  * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
 int torchscope_record_json(const char* kind, const char* json);
 
-/* One training step on the calling thread; source is "optimizer", "marker" or "nvtx". */
+/* One training step on the calling thread; source is "optimizer", "marker" or "nvtx". Also records
+ * the process's host memory at the step end (host.rss, host.rss_peak) unless TORCHSCOPE_MEMORY=0. */
 int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, const char* source);
 
 /* The bridge finished its start-up in this interpreter. Installs SIGTERM/SIGINT handlers that

@@ -46,6 +46,7 @@ struct FixOptions {
   int max_fixes = 0;                   // measure at most this many fixes, most impact first; 0: all that can act
   std::string verdict_metric = "auto";  // a Metric name; auto: end-to-end CPU time, wall time for CUDA jobs
   double alpha = 0.05;                 // error rate of a verdict over all the looks at one fix
+  double max_memory_increase = 0.25;   // a faster fix whose peak memory grows more than this is rejected
   bool use_collector = true;
   std::string collector_library;       // libtorchscope_collector.so
   std::string compiler_python_dir;     // compiler/python (torchscope_compiler)
@@ -79,6 +80,20 @@ struct VariantStats {
   int failed_runs = 0;
   std::string failure;         // the first failed run's exit code and last stderr lines
   std::map<std::string, MetricSummary> metrics;  // by Metric::name()
+  // Medians over the runs, -1 unknown: peak host RSS of the job's process tree (its largest process)
+  // and, on a GPU, the caching allocator's peaks summed over the devices.
+  std::int64_t peak_rss_bytes = -1;
+  std::int64_t gpu_peak_allocated_bytes = -1;
+  std::int64_t gpu_peak_reserved_bytes = -1;
+};
+
+// What a fix costs (positive) or saves (negative) in memory against the baseline.
+struct MemoryChange {
+  std::string basis;              // "gpu_reserved" (on a GPU) or "host_rss"; "" when unknown
+  std::int64_t baseline_bytes = -1;
+  std::int64_t candidate_bytes = -1;
+  double increase = 0;            // (candidate - baseline) / baseline
+  [[nodiscard]] bool known() const { return !basis.empty(); }
 };
 
 struct FixOutcome {
@@ -99,6 +114,7 @@ struct FixOutcome {
   double impact_fraction = -1;   // the findings' estimated share of the run
   std::string finding;           // the finding it answers, e.g. "recompile/dynamic-shape at model.py:41"
   VariantStats stats;
+  MemoryChange memory;
   ParityResult parity;
   std::string diff;
   std::vector<std::string> members;  // for the combined outcome: its fix ids
@@ -129,5 +145,11 @@ struct FixReport {
 // its effect did not show; otherwise judged on `outcome.verdict` after `outcome.stats.runs` runs
 // (Sequential.h): accepted when faster, rejected when slower or without a measurable change.
 void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& verdict_title);
+
+// The memory change of a candidate against the baseline: GPU reserved memory when both have it, else
+// the host's peak RSS.
+[[nodiscard]] MemoryChange memoryChange(const VariantStats& baseline, const VariantStats& candidate);
+// Turns an accepted fix whose memory grew more than `max_increase` into a rejection with the reason.
+void limitMemory(FixOutcome& outcome, double max_increase);
 
 }  // namespace torchscope::compiler

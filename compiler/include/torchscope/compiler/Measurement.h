@@ -46,6 +46,9 @@ struct RunMeasurement {
   std::string error_tail;         // the last lines of stderr of a run that failed
   std::vector<double> parity_values;
   std::string steps_source;       // "store" | "launcher"
+  std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes
+  std::int64_t gpu_peak_allocated_bytes = -1;  // highest cuda.peak_allocated of the store, -1 without a GPU
+  std::int64_t gpu_peak_reserved_bytes = -1;   // highest cuda.peak_reserved
 };
 
 // Durations of the steady-state steps: those that overlap no compile, after the first
@@ -77,7 +80,8 @@ struct Metric {
 [[nodiscard]] Result<void> readLauncherReport(const std::string& path, RunMeasurement& run);
 
 // Overrides what the collector's store knows better: steps (when it has any), compiles,
-// recompiles and their causes, graph breaks (when it recorded compiles) and syncs.
+// recompiles and their causes, graph breaks (when it recorded compiles), syncs and the GPU
+// allocator's peaks.
 [[nodiscard]] Result<void> readStore(const std::string& path, RunMeasurement& run);
 
 }  // namespace torchscope::compiler

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct ProcessResult {
   double wall_s = 0;
   double cpu_s = 0;  // user + system time of the child and of every descendant it waited for
   bool timed_out = false;
+  // The largest peak RSS of any process of the child's tree that was waited for (ru_maxrss of
+  // wait4): the job's own process, or a bigger child; a maximum, not a sum. -1 unknown.
+  std::int64_t peak_rss_bytes = -1;
 };
 
 [[nodiscard]] Result<ProcessResult> runProcess(const ProcessSpec& spec);

@@ -2,7 +2,8 @@
 // ({"traceEvents": [...], "displayTimeUnit": "ms"}) that Perfetto UI and chrome://tracing open.
 // Layout follows the PyTorch profiler's: host processes and threads by pid/tid, one process per
 // GPU (pid = device) with one track per stream (tid = stream), `ac2g` flows from each API call to
-// the GPU work it launched, and torch.compile work on a "torch.compile" track of its process.
+// the GPU work it launched, torch.compile work on a "torch.compile" track of its process, and memory
+// as counter tracks (`C` events, one per memory series) plus Kineto's `[memory]` allocation events.
 // Timestamps are microseconds from the run's first event; baseTimeNanoseconds holds that origin.
 //
 // Error contract: exportChromeTrace() fails with the store's open errors (kNotFound,

@@ -49,6 +49,8 @@ struct ImportedTrace {
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
   std::vector<store::Step> steps;
+  std::vector<store::MemorySample> memory_samples;
+  std::vector<store::MemoryEvent> memory_events;
   std::vector<store::Diagnostic> diagnostics;
   std::vector<SkippedInput> skipped;
 

@@ -285,6 +285,56 @@ struct FixExperiment {
   bool operator==(const FixExperiment&) const = default;
 };
 
+// One value of one memory series at one time: host RSS, a CUDA caching-allocator figure, an imported
+// profiler total. A series over time is `SELECT ts_ns, value ... WHERE series = ? AND device = ?`.
+struct MemorySample {
+  std::int64_t pid = 0;
+  std::int64_t device = -1;  // GPU index; -1 for host memory
+  std::string series;        // "host.rss", "cuda.allocated", ... (docs/FORMAT.md lists them)
+  Nanos ts_ns = 0;
+  std::int64_t step = -1;    // the step that ended at ts_ns; -1 for a sample taken between step ends
+  std::int64_t value = 0;    // bytes, or a count for the counter series
+  bool operator==(const MemorySample&) const = default;
+};
+
+// One allocation or release: a CUPTI memory activity record or an imported profiler `[memory]` event.
+struct MemoryEvent {
+  std::int64_t pid = 0;
+  std::int64_t device = -1;        // GPU index; -1 for host memory
+  Nanos ts_ns = 0;
+  std::string operation;           // "alloc" | "free" | "pool-create" | "pool-destroy" | "pool-trim"
+  std::int64_t bytes = 0;          // size of the block (positive for a free too)
+  std::int64_t address = -1;
+  std::string memory_kind;         // "device" | "pinned" | "pageable" | "managed" | "cpu" | "unknown"
+  std::int64_t stream = -1;
+  std::int64_t correlation_id = -1;  // the CUDA API call that allocated
+  std::int64_t total_allocated = -1;  // the allocator's total after the event, -1 unknown
+  std::int64_t total_reserved = -1;
+  std::string file;                // the user's line that allocated, "" unknown
+  std::int64_t line = -1;
+  std::string function;
+  bool operator==(const MemoryEvent&) const = default;
+};
+
+// A Python object of the user's code that keeps more memory alive step after step: the leak
+// evidence the bridge gathers when it sees a holder grow between two sampled steps.
+struct MemoryHolder {
+  std::int64_t pid = 0;
+  Nanos ts_ns = 0;
+  std::int64_t step = -1;          // the step at which the growth was confirmed
+  std::string kind;                // "autograd-graph" | "container"
+  std::string name;                // the expression that holds it: "total_loss", "self.history"
+  std::string file;                // the user's line that adds to it (the `+=`, the `.append`)
+  std::int64_t line = -1;
+  std::string function;
+  std::int64_t first_step = -1;    // the sampled step the growth was measured from
+  std::int64_t size_before = -1;   // autograd nodes or items held at first_step
+  std::int64_t size_after = -1;    // the same at `step`
+  std::int64_t bytes = -1;         // tensor bytes it holds at `step`, -1 unknown
+  std::string stack;               // JSON: the stack of the frame that owns the holder
+  bool operator==(const MemoryHolder&) const = default;
+};
+
 // Something the collector or an importer wants the user to know: skipped input, drops, missing torch.
 struct Diagnostic {
   std::string source;    // "collector" | "bridge" | "import" | "cupti" | ...

@@ -11,7 +11,8 @@ namespace torchscope::store {
 inline constexpr std::int32_t kApplicationId = 0x54534350;
 // PRAGMA user_version: bumped on any incompatible change. Readers refuse other versions.
 // v2: stacks with library frames, graph-break registry ids, recompile causes with their sources.
-inline constexpr std::int32_t kSchemaVersion = 2;
+// v3: memory (memory_samples, memory_events, memory_holders).
+inline constexpr std::int32_t kSchemaVersion = 3;
 
 // The tables of the schema, in creation order.
 std::vector<std::string_view> tableNames();

@@ -67,6 +67,9 @@ class Writer {
   void add(Step record);
   void add(Finding record);
   void add(FixExperiment record);
+  void add(MemorySample record);
+  void add(MemoryEvent record);
+  void add(MemoryHolder record);
   void add(Diagnostic record);
 
   // Blocks until everything added before the call is committed (or lost to an error).

@@ -1,7 +1,7 @@
 // Turns CUPTI activity records into store records on the store's time base. Pure data work: no
 // CUPTI calls, so tests and the fuzzer drive it with synthetic records built from the installed
 // CUPTI structs (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4, Synchronization2, API,
-// Marker2, Overhead3, Device5).
+// Marker2, Overhead3, Device5, Memory4, MemoryPool3).
 //
 // Error contract: decode() accepts any record of a known size; unknown kinds, out-of-range enum
 // values and null strings become "unknown"/"" and counts, never a crash.
@@ -52,6 +52,7 @@ struct DecodedBatch {
   std::vector<store::ApiCall> api_calls;
   std::vector<store::NvtxEvent> nvtx;
   std::vector<store::Device> devices;
+  std::vector<store::MemoryEvent> memory_events;
   std::vector<store::Diagnostic> diagnostics;
 
   [[nodiscard]] std::size_t size() const;
@@ -100,6 +101,8 @@ class ActivityDecoder {
   void decodeMarker(const CUpti_ActivityMarker2& m, DecodedBatch& out);
   void decodeOverhead(const CUpti_ActivityOverhead3& o);
   static void decodeDevice(const CUpti_ActivityDevice5& d, DecodedBatch& out);
+  void decodeMemory(const CUpti_ActivityMemory4& m, DecodedBatch& out) const;
+  void decodeMemoryPool(const CUpti_ActivityMemoryPool3& p, DecodedBatch& out) const;
   const std::string& apiName(CUpti_CallbackDomain domain, std::uint32_t cbid);
 
   DecoderOptions options_;

@@ -1,0 +1,130 @@
+#include "HostMemory.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "torchscope/store/Clock.h"
+
+namespace torchscope::collector {
+namespace {
+
+constexpr std::chrono::milliseconds kBetweenStepsRow{500};
+
+// /proc/self/statm stays open: each read is one pread instead of open/read/close. The descriptor
+// names the process that opened it, so a fork() child opens its own.
+int statmDescriptor() {
+  static std::atomic<pid_t> owner{-1};
+  static std::atomic<int> fd{-1};
+  const pid_t pid = ::getpid();
+  if (owner.load() != pid) {
+    // The parent's descriptor is left open in the child: closing it could race a reader.
+    fd.store(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+    owner.store(pid);
+  }
+  return fd.load();
+}
+
+}  // namespace
+
+std::int64_t currentRssBytes() {
+  const int fd = statmDescriptor();
+  if (fd < 0) return -1;
+  char buffer[128];
+  const ssize_t read = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
+  if (read <= 0) return -1;
+  buffer[read] = '\0';
+  // "size resident shared text lib data dt", in pages.
+  char* end = nullptr;
+  (void)std::strtoll(buffer, &end, 10);
+  const long long resident_pages = std::strtoll(end, nullptr, 10);
+  static const long page_size = ::sysconf(_SC_PAGESIZE);
+  return static_cast<std::int64_t>(resident_pages) * page_size;
+}
+
+std::int64_t peakRssBytes() {
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  if (status == nullptr) return -1;
+  char line[256];
+  std::int64_t peak = -1;
+  while (std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) {
+      peak = std::strtoll(line + 6, nullptr, 10) * 1024;  // kB
+      break;
+    }
+  }
+  std::fclose(status);
+  return peak;
+}
+
+HostMemorySampler::HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period)
+    : writer_(writer), pid_(pid), period_(period) {
+  // The thread takes no signals: the job's handlers keep running on the job's own threads.
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+HostMemorySampler::~HostMemorySampler() { stop(); }
+
+namespace {
+void raiseTo(std::atomic<std::int64_t>& peak, std::int64_t value) {
+  std::int64_t current = peak.load(std::memory_order_relaxed);
+  while (value > current && !peak.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+void HostMemorySampler::notePeak(std::int64_t rss) {
+  raiseTo(peak_since_step_, rss);
+  raiseTo(peak_of_run_, rss);
+}
+
+void HostMemorySampler::run() {
+  auto last_row = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  while (!stopped_.load()) {
+    wake_.wait_for(lock, period_, [this] { return stopped_.load(); });
+    if (stopped_.load()) break;
+    const std::int64_t rss = currentRssBytes();
+    if (rss < 0) continue;
+    notePeak(rss);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_row >= kBetweenStepsRow) {
+      last_row = now;
+      writer_.add(store::MemorySample{pid_, -1, "host.rss", store::monotonicNow(), -1, rss});
+    }
+  }
+}
+
+void HostMemorySampler::recordStepEnd(std::int64_t step, std::int64_t ts_ns) {
+  if (stopped_.load()) return;
+  const std::int64_t rss = currentRssBytes();
+  if (rss < 0) return;
+  // The peak since the previous step end, this end included; the next step's peak starts from here.
+  const std::int64_t sampled_peak = peak_since_step_.exchange(rss, std::memory_order_relaxed);
+  raiseTo(peak_of_run_, rss);
+  writer_.add(store::MemorySample{pid_, -1, "host.rss", ts_ns, step, rss});
+  writer_.add(store::MemorySample{pid_, -1, "host.rss_peak", ts_ns, step, std::max(rss, sampled_peak)});
+}
+
+void HostMemorySampler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_.exchange(true)) return;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  const std::int64_t peak = std::max(peakRssBytes(), peak_of_run_.load());
+  if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", store::monotonicNow(), -1, peak});
+}
+
+}  // namespace torchscope::collector

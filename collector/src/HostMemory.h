@@ -1,0 +1,56 @@
+// Host memory of the traced process: RSS read from /proc/self/statm (one pread, a few microseconds),
+// a low-rate sampler thread that keeps the peak between two step ends (a step's peak is usually
+// inside the step, not at its end), and the memory_samples rows both produce (docs/FORMAT.md).
+//
+// The peak is sampled rather than read from VmHWM and reset through /proc/self/clear_refs, because a
+// reset would also lower the ru_maxrss that a parent (torchscope fix) reads for the whole job.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "torchscope/store/Writer.h"
+
+namespace torchscope::collector {
+
+// Resident set size of this process in bytes, -1 when /proc cannot be read.
+[[nodiscard]] std::int64_t currentRssBytes();
+// The process's peak RSS so far (VmHWM) in bytes, -1 when unknown.
+[[nodiscard]] std::int64_t peakRssBytes();
+
+class HostMemorySampler {
+ public:
+  // Starts the sampler thread; it writes a between-steps `host.rss` row about every 500 ms.
+  HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period);
+  ~HostMemorySampler();
+  HostMemorySampler(const HostMemorySampler&) = delete;
+  HostMemorySampler& operator=(const HostMemorySampler&) = delete;
+
+  // `host.rss` and `host.rss_peak` (since the previous step end) for the step that ended at ts_ns.
+  void recordStepEnd(std::int64_t step, std::int64_t ts_ns);
+  // Stops the thread and writes `host.hwm`: VmHWM, or the highest RSS sampled when that is higher (the
+  // kernel updates VmHWM lazily). Safe to call twice; recordStepEnd() does nothing afterwards.
+  void stop();
+
+ private:
+  void run();
+  void notePeak(std::int64_t rss);
+
+  store::Writer& writer_;
+  const pid_t pid_;
+  const std::chrono::milliseconds period_;
+  std::atomic<std::int64_t> peak_since_step_{-1};
+  std::atomic<std::int64_t> peak_of_run_{-1};
+  std::atomic<bool> stopped_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+}  // namespace torchscope::collector

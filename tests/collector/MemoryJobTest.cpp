@@ -1,0 +1,168 @@
+// Memory capture end to end: real CPU training jobs run under `torchscope run`, checked in their stores
+// and through the analyzer: host RSS per step and its in-step peak, and leaks found at the line that
+// keeps the references.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "JobRunner.h"
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+using store::Reader;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct MemoryRun {
+  fs::path store;
+  std::unique_ptr<Reader> reader;
+};
+
+MemoryRun runJobUnderTorchscope(const std::string& name, const std::string& script, JobOptions options = {},
+                                int expected_exit_code = 0) {
+  MemoryRun run;
+  run.store = freshDirectory(name) / "run.db";
+  const JobResult job = runJob({torchscopeExecutable().string(), "run", "-o", run.store.string(), "--",
+                                TORCHSCOPE_PYTHON, scriptPath(script).string()},
+                               options);
+  EXPECT_EQ(job.exit_code, expected_exit_code) << job.err;
+  auto reader = Reader::open(run.store.string());
+  EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message);
+  if (reader.ok()) run.reader = std::move(reader.value());
+  return run;
+}
+
+// The step-end values of one host series, in step order.
+std::vector<store::MemorySample> stepSamples(const Reader& reader, const std::string& series) {
+  auto samples = reader.load<store::MemorySample>();
+  EXPECT_TRUE(samples.ok());
+  std::vector<store::MemorySample> picked;
+  for (const auto& sample : samples.value()) {
+    if (sample.series == series && sample.step >= 0) picked.push_back(sample);
+  }
+  std::sort(picked.begin(), picked.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  return picked;
+}
+
+std::vector<store::Finding> findings(const fs::path& store, const std::string& rule) {
+  auto analysis = analyzer::analyze({store.string()});
+  EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.error().message);
+  std::vector<store::Finding> picked;
+  if (!analysis.ok()) return picked;
+  for (const auto& finding : analysis->findings) {
+    if (finding.rule == rule) picked.push_back(finding);
+  }
+  return picked;
+}
+
+TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
+  // The script exits with 3 on purpose (the exit code is passed on).
+  const MemoryRun run = runJobUnderTorchscope("memory-clean", "clean_training.py", {}, 3);
+  ASSERT_TRUE(run.reader);
+  auto steps = run.reader->load<store::Step>();
+  ASSERT_TRUE(steps.ok());
+  const auto rss = stepSamples(*run.reader, "host.rss");
+  const auto peaks = stepSamples(*run.reader, "host.rss_peak");
+  ASSERT_EQ(rss.size(), steps->size());
+  ASSERT_EQ(peaks.size(), steps->size());
+  for (std::size_t i = 0; i < rss.size(); ++i) {
+    EXPECT_EQ(rss[i].step, (*steps)[i].index);
+    EXPECT_EQ(rss[i].ts_ns, (*steps)[i].end_ns);
+    EXPECT_EQ(rss[i].device, -1);
+    EXPECT_GT(rss[i].value, 50 * kMiB);  // an interpreter with torch loaded
+    EXPECT_GE(peaks[i].value, rss[i].value);
+  }
+  auto samples = run.reader->load<store::MemorySample>();
+  ASSERT_TRUE(samples.ok());
+  const auto hwm = std::find_if(samples->begin(), samples->end(), [](const auto& s) { return s.series == "host.hwm"; });
+  ASSERT_NE(hwm, samples->end());
+  for (const auto& peak : peaks) EXPECT_GE(hwm->value, peak.value);
+  EXPECT_TRUE(run.reader->load<store::MemoryHolder>()->empty());
+  EXPECT_TRUE(findings(run.store, "memory/growth").empty());
+
+  // `stats` lists the series with their highest and last value; `export` draws them as counter tracks.
+  const JobResult stats = runJob({torchscopeExecutable().string(), "stats", run.store.string(), "--format", "json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const auto listed = nlohmann::json::parse(stats.out)["memory"];
+  const auto rss_listed =
+      std::find_if(listed.begin(), listed.end(), [](const auto& s) { return s["series"] == "host.rss"; });
+  ASSERT_NE(rss_listed, listed.end()) << stats.out;
+  EXPECT_LE((*rss_listed)["max"].get<std::int64_t>(), hwm->value);
+  const fs::path trace = run.store.parent_path() / "trace.json";
+  const JobResult exported = runJob({torchscopeExecutable().string(), "export", run.store.string(), "--format", "chrome",
+                                     "-o", trace.string()});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::ifstream in(trace);
+  const auto events = nlohmann::json::parse(in)["traceEvents"];
+  const auto counters = std::count_if(events.begin(), events.end(), [](const auto& e) {
+    return e["ph"] == "C" && e["name"] == "host.rss";
+  });
+  EXPECT_EQ(counters, (*rss_listed)["samples"].get<std::int64_t>());
+}
+
+TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {
+  JobOptions options;
+  options.env["TORCHSCOPE_MEMORY_SAMPLE_MS"] = "1";
+  const MemoryRun run = runJobUnderTorchscope("memory-activation", "activation_peak.py", options);
+  ASSERT_TRUE(run.reader);
+  const auto rss = stepSamples(*run.reader, "host.rss");
+  const auto peaks = stepSamples(*run.reader, "host.rss_peak");
+  ASSERT_GE(rss.size(), 3u);
+  ASSERT_EQ(peaks.size(), rss.size());
+  // The 64 MiB activation of the wide layer (and its ReLU and gradients) lives only inside the step.
+  std::int64_t highest_excess = 0;
+  for (std::size_t i = 1; i < rss.size(); ++i) highest_excess = std::max(highest_excess, peaks[i].value - rss[i].value);
+  EXPECT_GT(static_cast<double>(highest_excess), 48 * kMiB);
+}
+
+TEST(MemoryJob, ALossSummedAsATensorIsFoundAtItsLine) {
+  const MemoryRun run = runJobUnderTorchscope("memory-loss-sum", "leak_loss_sum.py");
+  ASSERT_TRUE(run.reader);
+  auto holders = run.reader->load<store::MemoryHolder>();
+  ASSERT_TRUE(holders.ok());
+  ASSERT_FALSE(holders->empty());
+  const auto& holder = holders->back();
+  EXPECT_EQ(holder.kind, "autograd-graph");
+  EXPECT_EQ(holder.name, "total_loss");
+  EXPECT_EQ(holder.file, scriptPath("leak_loss_sum.py").string());
+  EXPECT_EQ(holder.line, markedLine("leak_loss_sum.py", "leak"));
+  EXPECT_EQ(holder.function, "train");
+  EXPECT_GT(holder.size_after, holder.size_before);
+
+  const auto found = findings(run.store, "memory/growth");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].file, holder.file);
+  EXPECT_EQ(found[0].line, holder.line);
+  EXPECT_NE(found[0].message.find("loss.item()"), std::string::npos) << found[0].message;
+  const auto evidence = nlohmann::json::parse(found[0].evidence);
+  EXPECT_GT(evidence["size_per_step"].get<double>(), 1.0);  // autograd nodes per step
+}
+
+TEST(MemoryJob, OutputsKeptInAListAreFoundAtTheAppendWithTheGrowthPerStep) {
+  const MemoryRun run = runJobUnderTorchscope("memory-list", "leak_outputs_list.py");
+  ASSERT_TRUE(run.reader);
+  const auto found = findings(run.store, "memory/growth");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].file, scriptPath("leak_outputs_list.py").string());
+  EXPECT_EQ(found[0].line, markedLine("leak_outputs_list.py", "leak"));
+  const auto evidence = nlohmann::json::parse(found[0].evidence);
+  EXPECT_EQ(evidence["holder"], "history");
+  EXPECT_EQ(evidence["kind"], "container");
+  EXPECT_DOUBLE_EQ(evidence["size_per_step"].get<double>(), 1.0);  // one output per step
+  EXPECT_GE(evidence["holder_bytes"].get<double>(), 4 * kMiB);     // 1 MiB per kept output
+  // Each step keeps a 1 MiB output: the host RSS grows by about that much per step.
+  ASSERT_TRUE(evidence.contains("host_rss_growth_bytes_per_step")) << found[0].evidence;
+  EXPECT_GT(evidence["host_rss_growth_bytes_per_step"].get<double>(), 0.5 * kMiB);
+  EXPECT_LT(evidence["host_rss_growth_bytes_per_step"].get<double>(), 8 * kMiB);
+}
+
+}  // namespace
+}  // namespace torchscope::test

@@ -1,0 +1,131 @@
+"""The bridge's leak evidence (torchscope_bridge.holders) on real tensors and real source files."""
+
+import os
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import torch
+
+from torchscope_bridge import holders, memory, sites
+
+_HERE = os.path.abspath(__file__)
+
+
+def _marked_line(tag):
+    with open(_HERE, encoding="utf-8") as source:
+        return next(number for number, line in enumerate(source, 1) if line.rstrip().endswith(f"# MARK:{tag}"))
+
+
+def _is_this_file(path):
+    return os.path.abspath(path) == _HERE
+
+
+def _leaky_loop(tracker, steps, keep):
+    """Sums the loss as a tensor (keep="graph") or appends outputs to a list (keep="list")."""
+    model = torch.nn.Linear(8, 1)
+    total_loss = 0.0
+    kept = []
+    evidence = []
+    for step in range(steps):
+        loss = model(torch.randn(4, 8)).square().mean()
+        loss.backward()
+        if keep == "graph":
+            total_loss += loss  # MARK:sum
+        else:
+            kept.append(loss)  # MARK:append
+        if holders.is_sampled(step):
+            evidence += tracker.sample(step, sys._getframe(), torch.Tensor)
+    return evidence
+
+
+class SampledSteps(unittest.TestCase):
+    def test_powers_of_two_then_every_64th(self):
+        sampled = [step for step in range(300) if holders.is_sampled(step)]
+        self.assertEqual(sampled, [1, 2, 4, 8, 16, 32, 64, 128, 192, 256])
+
+
+class AddingLine(unittest.TestCase):
+    def _file(self, source):
+        handle = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
+        handle.write(textwrap.dedent(source))
+        handle.close()
+        self.addCleanup(os.unlink, handle.name)
+        return handle.name
+
+    def test_the_augmented_assignment_inside_the_loop(self):
+        path = self._file("""\
+            def train(batches):
+                total = 0
+                for batch in batches:
+                    total += batch
+                return total
+            """)
+        self.assertEqual(holders.adding_line(path, 1, "train", "total"), 4)
+
+    def test_an_append_to_an_attribute_in_another_method(self):
+        path = self._file("""\
+            class Trainer:
+                def __init__(self):
+                    self.history = []
+
+                def log(self, output):
+                    self.history.append(output)
+            """)
+        self.assertEqual(holders.adding_line(path, 2, "__init__", "self.history"), 6)
+
+    def test_a_reassignment_that_reads_the_name(self):
+        path = self._file("""\
+            total = None
+            for value in range(3):
+                total = value if total is None else total + value
+            """)
+        self.assertEqual(holders.adding_line(path, 1, "<module>", "total"), 3)
+
+    def test_none_when_nothing_adds_to_the_name(self):
+        path = self._file("x = 1\n")
+        self.assertIsNone(holders.adding_line(path, 1, "<module>", "y"))
+
+
+class Holders(unittest.TestCase):
+    def test_a_loss_summed_as_a_tensor_is_an_autograd_graph_that_grows(self):
+        tracker = holders.Holders(_is_this_file, sites.stack_of)
+        evidence = _leaky_loop(tracker, 9, "graph")
+        self.assertTrue(evidence)
+        found = evidence[-1]
+        self.assertEqual((found["kind"], found["name"], found["function"]), ("autograd-graph", "total_loss", "_leaky_loop"))
+        self.assertEqual(found["line"], _marked_line("sum"))
+        self.assertLess(found["size_before"], found["size_after"])
+
+    def test_a_list_of_outputs_is_a_container_that_grows(self):
+        tracker = holders.Holders(_is_this_file, sites.stack_of)
+        evidence = _leaky_loop(tracker, 9, "list")
+        found = evidence[-1]
+        self.assertEqual((found["kind"], found["name"]), ("container", "kept"))
+        self.assertEqual(found["line"], _marked_line("append"))
+        self.assertEqual((found["first_step"], found["step"]), (2, 8))
+        self.assertEqual((found["size_before"], found["size_after"]), (3, 9))
+        self.assertGreater(found["bytes"], 0)
+
+    def test_a_loss_of_the_current_step_alone_is_not_evidence(self):
+        tracker = holders.Holders(_is_this_file, sites.stack_of)
+        model = torch.nn.Linear(8, 1)
+        evidence = []
+        for step in range(9):
+            loss = model(torch.randn(4, 8)).square().mean()
+            if holders.is_sampled(step):
+                evidence += tracker.sample(step, sys._getframe(), torch.Tensor)
+        self.assertEqual(evidence, [])
+
+
+class CudaSeries(unittest.TestCase):
+    def test_the_allocator_keys_map_to_the_documented_series(self):
+        stats = {"allocated_bytes.all.current": 10, "reserved_bytes.all.current": 20, "num_alloc_retries": 1,
+                 "num_device_alloc": 3, "unrelated": 5}
+        self.assertEqual(memory.cuda_values(stats), {"cuda.allocated": 10, "cuda.reserved": 20,
+                                                     "cuda.alloc_retries_count": 1, "cuda.device_allocs_count": 3})
+
+
+if __name__ == "__main__":
+    unittest.main()
