@@ -27,9 +27,10 @@ function(torchscope_add_library)
 endfunction()
 
 # torchscope_add_test(NAME <name> SOURCES ... [DEPS ...] [LABELS ...] [TIMEOUT s])
-# One GoogleTest executable; every TEST in it becomes a ctest entry.
+# One GoogleTest executable; every TEST in it becomes a ctest entry. SERIAL: its tests run alone (jobs that
+# start several processes of their own and would otherwise share the machine's cores with other tests).
 function(torchscope_add_test)
-  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
@@ -43,7 +44,7 @@ function(torchscope_add_test)
   torchscope_set_warnings(${ARG_NAME})
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_TIMEOUT 60
-    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" RUN_SERIAL ${ARG_SERIAL}
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endfunction()
 
