@@ -22,6 +22,8 @@
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Reader.h"
 
+#include "ProcessCpu.h"
+
 // The collector records outside Python only when there is a GPU to trace: this symbol makes the
 // bench look like the Python interpreter it stands in for (the bridge calls the same C API).
 extern "C" __attribute__((visibility("default"))) int Py_BytesMain(int, char**) { return 0; }
@@ -69,13 +71,6 @@ std::int64_t peakResidentKib() {
   return -1;
 }
 
-double cpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,7 +93,7 @@ int main(int argc, char** argv) {
   const double produced_s = std::chrono::duration<double>(Clock::now() - started).count();
   const std::int64_t running_peak_kib = peakResidentKib();  // before the store's indexes are built
   torchscope_finish(0);
-  const double cpu_s = cpuSeconds();
+  const double cpu_s = torchscope::bench::processCpuSeconds();
   const std::int64_t peak_kib = peakResidentKib();
 
   ProducerResult total;

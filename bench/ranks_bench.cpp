@@ -16,6 +16,8 @@
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/store/RunFolder.h"
 
+#include "ProcessCpu.h"
+
 namespace {
 
 constexpr std::int64_t kStragglerRank = 5;
@@ -41,13 +43,6 @@ void buildFolder(const std::filesystem::path& folder, std::int64_t ranks, std::i
   for (auto& thread : threads) thread.join();
 }
 
-double processCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,10 +63,10 @@ int main(int argc, char** argv) {
   std::vector<double> seconds, cpu_seconds;
   for (int run = 0; run < 3; ++run) {
     const auto begin = std::chrono::steady_clock::now();
-    const double cpu_begin = processCpuSeconds();
+    const double cpu_begin = torchscope::bench::processCpuSeconds();
     auto analysis = torchscope::analyzer::analyze(*stores);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-    cpu_seconds.push_back(processCpuSeconds() - cpu_begin);
+    cpu_seconds.push_back(torchscope::bench::processCpuSeconds() - cpu_begin);
     if (!analysis) {
       fmt::print(stderr, "analysis failed: {}\n", analysis.error().message);
       return 1;

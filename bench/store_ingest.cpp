@@ -17,6 +17,8 @@
 
 #include "torchscope/store/Writer.h"
 
+#include "ProcessCpu.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -41,15 +43,6 @@ Kernel makeKernel(std::int64_t i, const std::vector<std::string>& names) {
   return k;
 }
 
-// CPU time of the whole process (producer and writer thread), so that a loaded machine does not
-// count against the store the way wall time does.
-double cpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 struct Cost {
   double wall_s = 0;
   double cpu_s = 0;
@@ -58,9 +51,9 @@ struct Cost {
 template <class Work>
 Cost measure(Work&& work) {
   const auto wall = Clock::now();
-  const double cpu = cpuSeconds();
+  const double cpu = torchscope::bench::processCpuSeconds();
   work();
-  return {std::chrono::duration<double>(Clock::now() - wall).count(), cpuSeconds() - cpu};
+  return {std::chrono::duration<double>(Clock::now() - wall).count(), torchscope::bench::processCpuSeconds() - cpu};
 }
 
 void ingestThroughWriter(const std::string& path, std::int64_t records, const std::vector<std::string>& names) {
