@@ -1,7 +1,7 @@
 // Analysis time of a 10 M-event store: builds the store once (kernels and their launch calls, CPU ops, copies,
 // syncs, steps, compiles), then times analyze() a few times. Usage: bench_analyzer [STORE] [EVENTS] [SWAP_EVERY]
 // SWAP_EVERY > 0 stores every SWAP_EVERY-th kernel after the one that follows it, as CUPTI buffers hold kernels of
-// concurrent streams (0, the default: in start order). An existing STORE is reused. Results go to docs/performance.md.
+// concurrent streams (0, the default: in start order). An existing STORE is reused when this build reads it. Results go to docs/performance.md.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "ReusedStore.h"
 #include "SyntheticStore.h"
 #include "torchscope/analyzer/Analyzer.h"
 
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "analyzer_bench.db";
   const std::int64_t events = argc > 2 ? std::stoll(argv[2]) : 10'000'000;
   const std::int64_t swap_every = argc > 3 ? std::stoll(argv[3]) : 0;
-  if (!std::filesystem::exists(path)) {
+  if (!reusableStore(path)) {
     const auto begin = std::chrono::steady_clock::now();
     const std::int64_t written = buildSyntheticStore(path, {.events = events, .swap_every = swap_every});
     fmt::print("built {} with {} events in {:.1f} s\n", path, written,

@@ -6,7 +6,7 @@
 // what shading them costs a frame. Under callgrind each phase is counted apart (markPhase).
 //
 // Usage: bench_gui [events=10000000] [dir=/tmp] [repaints=60]
-// The store is written once per event count (dir/torchscope_gui_bench_<events>.db) and reused.
+// The store is written once per event count (dir/torchscope_gui_bench_<events>.db) and reused while this build reads it.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "ReusedStore.h"
 #include "torchscope/gui/Detail.h"
 #include "torchscope/gui/TimelinePainter.h"
 #include "torchscope/store/Reader.h"
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
   const std::string dir = argc > 2 ? argv[2] : "/tmp";
   const int repaints = argc > 3 ? std::atoi(argv[3]) : 60;
   const std::string path = fmt::format("{}/torchscope_gui_bench_{}.db", dir, events);
-  if (!std::filesystem::exists(path)) {
+  if (!reusableStore(path)) {
     const auto start = Clock::now();
     const std::int64_t written = writeStore(path, events);
     fmt::print("wrote {} events to {} in {:.1f} s\n", written, path, secondsSince(start));
