@@ -78,7 +78,7 @@ void addRow(st::Writer& writer, const std::string& table, const json& r) {
     get(r, "pid", c.pid); get(r, "frame_id", c.frame_id); get(r, "frame_compile_id", c.frame_compile_id);
     get(r, "attempt", c.attempt); get(r, "co_name", c.co_name); get(r, "co_filename", c.co_filename);
     get(r, "co_firstlineno", c.co_firstlineno); get(r, "start_ns", c.start_ns); get(r, "end_ns", c.end_ns);
-    get(r, "cache_hit", c.cache_hit);
+    get(r, "cache_hit", c.cache_hit); get(r, "graph_count", c.graph_count); get(r, "graph_op_count", c.graph_op_count);
     c.status = "ok";
     get(r, "status", c.status);
     c.restart_reasons = "[]";

@@ -18,7 +18,8 @@ namespace {
 // Classifies torch's gb_type and the reason text; the first matching cause wins.
 BreakCause classifyBreak(const std::string& break_type, const std::string& reason) {
   const std::string text = lowercase(break_type + "\n" + reason);
-  static const std::regex kPrint(R"(\bprint\b|logging|logger|warnings\.warn)");
+  // "logger" alone would also take the C++ Logger objects of torch.distributed for the logging module.
+  static const std::regex kPrint(R"(\bprint\b|logging|\blogger\.(debug|info|warning|warn|error|critical|exception|log)\b|warnings\.warn)");
   if (containsAny(text, {"data-dependent branching", "data-dependent assertion", "generic_jump", "data dependent branch"})) {
     return {"data-dependent-branch",
             {fix::kRemoveDataDependentBranch,
@@ -173,7 +174,11 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
     }
   }
 
+  // Compilations that record their graph count and all of them with none: torch.compile ran, nothing was compiled.
+  const bool no_graph = std::any_of(facts.compiles.begin(), facts.compiles.end(), [](const auto& c) { return c.graph_count == 0; }) &&
+                        std::none_of(facts.compiles.begin(), facts.compiles.end(), [](const auto& c) { return c.graph_count > 0; });
   for (auto& [site, group] : groups) {
+    group.run_compiled_no_graph = no_graph;
     const auto sync = sync_seconds.find({site.file, site.line});
     group.sync_s = sync == sync_seconds.end() ? 0 : sync->second;
     // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>": that

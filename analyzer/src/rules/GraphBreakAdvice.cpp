@@ -63,8 +63,37 @@ std::string schedulerWrapperText(const BreakGroup& group) {
                          : "");
 }
 
+// Compiling a DistributedDataParallel module: DDP's forward is not traced on purpose. Whether the module inside it
+// was compiled after that shows in the run's graph counts (with torch 2.13 on the CPU it was not).
+BreakAdvice ddpForwardAdvice(const BreakGroup& group) {
+  const std::string where = formatLocation(group.where.file, group.where.line);
+  const std::string breaks = fmt::format(
+      "DDP's own forward breaks the graph ({} at {}): its bookkeeping before the step and `_inside_ddp_forward`, "
+      "which torch excludes from tracing on purpose, run in Python.",
+      times(group.count), describe(group.where));
+  const FixProposal wrap_compiled{"", "compile the module before wrapping it: model = DDP(torch.compile(model)); DDP "
+                                      "then runs the compiled module, split at the gradient buckets so that the "
+                                      "all-reduce overlaps the backward"};
+  if (group.run_compiled_no_graph) {
+    return {"warning",
+            fmt::format("torch.compile of the DistributedDataParallel module at {} compiled no graph: the model ran "
+                        "eagerly", where),
+            breaks + " The module it wraps was not compiled after them: none of the run's compilations produced a "
+                     "graph, so the compile time bought nothing.",
+            wrap_compiled};
+  }
+  return {"info", fmt::format("torch keeps DistributedDataParallel's own forward out of the graph, called at {}", where),
+          breaks + " These breaks are torch's, not your code's, and cost compile time around DDP's forward; the "
+                   "run also compiled graphs.",
+          {"", "nothing to change; compiling the module before wrapping it (model = DDP(torch.compile(model))) "
+               "compiles the same module without these breaks"}};
+}
+
 BreakAdvice designedAdvice(const BreakGroup& group) {
   const std::string where = formatLocation(group.where.file, group.where.line);
+  if (group.designed_kinds.count(Designed::kDdpForward) > 0 && group.designed_kinds.size() == 1) {
+    return ddpForwardAdvice(group);
+  }
   const bool grad_mode = group.designed_kinds.count(Designed::kOptimizerGradMode) > 0;
   const bool scheduler = group.designed_kinds.count(Designed::kSchedulerWrapper) > 0;
   if (grad_mode || scheduler) {
@@ -124,6 +153,8 @@ Designed designedBreak(const store::GraphBreak& row, const Location& library_sit
   if (containsAny(text, {"skip"}) && containsAny(text, {"lr_scheduler.py"})) {
     return Designed::kSchedulerWrapper;
   }
+  // DDP.forward's pre-forward calls (its C++ Logger) and its `_inside_ddp_forward` context are not traced.
+  if (row.stack.find("/torch/nn/parallel/distributed.py") != std::string::npos) return Designed::kDdpForward;
   const bool graph_break_call = containsAny(text, {"torch._dynamo.graph_break()"});
   if (!graph_break_call || !library_site.known() || library_site.file.find("/torch/") == std::string::npos) {
     return Designed::kNo;

@@ -26,6 +26,7 @@ enum class Designed {
   kOptimizerGradMode,  // torch.optim's `_use_grad` calls torch._dynamo.graph_break() (pytorch#104053)
   kSchedulerWrapper,   // an LRScheduler's wrapper around optimizer.step, which Dynamo skips on purpose
   kTorchGraphBreak,    // any other torch._dynamo.graph_break() inside torch
+  kDdpForward,         // DistributedDataParallel's own forward, which torch keeps out of the graph
 };
 // `library_site`: the innermost frame of the break when it is not the user's.
 Designed designedBreak(const store::GraphBreak& row, const Location& library_site);
@@ -42,6 +43,7 @@ struct BreakGroup {
   double resume_s = 0;    // compile time of the code after the break
   double sync_s = 0;      // host time blocked in syncs at the line
   bool in_comprehension = false;
+  bool run_compiled_no_graph = false;  // every compilation of the run produced no graph: all of it ran eagerly
   Location caused_by;     // eager fallback: the break torch could not resume after
   std::string caused_by_type;
   nlohmann::json breaks = nlohmann::json::array();  // distinct kinds: type, registry id, explanation, hints, count
