@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 
@@ -84,6 +85,25 @@ std::vector<FrameCompileTime> compileTimeByFrame(const std::vector<store::Compil
   return ranked;
 }
 
+// When no compiled frame is the user's (a compiled library module, such as a DistributedDataParallel wrapper), the
+// user's call into the compiled region, from the stack of a graph break in the costliest frame that recorded one.
+Result<Location> regionCallOfLibraryFrames(const Context& context, const std::vector<FrameCompileTime>& frames) {
+  if (context.facts.count("graph_breaks") == 0) return Location{};
+  auto breaks = context.reader.load<store::GraphBreak>();
+  if (!breaks) return breaks.error();
+  for (const auto& frame : frames) {
+    for (const auto& compile : context.facts.compiles) {
+      if (compile.co_filename != frame.file || compile.co_firstlineno != frame.line) continue;
+      for (const auto& row : *breaks) {
+        if (row.pid != compile.pid || row.frame_id != compile.frame_id) continue;
+        Location call = regionCallLocation(store::parseStack(row.stack), context.code);
+        if (call.known()) return call;
+      }
+    }
+  }
+  return Location{};
+}
+
 std::string compilations(std::size_t count) {
   return count == 1 ? "1 compilation" : fmt::format("{} compilations", count);
 }
@@ -124,15 +144,31 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                         formatLocation(costliest_user->file, costliest_user->line),
                         formatSeconds(costliest_user->seconds),
                         compilations(static_cast<std::size_t>(costliest_user->compiles)));
+  Location region_call;
+  if (costliest_user == frames.end()) {
+    auto call = regionCallOfLibraryFrames(context, frames);
+    if (!call) return call.error();
+    region_call = std::move(*call);
+  }
+  const std::string entered =
+      region_call.known() && !frames.empty()
+          ? fmt::format(" None of the compiled frames is your code: the costliest, `{}` ({}), is compiled from your "
+                        "call at {}.", frames.front().function, formatLocation(frames.front().file, frames.front().line),
+                        describe(region_call))
+          : "";
   Finding finding = makeFinding(
       "compile/time", share >= 0.3 ? "warning" : "info",
       fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
-      fmt::format("{}{} {}", spent, where, cache_text), fix);
+      fmt::format("{}{}{} {}", spent, where, entered, cache_text), fix);
   finding.count = static_cast<std::int64_t>(facts.compiles.size());
   if (costliest_user != frames.end()) {
     finding.file = costliest_user->file;
     finding.line = costliest_user->line;
     finding.function = costliest_user->function;
+  } else if (region_call.known()) {
+    finding.file = region_call.file;
+    finding.line = region_call.line;
+    finding.function = region_call.function;
   }
   constexpr std::size_t kFramesInEvidence = 5;
   nlohmann::json frames_json = nlohmann::json::array();
