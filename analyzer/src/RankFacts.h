@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "Rules.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Ranks.h"
 
@@ -25,14 +26,15 @@ struct RankFacts {
   std::string job_id;
   std::vector<store::Step> steps;
   std::vector<CollectiveSpan> collectives;
+  std::vector<Occurrence> occurrences;  // graph breaks and recompiles, for the divergence between ranks
 };
 
 // The rank facts of one store: its rank from the processes table (else from a `.rank<r>.` file
 // name); `summary.rank` stays -1 for a store that is not one rank of a distributed job.
-[[nodiscard]] Result<RankFacts> collectRankFacts(const store::Reader& reader, const RunSummary& run);
+[[nodiscard]] Result<RankFacts> collectRankFacts(const Context& context, const RunSummary& run);
 
-// The ranks side by side; `findings[i]` are the findings of `ranks[i]`'s store before merging.
-[[nodiscard]] RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::vector<Finding>>& findings);
+// The ranks side by side.
+[[nodiscard]] RankAnalysis analyzeRanks(std::vector<RankFacts> ranks);
 
 // The multi-rank findings (ranks/*) of an analysis; `run_seconds` is the job's wall span.
 [[nodiscard]] std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged,

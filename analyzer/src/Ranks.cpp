@@ -10,6 +10,7 @@
 #include "RankFacts.h"
 #include "Rules.h"
 #include "Stats.h"
+#include "rules/RecompileAdvice.h"
 #include "torchscope/store/RunFolder.h"
 
 namespace torchscope::analyzer {
@@ -198,26 +199,25 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
   return stragglers;
 }
 
-bool divergenceCandidate(const std::string& rule) {
-  return rule.rfind("recompile/", 0) == 0 || rule.rfind("graph-break/", 0) == 0;
-}
+// What one rank recorded at one place, keyed by rule, user line and (for graph breaks) torch's registry id.
+using OccurrenceKey = std::tuple<std::string, std::string, std::int64_t, std::string, std::string>;
 
 std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
-                                        const std::vector<std::vector<Finding>>& findings) {
-  using Key = std::tuple<std::string, std::string, std::int64_t, std::string>;
-  std::map<Key, std::vector<std::int64_t>> counts;  // per rank index
-  for (std::size_t r = 0; r < findings.size(); ++r) {
-    for (const auto& finding : findings[r]) {
-      if (!divergenceCandidate(finding.rule)) continue;
-      auto& per_rank = counts[{finding.rule, finding.file, finding.line, finding.function}];
-      per_rank.resize(ranks.size(), 0);
-      per_rank[r] += finding.count;
+                                        const std::vector<std::vector<Occurrence>>& occurrences) {
+  std::map<OccurrenceKey, std::vector<const Occurrence*>> per_key;  // per rank index, null where the rank had none
+  for (std::size_t r = 0; r < occurrences.size(); ++r) {
+    for (const auto& occurrence : occurrences[r]) {
+      auto& per_rank = per_key[{occurrence.rule, occurrence.file, occurrence.line, occurrence.function,
+                                occurrence.registry_id}];
+      per_rank.resize(ranks.size(), nullptr);
+      per_rank[r] = &occurrence;
     }
   }
   std::vector<Divergence> divergences;
-  for (const auto& [key, per_rank] : counts) {
+  for (const auto& [key, per_rank] : per_key) {
+    const auto count = [](const Occurrence* occurrence) { return occurrence ? occurrence->count : 0; };
     std::map<std::int64_t, std::size_t> histogram;
-    for (const auto count : per_rank) ++histogram[count];
+    for (const auto* occurrence : per_rank) ++histogram[count(occurrence)];
     if (histogram.size() < 2) continue;
     const auto majority = std::max_element(histogram.begin(), histogram.end(),
                                            [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -226,11 +226,21 @@ std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
     if (std::count_if(histogram.begin(), histogram.end(), [&](const auto& e) { return e.second == majority->second; }) > 1) {
       typical = histogram.begin()->first;
     }
-    Divergence divergence{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}, {}, typical};
+    Divergence divergence;
+    std::tie(divergence.rule, divergence.file, divergence.line, divergence.function, divergence.registry_id) = key;
+    divergence.majority_count = typical;
     for (std::size_t r = 0; r < per_rank.size(); ++r) {
-      if (per_rank[r] == typical) continue;
+      if (count(per_rank[r]) == typical) {
+        divergence.majority_ranks.push_back(ranks[r].rank);
+        continue;
+      }
       divergence.ranks.push_back(ranks[r].rank);
-      divergence.counts.push_back(per_rank[r]);
+      divergence.counts.push_back(count(per_rank[r]));
+      divergence.compile_seconds.push_back(per_rank[r] ? per_rank[r]->compile_s : 0);
+    }
+    // The words of a rank that had it: the divergent ranks' first, else the majority's.
+    for (const auto* occurrence : per_rank) {
+      if (occurrence && (divergence.detail.empty() || count(occurrence) != typical)) divergence.detail = occurrence->detail;
     }
     divergences.push_back(std::move(divergence));
   }
@@ -245,6 +255,8 @@ std::string rankList(const std::vector<std::int64_t>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + text;
 }
 
+std::string timesOrNever(std::int64_t count) { return count == 0 ? "never" : times(count); }
+
 double totalStepSeconds(const RankSummary& rank) {
   double total = 0;
   for (const double seconds : rank.step_seconds) total += seconds;
@@ -253,7 +265,8 @@ double totalStepSeconds(const RankSummary& rank) {
 
 }  // namespace
 
-Result<RankFacts> collectRankFacts(const store::Reader& reader, const RunSummary& run) {
+Result<RankFacts> collectRankFacts(const Context& context, const RunSummary& run) {
+  const store::Reader& reader = context.reader;
   RankFacts facts;
   facts.summary.path = reader.path();
   facts.summary.host = run.run.host;
@@ -271,15 +284,19 @@ Result<RankFacts> collectRankFacts(const store::Reader& reader, const RunSummary
   std::sort(facts.collectives.begin(), facts.collectives.end(),
             [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   summarizeRank(facts);
+  auto breaks = graphBreakOccurrences(context);
+  if (!breaks) return breaks.error();
+  facts.occurrences = std::move(*breaks);
+  auto recompiles = recompileOccurrences(context);
+  facts.occurrences.insert(facts.occurrences.end(), recompiles.begin(), recompiles.end());
   return facts;
 }
 
-RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::vector<Finding>>& findings) {
+RankAnalysis analyzeRanks(std::vector<RankFacts> ranks) {
   RankAnalysis analysis;
-  std::vector<std::vector<Finding>> rank_findings;
+  std::vector<std::vector<Occurrence>> rank_occurrences;
   std::set<std::int64_t> seen;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    auto& facts = ranks[i];
+  for (auto& facts : ranks) {
     if (facts.summary.rank < 0 || !seen.insert(facts.summary.rank).second) continue;
     analysis.world_size = std::max(analysis.world_size, facts.world_size);
     if (analysis.launcher.empty()) analysis.launcher = facts.launcher;
@@ -289,17 +306,17 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::v
                                                      facts.summary.rank));
     }
     analysis.ranks.push_back(std::move(facts.summary));
-    rank_findings.push_back(i < findings.size() ? findings[i] : std::vector<Finding>{});
+    rank_occurrences.push_back(std::move(facts.occurrences));
   }
-  // By rank, with the findings in the same order.
+  // By rank, with the occurrences in the same order.
   std::vector<std::size_t> order(analysis.ranks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return analysis.ranks[a].rank < analysis.ranks[b].rank; });
   std::vector<RankSummary> sorted_ranks;
-  std::vector<std::vector<Finding>> sorted_findings;
+  std::vector<std::vector<Occurrence>> sorted_occurrences;
   for (const auto i : order) {
     sorted_ranks.push_back(std::move(analysis.ranks[i]));
-    sorted_findings.push_back(std::move(rank_findings[i]));
+    sorted_occurrences.push_back(std::move(rank_occurrences[i]));
   }
   analysis.ranks = std::move(sorted_ranks);
   if (analysis.world_size > 0 && static_cast<std::int64_t>(analysis.ranks.size()) < analysis.world_size) {
@@ -312,7 +329,7 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::v
   analysis.partial = !analysis.partial_reasons.empty();
   if (analysis.ranks.size() < 2) return analysis;
   analysis.stragglers = findStragglers(analysis.ranks);
-  analysis.divergences = findDivergences(analysis.ranks, sorted_findings);
+  analysis.divergences = findDivergences(analysis.ranks, sorted_occurrences);
   return analysis;
 }
 
@@ -358,31 +375,48 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const auto original = std::find_if(merged.begin(), merged.end(), [&](const Finding& f) {
       return f.rule == divergence.rule && f.file == divergence.file && f.line == divergence.line && f.function == divergence.function;
     });
-    std::string counts;
+    const bool has_original = original != merged.end();
+    std::string divergent;
+    double longest_compile_s = 0;
     for (std::size_t i = 0; i < divergence.ranks.size(); ++i) {
-      counts += fmt::format("{}rank {}: {}x", i == 0 ? "" : ", ", divergence.ranks[i], divergence.counts[i]);
+      divergent += fmt::format("{}rank {} ({})", i == 0 ? "" : i + 1 == divergence.ranks.size() ? " and " : ", ",
+                               divergence.ranks[i], timesOrNever(divergence.counts[i]));
+      longest_compile_s = std::max(longest_compile_s, divergence.compile_seconds[i]);
     }
+    const std::string location = formatLocation(divergence.file, divergence.line);
+    const bool named_by_id = !divergence.registry_id.empty() && divergence.registry_id != divergence.detail;
+    const std::string what = divergence.detail + (named_by_id ? ", " + divergence.registry_id : "");
     Finding finding = makeFinding(
         recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", "warning",
         fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
-                    recompile ? "recompiled" : "broke the graph", formatLocation(divergence.file, divergence.line)),
-        fmt::format("{} ({}) where the other ranks did {} times ({}). Ranks that compile different graphs run "
-                    "different code: the rank is slower while it compiles, the others wait for it in their "
-                    "collectives, and collectives issued from different graphs can mismatch. {}",
-                    recompile ? "Recompiled here" : "The graph broke here", counts, divergence.majority_count,
-                    divergence.rule, original != merged.end() ? "The cause: " + original->message : ""),
-        {original != merged.end() ? original->fix_id : "",
-         original != merged.end() ? original->fix_summary : "Make every rank see the same shapes and Python values."});
+                    recompile ? "recompiled" : "broke the graph", location),
+        fmt::format("At {} torch.compile {} ({}) a different number of times on {} than on the other {} ({}), as their "
+                    "stores recorded it{}. Ranks that compile different graphs run different code: the rank is slower "
+                    "while it compiles, the others wait for it in their collectives, and collectives issued from "
+                    "different graphs can mismatch. {}",
+                    location.empty() ? "an unknown line" : location, recompile ? "recompiled" : "broke the graph",
+                    what, divergent, rankList(divergence.majority_ranks),
+                    timesOrNever(divergence.majority_count),
+                    longest_compile_s > 0 ? fmt::format("; compiling there took up to {} on one of them",
+                                                        formatSeconds(longest_compile_s))
+                                          : "",
+                    has_original ? "The cause: " + original->message
+                                 : "Look at what differs between the ranks there: input shapes, Python values, code "
+                                   "under `if rank == ...`."),
+        {has_original ? original->fix_id : "",
+         has_original ? original->fix_summary : "Make every rank see the same shapes and Python values."});
     finding.file = divergence.file;
     finding.line = divergence.line;
     finding.function = divergence.function;
     finding.count = static_cast<std::int64_t>(divergence.ranks.size());
-    if (original != merged.end()) {
-      finding.impact_seconds = original->impact_seconds;
-      finding.impact_fraction = fraction(finding.impact_seconds);
-    }
+    // The divergent rank's own compile time there holds the others back; without it (the divergent ranks are the
+    // ones that did not compile there), the merged finding's.
+    finding.impact_seconds = longest_compile_s > 0 ? longest_compile_s : has_original ? original->impact_seconds : 0;
+    finding.impact_fraction = fraction(finding.impact_seconds);
     setEvidence(finding, {{"rule", divergence.rule}, {"ranks", divergence.ranks}, {"counts", divergence.counts},
-                          {"majority_count", divergence.majority_count}});
+                          {"majority_count", divergence.majority_count}, {"majority_ranks", divergence.majority_ranks},
+                          {"registry_id", divergence.registry_id}, {"detail", divergence.detail},
+                          {"compile_seconds", divergence.compile_seconds}});
     out.push_back(std::move(finding));
   }
   if (analysis.stragglers.empty()) {

@@ -98,6 +98,21 @@ Result<void> memoryRules(const Context& context, std::vector<Finding>& out);
 
 const std::vector<RuleFamily>& ruleFamilies();
 
+// Graph breaks or recompiles of one kind at one user line, counted from the store's rows whatever they cost: what
+// the multi-rank divergence compares (findings appear only above an impact threshold, which load can move).
+struct Occurrence {
+  std::string rule;  // the rule of their finding: recompile/dynamic-shape, graph-break/item, ...
+  std::string file;  // the user's line, as their finding names it
+  std::int64_t line = -1;
+  std::string function;
+  std::string registry_id;  // graph breaks: torch's registry id (gb_id), else the break type; "" for recompiles
+  std::string detail;       // in words: the break type, or the recompile's cause and what its guard checked
+  std::int64_t count = 0;
+  double compile_s = 0;  // the compile time they cost
+};
+[[nodiscard]] Result<std::vector<Occurrence>> graphBreakOccurrences(const Context& context);
+[[nodiscard]] std::vector<Occurrence> recompileOccurrences(const Context& context);
+
 // Helpers shared by the rules.
 struct FixProposal {
   std::string_view id;  // from FixIds.h, or "" when no automatic fix exists

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -135,6 +136,87 @@ TEST(CompareCli, GateFailsOnRegressionAndPassesTheOtherWay) {
   EXPECT_EQ(worse.code, 1) << worse.err;
   EXPECT_NE(worse.out.find("New problems"), std::string::npos);
   EXPECT_EQ(torchscope(dir, "compare " + broken + " " + clean + " --threshold 1000").code, 0);
+}
+
+struct RankRun {
+  double step_ms = 10;
+  int recompiles = 0;  // dynamic-shape recompiles at train.py:12
+};
+
+// A run folder as torchrun leaves it: one store per rank (`run.rank<r>.<pid>.db`), 30 steps of about `step_ms`
+// (jittered by +-1 %).
+std::string runFolder(const ScratchDir& dir, const std::string& name, const std::vector<RankRun>& ranks) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::string folder = dir.file(name);
+  std::filesystem::create_directories(folder);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    nlohmann::json steps = nlohmann::json::array(), recompiles = nlohmann::json::array();
+    std::int64_t t = kSecond;
+    for (int i = 0; i < 30; ++i) {
+      const auto length = static_cast<std::int64_t>(ranks[r].step_ms * 1e6 * (1.0 + 0.01 * ((i * 7 + static_cast<int>(r)) % 5 - 2) / 2.0));
+      steps.push_back({{"index", i}, {"start_ns", t}, {"end_ns", t + length}, {"source", "optimizer"}});
+      t += length;
+    }
+    for (int i = 0; i < ranks[r].recompiles; ++i) {
+      recompiles.push_back({{"frame_id", 0}, {"frame_compile_id", i + 1}, {"ts_ns", kSecond}, {"co_name", "forward"},
+                            {"co_filename", "model.py"}, {"co_firstlineno", 10}, {"cause", "dynamic-shape"},
+                            {"entry_file", "train.py"}, {"entry_line", 12}});
+    }
+    const nlohmann::json fixture = {{"run", {{"start_ns", kSecond}, {"end_ns", t}}}, {"steps", steps}, {"recompiles", recompiles}};
+    EXPECT_EQ(buildStore(fixture, folder + "/run.rank" + std::to_string(r) + "." + std::to_string(100 + r) + ".db"), "");
+  }
+  return folder;
+}
+
+TEST(CompareCli, RunFoldersAreComparedWholeAndARegressedRankFailsTheGate) {
+  ScratchDir dir;
+  const std::string base = runFolder(dir, "base", {{}, {}, {}, {}});
+  const std::string slow = runFolder(dir, "slow", {{}, {13}, {}, {}});  // rank 1 alone is 30 % slower
+
+  const Outcome same = torchscope(dir, "compare " + base + " " + base + " --format json");
+  EXPECT_EQ(same.code, 0) << same.err;
+
+  const Outcome worse = torchscope(dir, "compare " + base + " " + slow + " --format json");
+  EXPECT_EQ(worse.code, 1) << worse.err;
+  const auto report = nlohmann::json::parse(worse.out);
+  EXPECT_TRUE(report["failed"].get<bool>());
+  EXPECT_TRUE(report["step_time"]["regression"].get<bool>());
+  EXPECT_NEAR(report["step_time"]["change_percent"].get<double>(), 30, 1);  // the job runs at its slowest rank's pace
+  EXPECT_EQ(report["slowest_rank"]["new"], 1);
+  ASSERT_EQ(report["ranks"].size(), 4u);
+  for (const auto& rank : report["ranks"]) {
+    EXPECT_EQ(rank["new"]["steps"], rank["base"]["steps"]);
+    if (rank["rank"] == 1) {
+      EXPECT_NEAR(rank["change_percent"].get<double>(), 30, 1) << rank.dump();
+    } else {
+      EXPECT_NEAR(rank["change_percent"].get<double>(), 0, 1) << rank.dump();
+    }
+  }
+
+  const Outcome text = torchscope(dir, "compare " + base + " " + slow);
+  EXPECT_EQ(text.code, 1);
+  EXPECT_NE(text.out.find("rank 1: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("slowest in the new run"), std::string::npos) << text.out;
+  EXPECT_EQ(torchscope(dir, "compare " + slow + " " + base).code, 0);
+}
+
+TEST(CompareCli, ARankThatNowRecompilesMoreThanTheOthersFailsTheGate) {
+  ScratchDir dir;
+  const std::string base = runFolder(dir, "base", {{10, 1}, {10, 1}, {10, 1}, {10, 1}});
+  const std::string divergent = runFolder(dir, "divergent", {{10, 1}, {10, 1}, {10, 2}, {10, 1}});
+  const Outcome outcome = torchscope(dir, "compare " + base + " " + divergent + " --format json");
+  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  const auto report = nlohmann::json::parse(outcome.out);
+  EXPECT_TRUE(report["new_problems"].empty()) << report["new_problems"].dump();  // the same recompile as before...
+  EXPECT_TRUE(report["divergence_regression"].get<bool>());                      // ...but now on rank 2 twice
+  bool named = false;
+  for (const auto& finding : report["findings"]["new"]) {
+    if (finding["rule"] == "ranks/divergent-recompile") {
+      named = finding["new_ranks"] == nlohmann::json::array({2}) && finding["location"]["file"] == "train.py";
+    }
+  }
+  EXPECT_TRUE(named) << report["findings"].dump(2);
+  EXPECT_EQ(torchscope(dir, "compare " + divergent + " " + base).code, 0);
 }
 
 }  // namespace

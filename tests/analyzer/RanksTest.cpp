@@ -6,13 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Report.h"
 #include "torchscope/interop/ChromeExport.h"
 #include "torchscope/interop/Import.h"
 #include "torchscope/store/RunFolder.h"
@@ -194,6 +197,132 @@ TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) 
   EXPECT_EQ(divergent, (std::set<std::int64_t>{1, 3}));
   EXPECT_TRUE(std::any_of(analysis->findings.begin(), analysis->findings.end(),
                           [](const Finding& f) { return f.rule == "ranks/divergent-recompile" && !f.file.empty(); }));
+}
+
+// fixtures/ranks/<case>.json: the rows every rank has ("common") and each rank's own ("ranks"[r]), written as the
+// stores of a run folder (the rank from the file name).
+std::vector<std::string> writeRankFixture(const ScratchDir& dir, const std::string& name) {
+  std::ifstream in(fixtureDir() / "ranks" / (name + ".json"));
+  const auto fixture = nlohmann::json::parse(in);
+  std::vector<std::string> stores;
+  for (std::size_t r = 0; r < fixture["ranks"].size(); ++r) {
+    nlohmann::json rank = fixture["common"];
+    for (const auto& [table, rows] : fixture["ranks"][r].items()) {
+      for (const auto& row : rows) rank[table].push_back(row);
+    }
+    stores.push_back(dir.file("run.rank" + std::to_string(r) + ".1.db"));
+    EXPECT_EQ(buildStore(rank, stores.back()), "") << name << " rank " << r;
+  }
+  return stores;
+}
+
+std::vector<std::string> rankFixtureNames() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(fixtureDir() / "ranks")) names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The JSON report's divergences and ranks/* findings of a rank fixture.
+nlohmann::json rankReport(const std::string& name) {
+  ScratchDir dir;
+  auto analysis = analyze(writeRankFixture(dir, name));
+  EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.error().message);
+  if (!analysis.ok()) return nullptr;
+  const auto report = nlohmann::json::parse(render(*analysis, Format::kJson));
+  nlohmann::json result = {{"divergences", report["ranks"]["divergences"]}, {"findings", nlohmann::json::array()}};
+  for (const auto& finding : report["findings"]) {
+    const std::string rule = finding["rule"];
+    if (rule.rfind("ranks/", 0) == 0 || rule.rfind("recompile/", 0) == 0 || rule.rfind("graph-break/", 0) == 0) {
+      result["findings"].push_back(finding);
+    }
+  }
+  return result;
+}
+
+// golden/ranks/<case>.json; TORCHSCOPE_UPDATE_GOLDEN=1 rewrites it.
+class RankGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RankGolden, DivergencesAndFindingsMatchExpectedFile) {
+  const std::string name = GetParam();
+  const nlohmann::json actual = rankReport(name);
+  const auto expected_path = goldenDir() / "ranks" / (name + ".json");
+  const char* update = std::getenv("TORCHSCOPE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(expected_path) << actual.dump(2) << "\n";
+    GTEST_SKIP() << "updated " << expected_path;
+  }
+  std::ifstream in(expected_path);
+  ASSERT_TRUE(in) << "missing " << expected_path << " (run with TORCHSCOPE_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(actual.dump(2), nlohmann::json::parse(in).dump(2)) << name << " changed; review and update the golden file";
+}
+
+INSTANTIATE_TEST_SUITE_P(RankFixtures, RankGolden, ::testing::ValuesIn(rankFixtureNames()),
+                         [](const auto& param_info) { return param_info.param; });
+
+const nlohmann::json* onlyDivergence(const nlohmann::json& report) {
+  EXPECT_EQ(report["divergences"].size(), 1u) << report["divergences"].dump(2);
+  return report["divergences"].size() == 1 ? &report["divergences"][0] : nullptr;
+}
+
+std::vector<std::string> rulesOf(const nlohmann::json& report) {
+  std::vector<std::string> rules;
+  for (const auto& finding : report["findings"]) rules.push_back(finding["rule"]);
+  return rules;
+}
+
+TEST(RankDivergence, ARankWithAnExtraRecompileIsNamedWithItsCount) {
+  const auto report = rankReport("extra_recompile");
+  const auto* divergence = onlyDivergence(report);
+  ASSERT_NE(divergence, nullptr);
+  EXPECT_EQ((*divergence)["rule"], "recompile/dynamic-shape");
+  EXPECT_EQ((*divergence)["file"], "train.py");
+  EXPECT_EQ((*divergence)["line"], 12);
+  EXPECT_EQ((*divergence)["ranks"], nlohmann::json::array({2}));
+  EXPECT_EQ((*divergence)["counts"], nlohmann::json::array({2}));
+  EXPECT_EQ((*divergence)["majority_count"], 1);
+  EXPECT_EQ((*divergence)["majority_ranks"], nlohmann::json::array({0, 1, 3}));
+}
+
+TEST(RankDivergence, ARankWithAnExtraGraphBreakIsNamedByTheBreaksRegistryId) {
+  const auto report = rankReport("extra_break");
+  const auto* divergence = onlyDivergence(report);
+  ASSERT_NE(divergence, nullptr);
+  EXPECT_EQ((*divergence)["rule"], "graph-break/data-dependent-branch");
+  EXPECT_EQ((*divergence)["registry_id"], "GB0170");
+  EXPECT_EQ((*divergence)["ranks"], nlohmann::json::array({1}));
+  EXPECT_EQ((*divergence)["majority_count"], 0);
+  const auto rules = rulesOf(report);
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "ranks/divergent-graph-break"), rules.end());
+}
+
+TEST(RankDivergence, RanksThatRecordedTheSameAreNotDivergent) {
+  for (const char* name : {"all_equal", "same_recompile_uneven_cost"}) {
+    const auto report = rankReport(name);
+    EXPECT_TRUE(report["divergences"].empty()) << name << ": " << report["divergences"].dump(2);
+    for (const auto& rule : rulesOf(report)) EXPECT_EQ(rule.rfind("ranks/divergent-", 0), std::string::npos) << name;
+  }
+  // The uneven case is the one a comparison of findings got wrong: only rank 1's recompile was worth a finding.
+  const auto rules = rulesOf(rankReport("same_recompile_uneven_cost"));
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "recompile/dynamic-shape"), rules.end());
+}
+
+TEST(RankDivergence, ARecompileTooCheapForAFindingIsStillDivergent) {
+  const auto report = rankReport("cheap_recompile");
+  for (const auto& rule : rulesOf(report)) EXPECT_NE(rule.rfind("recompile/", 0), 0u) << rule;
+  const auto* divergence = onlyDivergence(report);
+  ASSERT_NE(divergence, nullptr);
+  EXPECT_EQ((*divergence)["rule"], "recompile/python-scalar");
+  EXPECT_EQ((*divergence)["file"], "train.py");
+  EXPECT_EQ((*divergence)["line"], 40);
+  EXPECT_EQ((*divergence)["ranks"], nlohmann::json::array({3}));
+  const auto finding = std::find_if(report["findings"].begin(), report["findings"].end(), [](const auto& f) {
+    return f["rule"] == "ranks/divergent-recompile";
+  });
+  ASSERT_NE(finding, report["findings"].end());
+  EXPECT_EQ((*finding)["location"]["file"], "train.py");
+  EXPECT_EQ((*finding)["location"]["line"], 40);
+  EXPECT_NE((*finding)["message"].get<std::string>().find("rank 3 (once)"), std::string::npos) << (*finding)["message"];
 }
 
 TEST(Ranks, TheMergedExportPutsTheRanksOnOneClock) {

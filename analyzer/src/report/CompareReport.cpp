@@ -1,5 +1,6 @@
 // Renders a Comparison in every report format.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "Reports.h"
 #include "torchscope/analyzer/Compare.h"
@@ -19,7 +20,43 @@ std::string where(const ProblemChange& change) {
   return text;
 }
 
+std::string where(const FindingChange& change) {
+  return where(ProblemChange{"", change.file, change.line, change.function, "", 0});
+}
+
 std::string verdict(const Comparison& c) { return c.failed() ? "FAIL" : "PASS"; }
+
+// "rank 2: 10.000 ms -> 12.000 ms (+20.0 %)", with the slowest rank of each side marked.
+std::string rankLine(const Comparison& c, const RankStepChange& rank) {
+  std::string marks;
+  if (rank.rank == c.base_slowest_rank) marks += ", slowest in the baseline";
+  if (rank.rank == c.new_slowest_rank) marks += ", slowest in the new run";
+  return fmt::format("rank {}: {:.3f} ms -> {:.3f} ms ({:+.1f} %; {} -> {} steps{})", rank.rank, rank.base_steps.median_s * 1e3,
+                     rank.new_steps.median_s * 1e3, rank.change_percent, rank.base_steps.steps, rank.new_steps.steps, marks);
+}
+
+// "2x on ranks 1 and 3" / "2x"
+std::string countLine(std::int64_t count, const std::vector<std::int64_t>& ranks) {
+  if (ranks.empty()) return fmt::format("{}x", count);
+  return fmt::format("{}x on rank{} {}", count, ranks.size() == 1 ? "" : "s", fmt::join(ranks, ", "));
+}
+
+std::string findingLine(const FindingChange& f, const std::string& state) {
+  std::string line = fmt::format("{} finding {} at {}: {}", state, f.rule, where(f), f.title);
+  if (state == "changed") {
+    line += fmt::format(" ({} -> {})", countLine(f.base_count, f.base_ranks), countLine(f.new_count, f.new_ranks));
+  }
+  return line;
+}
+
+// The merged findings' changes, each with its state word.
+std::vector<std::pair<std::string, const FindingChange*>> findingChanges(const Comparison& c) {
+  std::vector<std::pair<std::string, const FindingChange*>> all;
+  for (const auto& f : c.new_findings) all.emplace_back("new", &f);
+  for (const auto& f : c.changed_findings) all.emplace_back("changed", &f);
+  for (const auto& f : c.gone_findings) all.emplace_back("gone", &f);
+  return all;
+}
 
 std::string stepLine(const Comparison& c) {
   return fmt::format("steady-state step median {:.3f} ms -> {:.3f} ms ({:+.1f} %, p = {:.3g}; p10-p90 {:.3f}-{:.3f} -> "
@@ -42,6 +79,22 @@ nlohmann::json changeJson(const ProblemChange& change) {
           {"count", change.count}};
 }
 
+nlohmann::json stepsJson(const StepTimeStats& steps) {
+  return {{"steps", steps.steps}, {"median_seconds", steps.median_s}, {"p10_seconds", steps.p10_s}, {"p90_seconds", steps.p90_s}};
+}
+
+nlohmann::json findingChangeJson(const FindingChange& f) {
+  return {{"rule", f.rule},
+          {"title", sanitizeUtf8(f.title)},
+          {"location", {{"file", sanitizeUtf8(f.file)},
+                        {"line", f.line >= 0 ? nlohmann::json(f.line) : nlohmann::json(nullptr)},
+                        {"function", sanitizeUtf8(f.function)}}},
+          {"base_count", f.base_count},
+          {"new_count", f.new_count},
+          {"base_ranks", f.base_ranks},
+          {"new_ranks", f.new_ranks}};
+}
+
 std::string json(const Comparison& c) {
   nlohmann::json document = {
       {"schema", "torchscope.compare/1"},
@@ -50,10 +103,8 @@ std::string json(const Comparison& c) {
       {"threshold_percent", c.threshold_percent},
       {"failed", c.failed()},
       {"step_time",
-       {{"base", {{"steps", c.base_steps.steps}, {"median_seconds", c.base_steps.median_s},
-                  {"p10_seconds", c.base_steps.p10_s}, {"p90_seconds", c.base_steps.p90_s}}},
-        {"new", {{"steps", c.new_steps.steps}, {"median_seconds", c.new_steps.median_s},
-                 {"p10_seconds", c.new_steps.p10_s}, {"p90_seconds", c.new_steps.p90_s}}},
+       {{"base", stepsJson(c.base_steps)},
+        {"new", stepsJson(c.new_steps)},
         {"change_percent", c.step_change_percent},
         {"p_value", c.p_value},
         {"regression", c.step_regression}}},
@@ -61,7 +112,19 @@ std::string json(const Comparison& c) {
                         {"regression", c.compile_regression}}},
       {"new_problems", nlohmann::json::array()},
       {"gone_problems", nlohmann::json::array()},
+      {"ranks", nlohmann::json::array()},
+      {"slowest_rank", {{"base", c.base_slowest_rank >= 0 ? nlohmann::json(c.base_slowest_rank) : nlohmann::json(nullptr)},
+                        {"new", c.new_slowest_rank >= 0 ? nlohmann::json(c.new_slowest_rank) : nlohmann::json(nullptr)}}},
+      {"findings", {{"new", nlohmann::json::array()}, {"gone", nlohmann::json::array()}, {"changed", nlohmann::json::array()}}},
+      {"divergence_regression", c.divergence_regression},
       {"notes", nlohmann::json::array()}};
+  for (const auto& rank : c.ranks) {
+    document["ranks"].push_back({{"rank", rank.rank}, {"base", stepsJson(rank.base_steps)}, {"new", stepsJson(rank.new_steps)},
+                                 {"change_percent", rank.change_percent}});
+  }
+  for (const auto& f : c.new_findings) document["findings"]["new"].push_back(findingChangeJson(f));
+  for (const auto& f : c.gone_findings) document["findings"]["gone"].push_back(findingChangeJson(f));
+  for (const auto& f : c.changed_findings) document["findings"]["changed"].push_back(findingChangeJson(f));
   for (const auto& change : c.new_problems) document["new_problems"].push_back(changeJson(change));
   for (const auto& change : c.gone_problems) document["gone_problems"].push_back(changeJson(change));
   for (const auto& note : c.notes) document["notes"].push_back(sanitizeUtf8(note));
@@ -80,6 +143,11 @@ std::string text(const Comparison& c, const RenderOptions& options) {
   }
   for (const auto& change : c.gone_problems) {
     out += fmt::format("  gone {} at {}: {}\n", change.kind, sanitizeUtf8(where(change)), sanitizeUtf8(change.detail));
+  }
+  for (const auto& rank : c.ranks) out += "  " + rankLine(c, rank) + "\n";
+  for (const auto& [state, f] : findingChanges(c)) {
+    const bool gates = state == "new" && f->rule.rfind("ranks/divergent-", 0) == 0;
+    out += "  " + sanitizeUtf8(findingLine(*f, state)) + (gates ? "  REGRESSION" : "") + "\n";
   }
   for (const auto& note : c.notes) out += "  note: " + sanitizeUtf8(note) + "\n";
   return out;
@@ -108,6 +176,19 @@ std::string markdown(const Comparison& c) {
       out += fmt::format("- {} at {}: {}\n", change.kind, escapeMarkdown(where(change)), escapeMarkdown(change.detail));
     }
   }
+  if (!c.ranks.empty()) {
+    out += "\n### Ranks\n\n| Rank | Base | New | Change |\n|---|---|---|---|\n";
+    for (const auto& rank : c.ranks) {
+      const bool slowest = rank.rank == c.new_slowest_rank;
+      out += fmt::format("| {}{} | {:.3f} ms | {:.3f} ms | {:+.1f} % |\n", rank.rank, slowest ? " (slowest)" : "",
+                         rank.base_steps.median_s * 1e3, rank.new_steps.median_s * 1e3, rank.change_percent);
+    }
+  }
+  const auto findings = findingChanges(c);
+  if (!findings.empty()) {
+    out += "\n### Findings\n\n";
+    for (const auto& [state, f] : findings) out += "- " + escapeMarkdown(findingLine(*f, state)) + "\n";
+  }
   for (const auto& note : c.notes) out += "\n> " + escapeMarkdown(note) + "\n";
   return out;
 }
@@ -131,7 +212,10 @@ std::string junit(const Comparison& c) {
   for (const auto& change : c.new_problems) {
     add("new " + change.kind + " at " + where(change), true, change.detail);
   }
-  const int tests = 3 + static_cast<int>(c.new_problems.size());
+  add("no new divergent rank", c.divergence_regression,
+      fmt::format("{} new, {} changed, {} gone findings", c.new_findings.size(), c.changed_findings.size(),
+                  c.gone_findings.size()));
+  const int tests = 4 + static_cast<int>(c.new_problems.size());
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"torchscope compare\" tests=\"{0}\" "
                      "failures=\"{1}\" errors=\"0\">\n  <testsuite name=\"torchscope.compare\" tests=\"{0}\" failures=\"{1}\" "
                      "errors=\"0\" skipped=\"0\">\n{2}  </testsuite>\n</testsuites>\n",
@@ -154,9 +238,19 @@ std::string sarif(const Comparison& c) {
     }
     results.push_back(entry);
   }
+  for (const auto& f : c.new_findings) {
+    if (f.rule.rfind("ranks/divergent-", 0) != 0) continue;
+    auto entry = result("compare/new-divergence", findingLine(f, "new"));
+    if (!f.file.empty()) {
+      nlohmann::json physical = {{"artifactLocation", {{"uri", report::fileUri(f.file)}}}};
+      if (f.line >= 1) physical["region"] = {{"startLine", f.line}};
+      entry["locations"] = nlohmann::json::array({{{"physicalLocation", physical}}});
+    }
+    results.push_back(entry);
+  }
   nlohmann::json rules = nlohmann::json::array();
   for (const char* id : {"compare/step-time", "compare/compile-time", "compare/new-graph-break", "compare/new-recompile",
-                         "compare/new-sync"}) {
+                         "compare/new-sync", "compare/new-divergence"}) {
     rules.push_back({{"id", id}, {"shortDescription", {{"text", std::string("torchscope ") + id}}}});
   }
   nlohmann::json document = {
@@ -181,6 +275,17 @@ std::string html(const Comparison& c) {
       body += fmt::format("<li>{} at <code>{}</code>: {}</li>\n", escapeXml(change.kind), escapeXml(where(change)),
                           escapeXml(change.detail));
     }
+    body += "</ul>\n";
+  }
+  if (!c.ranks.empty()) {
+    body += "<h2>Ranks</h2><ul>\n";
+    for (const auto& rank : c.ranks) body += "<li>" + escapeXml(rankLine(c, rank)) + "</li>\n";
+    body += "</ul>\n";
+  }
+  const auto findings = findingChanges(c);
+  if (!findings.empty()) {
+    body += "<h2>Findings</h2><ul>\n";
+    for (const auto& [state, f] : findings) body += "<li>" + escapeXml(findingLine(*f, state)) + "</li>\n";
     body += "</ul>\n";
   }
   for (const auto& note : c.notes) body += "<p>" + escapeXml(note) + "</p>\n";

@@ -109,20 +109,11 @@ const Located* earlierBreak(const std::vector<Located>& breaks, const Location& 
   return nullptr;
 }
 
-}  // namespace
-
-Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) {
+// The store's graph breaks grouped by rule and user line, every row counted whatever it cost.
+Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
   const Facts& facts = context.facts;
-  if (facts.count("graph_breaks") == 0) return {};
-
-  // Blocked sync time per user line: an item() or nonzero break also syncs there at run time.
-  std::map<std::pair<std::string, std::int64_t>, double> sync_seconds;
-  auto synced = context.reader.query(
-      "SELECT s.value, t.line, t.ns FROM (SELECT file_id, line, sum(end_ns - start_ns) AS ns FROM syncs "
-      "GROUP BY file_id, line) t JOIN strings s ON s.id = t.file_id",
-      [&](const store::Row& row) { sync_seconds[{row.text(0), row.integer(1)}] = toSeconds(row.real(2)); });
-  if (!synced) return synced.error();
-
+  std::map<Site, BreakGroup> groups;
+  if (facts.count("graph_breaks") == 0) return groups;
   auto rows = context.reader.load<store::GraphBreak>();
   if (!rows) return rows.error();
   // Each break gets an equal share of its compilation's time, so that breaks of one frame are not counted twice.
@@ -138,7 +129,6 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
   breaks.reserve(rows->size());
   for (const auto& row : *rows) breaks.push_back(locate(row, context.code));
 
-  std::map<Site, BreakGroup> groups;
   for (const auto& located : breaks) {
     const store::GraphBreak& row = *located.row;
     const Designed designed = designedBreak(row, located.library_site);
@@ -179,11 +169,32 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
                         std::none_of(facts.compiles.begin(), facts.compiles.end(), [](const auto& c) { return c.graph_count > 0; });
   for (auto& [site, group] : groups) {
     group.run_compiled_no_graph = no_graph;
-    const auto sync = sync_seconds.find({site.file, site.line});
-    group.sync_s = sync == sync_seconds.end() ? 0 : sync->second;
     // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>": that
     // compile time is what the break costs. Without such frames, the break's share of its compilation stands in.
     group.resume_s = resumeCompileSeconds(facts, group.where.function, group.where.line);
+  }
+  return groups;
+}
+
+}  // namespace
+
+Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  if (facts.count("graph_breaks") == 0) return {};
+
+  // Blocked sync time per user line: an item() or nonzero break also syncs there at run time.
+  std::map<std::pair<std::string, std::int64_t>, double> sync_seconds;
+  auto synced = context.reader.query(
+      "SELECT s.value, t.line, t.ns FROM (SELECT file_id, line, sum(end_ns - start_ns) AS ns FROM syncs "
+      "GROUP BY file_id, line) t JOIN strings s ON s.id = t.file_id",
+      [&](const store::Row& row) { sync_seconds[{row.text(0), row.integer(1)}] = toSeconds(row.real(2)); });
+  if (!synced) return synced.error();
+
+  auto groups = groupBreaks(context);
+  if (!groups) return groups.error();
+  for (auto& [site, group] : *groups) {
+    const auto sync = sync_seconds.find({site.file, site.line});
+    group.sync_s = sync == sync_seconds.end() ? 0 : sync->second;
     const BreakAdvice advice = breakAdvice(site.rule, group);
     Finding finding = makeFinding(site.rule, advice.severity, advice.title, advice.message, advice.fix);
     finding.file = group.where.file;
@@ -195,6 +206,21 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
     out.push_back(std::move(finding));
   }
   return {};
+}
+
+Result<std::vector<Occurrence>> graphBreakOccurrences(const Context& context) {
+  auto groups = groupBreaks(context);
+  if (!groups) return groups.error();
+  std::vector<Occurrence> occurrences;
+  for (const auto& [site, group] : *groups) {
+    for (const auto& [registry_id, kind] : group.by_registry_id) {
+      // The group's cost, shared among its kinds by count.
+      const double share = static_cast<double>(kind.count) / static_cast<double>(group.count);
+      occurrences.push_back({site.rule, group.where.file, group.where.line, group.where.function, registry_id,
+                             kind.break_type, kind.count, group.costSeconds() * share});
+    }
+  }
+  return occurrences;
 }
 
 }  // namespace torchscope::analyzer

@@ -148,6 +148,8 @@ BreakAdvice eagerFallbackAdvice(const BreakGroup& group) {
 
 }  // namespace
 
+std::string registryId(const store::GraphBreak& row) { return row.gb_id.empty() ? row.break_type : row.gb_id; }
+
 Designed designedBreak(const store::GraphBreak& row, const Location& library_site) {
   const std::string text = lowercase(row.break_type + "\n" + row.reason + "\n" + row.explanation);
   if (containsAny(text, {"skip"}) && containsAny(text, {"lr_scheduler.py"})) {
@@ -166,6 +168,9 @@ Designed designedBreak(const store::GraphBreak& row, const Location& library_sit
 }
 
 void BreakGroup::addBreak(const store::GraphBreak& row) {
+  auto& registered = by_registry_id[registryId(row)];
+  registered.break_type = row.break_type;
+  ++registered.count;
   for (auto& kind : breaks) {
     if (typeOf(kind) == row.break_type && kind.value("reason", std::string()) == row.reason) {
       kind["count"] = kind["count"].get<std::int64_t>() + 1;

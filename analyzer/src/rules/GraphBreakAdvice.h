@@ -31,6 +31,9 @@ enum class Designed {
 // `library_site`: the innermost frame of the break when it is not the user's.
 Designed designedBreak(const store::GraphBreak& row, const Location& library_site);
 
+// How a break is told apart from others at the same line: torch's registry id (gb_id), else its break type.
+std::string registryId(const store::GraphBreak& row);
+
 // The breaks that point at one user line under one rule.
 struct BreakGroup {
   Location where;
@@ -47,6 +50,12 @@ struct BreakGroup {
   Location caused_by;     // eager fallback: the break torch could not resume after
   std::string caused_by_type;
   nlohmann::json breaks = nlohmann::json::array();  // distinct kinds: type, registry id, explanation, hints, count
+  // Every break by torch's registry id (gb_id, else the break type), uncapped: the multi-rank divergence counts these.
+  struct RegistryCount {
+    std::string break_type;
+    std::int64_t count = 0;
+  };
+  std::map<std::string, RegistryCount> by_registry_id;
 
   void addBreak(const store::GraphBreak& row);
   [[nodiscard]] double costSeconds() const { return resume_s > 0 ? resume_s : compile_s; }

@@ -113,11 +113,9 @@ Finding findingFor(std::string rule, std::string severity, const RecompileAdvice
   return finding;
 }
 
-}  // namespace
-
-Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
+// The store's recompiles grouped by cause and user line, every row counted whatever it cost.
+std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
   const Facts& facts = context.facts;
-  if (!facts.compiled && facts.recompiles.empty()) return {};
   std::map<Key, RecompileGroup> groups;
   for (const auto& recompile : facts.recompiles) {
     // Stores that kept no cause or detail (imported, older) get them from the guard texts.
@@ -155,7 +153,15 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
     addFrame(group, frame, library);
     if (group.guard_examples.size() < 3) group.guard_examples.push_back(recompile.guard_failures);
   }
+  return groups;
+}
 
+}  // namespace
+
+Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  if (!facts.compiled && facts.recompiles.empty()) return {};
+  auto groups = groupRecompiles(context);
   for (auto& [key, group] : groups) {
     std::stable_sort(group.frames.begin(), group.frames.end(),
                      [](const RecompiledFrame& a, const RecompiledFrame& b) { return a.recompiles > b.recompiles; });
@@ -169,6 +175,16 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
     if (group.limit_hit) out.push_back(findingFor("recompile/limit-hit", "error", limitAdvice(group, advice.fix), group, facts));
   }
   return {};
+}
+
+std::vector<Occurrence> recompileOccurrences(const Context& context) {
+  std::vector<Occurrence> occurrences;
+  for (const auto& [key, group] : groupRecompiles(context)) {
+    occurrences.push_back({key.rule, group.location.file, group.location.line, group.location.function, "",
+                           group.detail.empty() ? group.cause : group.cause + ": " + group.detail, group.count,
+                           group.compile_s});
+  }
+  return occurrences;
 }
 
 }  // namespace torchscope::analyzer

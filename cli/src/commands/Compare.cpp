@@ -1,13 +1,11 @@
 // torchscope compare: the CI gate between a baseline run and a new one.
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/analyzer/Compare.h"
-#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -22,31 +20,24 @@ void addCompareCommand(CLI::App& app) {
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "compare", "Compare a new run with a baseline: step time, compile time, new graph breaks, recompiles and syncs");
-  cmd->add_option("base", options->base, "Baseline store, or run folder (compared through its lowest rank's store)")->required();
+  cmd->add_option("base", options->base, "Baseline store, or run folder of per-rank stores (compared whole)")->required();
   cmd->add_option("new", options->candidate, "Store of the new run, or its run folder")->required();
   cmd->add_option("--threshold", options->threshold,
                   "Percent of step-time (or compile-time) growth that counts as a regression (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--format", options->format, "Output format: text, json, markdown, sarif, junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
-  cmd->footer("Exit codes: 0 no regression, 1 a significant regression beyond the threshold or a new problem "
-              "(or an I/O error), 2 bad input.");
+  cmd->footer("A run folder is compared whole: the job's step time is its slowest rank's, its compile time the longest "
+              "rank's, its problems those of every rank; the report adds each rank's step time and the merged findings "
+              "that are new, gone or changed.\n"
+              "Exit codes: 0 no regression, 1 a significant regression beyond the threshold, a new problem or a new "
+              "divergent rank (or an I/O error), 2 bad input.");
   cmd->callback([options] {
     const auto format = analyzer::parseFormat(options->format);
     if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
     analyzer::CompareOptions compare_options;
     compare_options.threshold_percent = options->threshold;
-    // The ranks of a synchronous job (DDP, FSDP) share their step times: its lowest rank stands for the run.
-    const auto representative = [](const std::string& path) {
-      auto stores = store::expandRunFolders({path});
-      if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
-      for (const auto& store : *stores) {
-        if (store::rankInStoreName(std::filesystem::path(store).filename().string()) >= 0) return store;
-      }
-      return stores->front();
-    };
-    auto comparison = analyzer::compareStores(representative(options->base), representative(options->candidate),
-                                              compare_options);
+    auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);
     if (!comparison) {
       fail(comparison.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, comparison.error().message);
     }

@@ -40,7 +40,8 @@ struct Straggler {
   double others_wait_s = 0;      // median per step of the other ranks' exposed collective time
 };
 
-// A graph break or recompile that some ranks had and others did not (or had a different number of times).
+// A graph break or recompile that some ranks had and others did not (or had a different number of times),
+// counted from every rank's store rows, whatever it cost.
 struct Divergence {
   std::string rule;  // the per-rank finding's rule, e.g. recompile/dynamic-shape
   std::string file;
@@ -49,6 +50,10 @@ struct Divergence {
   std::vector<std::int64_t> ranks;   // the ranks that differ from the majority
   std::vector<std::int64_t> counts;  // their occurrences, same order
   std::int64_t majority_count = 0;   // occurrences on the other ranks
+  std::vector<std::int64_t> majority_ranks;  // the other ranks
+  std::string registry_id;  // graph breaks: torch's registry id (else the break type) counted; "" for recompiles
+  std::string detail;       // what happened there, in words: the break type, or the recompile's cause
+  std::vector<double> compile_seconds;  // the divergent ranks' compile time there, same order as `ranks`
 };
 
 struct RankAnalysis {
