@@ -153,24 +153,37 @@ const std::vector<std::string>& ruleIds() {
   return ids;
 }
 
-Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions& options) {
+namespace {
+
+// What every rule of one store reads: its facts and which files are the user's.
+struct StoreFacts {
+  Facts facts;
+  store::CodeRoots code;
+};
+
+Result<StoreFacts> collectStoreFacts(const store::Reader& reader, const AnalyzeOptions& options) {
   auto facts = collectFacts(reader);
   if (!facts) return facts.error();
+  auto attributes = reader.load<store::RunAttribute>();
+  if (!attributes) return attributes.error();
+  StoreFacts result{std::move(*facts), store::codeRootsFrom(*attributes)};
+  result.code.user.insert(result.code.user.end(), options.user_code.begin(), options.user_code.end());
+  return result;
+}
+
+Result<Analysis> runRules(const Context& context, const AnalyzeOptions& options) {
+  const store::Reader& reader = context.reader;
+  const Facts& facts = context.facts;
   Analysis analysis;
-  analysis.runs.push_back(summarize(reader, *facts));
-  if (facts->partial) {
+  analysis.runs.push_back(summarize(reader, facts));
+  if (facts.partial) {
     analysis.notes.push_back(fmt::format("{}: the run did not finish (crashed or killed); the analysis is partial and "
                                          "covers what was recorded", reader.path()));
   }
-  if (facts->steps.empty()) {
+  if (facts.steps.empty()) {
     analysis.notes.push_back(fmt::format("{}: no training steps were recorded; per-step figures use the whole run",
                                          reader.path()));
   }
-  auto attributes = reader.load<store::RunAttribute>();
-  if (!attributes) return attributes.error();
-  store::CodeRoots code = store::codeRootsFrom(*attributes);
-  code.user.insert(code.user.end(), options.user_code.begin(), options.user_code.end());
-  const Context context{reader, *facts, code};
   for (const auto& family : ruleFamilies()) {
     if (auto done = family.run(context, analysis.findings); !done) {
       // A damaged file fails the analysis; anything else costs only this family's findings.
@@ -180,12 +193,20 @@ Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions&
     }
   }
   if (options.timeline_buckets > 0) {
-    auto buckets = timeline(reader, *facts, options.timeline_buckets);
+    auto buckets = timeline(reader, facts, options.timeline_buckets);
     if (!buckets) return buckets.error();
     analysis.runs.back().timeline = std::move(*buckets);
   }
   rank(analysis.findings);
   return analysis;
+}
+
+}  // namespace
+
+Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions& options) {
+  auto store_facts = collectStoreFacts(reader, options);
+  if (!store_facts) return store_facts.error();
+  return runRules({reader, store_facts->facts, store_facts->code}, options);
 }
 
 namespace {
@@ -203,12 +224,18 @@ StoreResult analyzeOne(const std::string& path, const AnalyzeOptions& options) {
     result.analysis = reader.error();
     return result;
   }
-  result.analysis = analyzeStore(**reader, options);
+  auto store_facts = collectStoreFacts(**reader, options);
+  if (!store_facts) {
+    result.analysis = makeError(store_facts.error().code, path + ": " + store_facts.error().message);
+    return result;
+  }
+  const Context context{**reader, store_facts->facts, store_facts->code};
+  result.analysis = runRules(context, options);
   if (!result.analysis) {
     result.analysis = makeError(result.analysis.error().code, path + ": " + result.analysis.error().message);
     return result;
   }
-  result.ranks = collectRankFacts(**reader, result.analysis->runs.front());
+  result.ranks = collectRankFacts(context, result.analysis->runs.front());
   if (!result.ranks) result.ranks = makeError(result.ranks.error().code, path + ": " + result.ranks.error().message);
   return result;
 }

@@ -3,20 +3,11 @@
 
 #include <vector>
 
+#include "Rules.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Ranks.h"
 
 namespace torchscope::analyzer {
-
-// One collective's interval, from cpu_ops (category `collective`) or an NCCL kernel.
-struct CollectiveSpan {
-  store::Nanos start_ns = 0;
-  store::Nanos end_ns = 0;
-  bool bucket = false;      // a DDP gradient bucket (overlaps the backward pass until the last one starts)
-  bool blocking = false;    // the calling thread waited for it (a synchronous torch.distributed call)
-  bool gpu = false;         // an NCCL kernel
-  double hidden_s = 0;      // for NCCL kernels: the part that compute kernels overlapped
-};
 
 struct RankFacts {
   RankSummary summary;
@@ -29,7 +20,7 @@ struct RankFacts {
 
 // The rank facts of one store: its rank from the processes table (else from a `.rank<r>.` file
 // name); `summary.rank` stays -1 for a store that is not one rank of a distributed job.
-[[nodiscard]] Result<RankFacts> collectRankFacts(const store::Reader& reader, const RunSummary& run);
+[[nodiscard]] Result<RankFacts> collectRankFacts(const Context& context, const RunSummary& run);
 
 // The ranks side by side; `findings[i]` are the findings of `ranks[i]`'s store before merging.
 [[nodiscard]] RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, const std::vector<std::vector<Finding>>& findings);
