@@ -241,6 +241,17 @@ Result<std::vector<NameStat>> resolve(const store::Reader& reader, const NameMap
   return sorted;
 }
 
+// The interned ids of the CPU ops attention/manual looks for, each with whether it is a softmax.
+Result<std::unordered_map<std::int64_t, bool>> attentionNameIds(const store::Reader& reader) {
+  std::unordered_map<std::int64_t, bool> ids;
+  auto done = reader.query(
+      "SELECT id, value FROM strings WHERE value IN ('aten::matmul', 'aten::bmm', 'aten::baddbmm', 'aten::einsum', "
+      "'aten::softmax', 'aten::_softmax', 'aten::_safe_softmax')",
+      [&](const store::Row& row) { ids[row.integer(0)] = row.text(1).find("softmax") != std::string::npos; });
+  if (!done) return done.error();
+  return ids;
+}
+
 Result<LaunchCost> launchCost(const store::Reader& reader) {
   std::int64_t max_id = 0;
   auto counted = reader.query("SELECT coalesce(max(id), 0) FROM api_calls", [&](const store::Row& row) { max_id = row.integer(0); });
@@ -298,16 +309,21 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   if (!launch) return launch.error();
   facts.launch = *launch;
 
+  auto nccl_ids = NcclOverlap::ncclNameIds(reader);
+  if (!nccl_ids) return nccl_ids.error();
+  NcclOverlap nccl(std::move(*nccl_ids));
   NameMap kernel_totals;
   const auto short_ns = static_cast<store::Nanos>(facts.launch.mean_s * 1e9);
   auto window = scanWindow(reader, facts, short_ns, [&](WindowScan& scan) {
     return reader.query("SELECT device, start_ns, end_ns, pid, correlation_id, name_id FROM kernels",
                         [&](const store::Row& row) {
                           const Interval kernel{row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)};
-                          NameTotals& totals = kernel_totals[{row.integer(5), kernel.device}];
+                          const std::int64_t name_id = row.integer(5);
+                          NameTotals& totals = kernel_totals[{name_id, kernel.device}];
                           ++totals.count;
                           totals.nanos += kernel.end - kernel.start;
                           scan.addKernel(kernel);
+                          nccl.addKernel(name_id, kernel.start, kernel.end);
                         });
   });
   if (!window) return window.error();
@@ -316,15 +332,34 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   if (!kernel_names) return kernel_names.error();
   facts.kernel_names = std::move(*kernel_names);
 
+  auto attention_ids = attentionNameIds(reader);
+  if (!attention_ids) return attention_ids.error();
   NameMap op_totals;
-  auto ops = reader.query("SELECT name_id, end_ns - start_ns FROM cpu_ops", [&](const store::Row& row) {
-    NameTotals& totals = op_totals[{row.integer(0), -1}];
-    const std::int64_t nanos = row.integer(1);
-    ++totals.count;
-    totals.nanos += nanos;
-    totals.small += nanos < Facts::kSmallOpNanos ? 1 : 0;
-  });
+  // The args of host-timed collectives only: evaluated for those rows alone.
+  auto ops = reader.query(
+      "SELECT name_id, start_ns, end_ns, pid, tid, CASE WHEN category = 'collective' THEN "
+      "coalesce(json_extract(args, '$.source'), '') END, CASE WHEN category = 'collective' THEN "
+      "json_extract(args, '$.async') END FROM cpu_ops",
+      [&](const store::Row& row) {
+        const std::int64_t name_id = row.integer(0);
+        const store::Nanos start = row.integer(1), end = row.integer(2);
+        NameTotals& totals = op_totals[{name_id, -1}];
+        ++totals.count;
+        totals.nanos += end - start;
+        totals.small += end - start < Facts::kSmallOpNanos ? 1 : 0;
+        if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
+          facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});
+        }
+        if (!row.isNull(5)) facts.collectives.push_back(hostCollective(start, end, row.text(5), row.integer(6)));
+      });
   if (!ops) return ops.error();
+  const auto by_start = [](const CollectiveSpan& a, const CollectiveSpan& b) { return a.start_ns < b.start_ns; };
+  std::stable_sort(facts.collectives.begin(), facts.collectives.end(), by_start);
+  auto nccl_kernels = nccl.finish();
+  facts.collectives.insert(facts.collectives.end(), nccl_kernels.begin(), nccl_kernels.end());
+  std::stable_sort(facts.attention_ops.begin(), facts.attention_ops.end(), [](const AttentionOp& a, const AttentionOp& b) {
+    return std::tie(a.pid, a.tid, a.start_ns) < std::tie(b.pid, b.tid, b.start_ns);
+  });
   std::vector<std::int64_t> small;
   auto op_names = resolve(reader, op_totals, &small);
   if (!op_names) return op_names.error();

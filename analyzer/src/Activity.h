@@ -1,10 +1,12 @@
 // One pass over the big tables, in storage order (sequential reads, no sort): per-name totals of kernels and CPU
-// ops, and the GPU's busy/idle picture in the steady-state window. The rules read the result from Facts.
+// ops, the GPU's busy/idle picture in the steady-state window, the rank's collectives and the CPU ops that
+// attention/manual reads. The rules and the multi-rank analysis read the result from Facts.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "Collectives.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::analyzer {
@@ -39,13 +41,22 @@ struct KernelWindow {
   std::vector<Gap> largest_gaps;   // the largest ones, for classification
 };
 
+// A matmul or softmax CPU op (the names attention/manual looks for).
+struct AttentionOp {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  store::Nanos start_ns = 0;
+  store::Nanos end_ns = 0;
+  bool softmax = false;
+};
+
 struct LaunchCost {
   std::int64_t launches = 0;
   double mean_s = 0;
 };
 
-// Fills facts.kernel_names, cpu_op_names, small-op counts, launch cost and the kernel window
-// (over [facts.steady_begin_ns, facts.steady_end_ns)).
+// Fills facts.kernel_names, cpu_op_names, small-op counts, launch cost, the kernel window
+// (over [facts.steady_begin_ns, facts.steady_end_ns)), collectives and attention_ops.
 [[nodiscard]] Result<void> scanActivity(const store::Reader& reader, Facts& facts);
 
 }  // namespace torchscope::analyzer

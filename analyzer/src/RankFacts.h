@@ -9,16 +9,6 @@
 
 namespace torchscope::analyzer {
 
-// One collective's interval, from cpu_ops (category `collective`) or an NCCL kernel.
-struct CollectiveSpan {
-  store::Nanos start_ns = 0;
-  store::Nanos end_ns = 0;
-  bool bucket = false;      // a DDP gradient bucket (overlaps the backward pass until the last one starts)
-  bool blocking = false;    // the calling thread waited for it (a synchronous torch.distributed call)
-  bool gpu = false;         // an NCCL kernel
-  double hidden_s = 0;      // for NCCL kernels: the part that compute kernels overlapped
-};
-
 struct RankFacts {
   RankSummary summary;
   std::int64_t world_size = -1;

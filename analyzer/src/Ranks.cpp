@@ -45,44 +45,6 @@ Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
       {std::string(store::kLauncherAttribute), std::string(store::kJobIdAttribute)});
 }
 
-// Collectives the bridge timed on the host, then NCCL kernels with the compute kernels that overlapped them.
-Result<void> loadCollectives(const store::Reader& reader, RankFacts& facts) {
-  auto done = reader.query(
-      "SELECT start_ns, end_ns, json_extract(args, '$.source'), json_extract(args, '$.async') FROM cpu_ops "
-      "WHERE category = 'collective' ORDER BY start_ns",
-      [&](const store::Row& row) {
-        const std::string source = row.text(2);
-        facts.collectives.push_back({row.integer(0), row.integer(1), source == "ddp",
-                                     source != "ddp" && row.integer(3) == 0, false, 0});
-      });
-  if (!done) return done.error();
-  std::string nccl_ids;
-  done = reader.query("SELECT id FROM strings WHERE value LIKE '%nccl%'", [&](const store::Row& row) {
-    nccl_ids += (nccl_ids.empty() ? "" : ",") + std::to_string(row.integer(0));
-  });
-  if (!done || nccl_ids.empty()) return done;
-  store::Nanos longest_compute = 0;
-  done = reader.query(fmt::format("SELECT coalesce(max(end_ns - start_ns), 0) FROM kernels WHERE name_id NOT IN ({})", nccl_ids),
-                      [&](const store::Row& row) { longest_compute = row.integer(0); });
-  if (!done) return done;
-  std::vector<CollectiveSpan> kernels;
-  // Each NCCL kernel with the compute kernels that ran during it, found through the start_ns index.
-  done = reader.query(
-      fmt::format("SELECT n.start_ns, n.end_ns, (SELECT coalesce(sum(min(k.end_ns, n.end_ns) - max(k.start_ns, n.start_ns)), 0) "
-                  "FROM kernels k WHERE k.start_ns >= n.start_ns - ?1 AND k.start_ns < n.end_ns AND k.end_ns > n.start_ns "
-                  "AND k.name_id NOT IN ({0})) FROM kernels n WHERE n.name_id IN ({0}) ORDER BY n.start_ns",
-                  nccl_ids),
-      [&](const store::Row& row) {
-        const store::Nanos start = row.integer(0), end = row.integer(1);
-        kernels.push_back({start, end, false, false, true,
-                           toSeconds(std::min(static_cast<double>(end - start), row.real(2)))});
-      },
-      {longest_compute});
-  if (!done) return done;
-  facts.collectives.insert(facts.collectives.end(), kernels.begin(), kernels.end());
-  return {};
-}
-
 // Length of the union of intervals (sorted here).
 double unionSeconds(std::vector<std::pair<store::Nanos, store::Nanos>> intervals) {
   std::sort(intervals.begin(), intervals.end());
@@ -280,7 +242,7 @@ Result<RankFacts> collectRankFacts(const Context& context, const RunSummary& run
   if (!steps) return steps.error();
   facts.steps = std::move(*steps);
   std::sort(facts.steps.begin(), facts.steps.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-  if (auto done = loadCollectives(reader, facts); !done) return done.error();
+  facts.collectives = context.facts.collectives;
   std::sort(facts.collectives.begin(), facts.collectives.end(),
             [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   summarizeRank(facts);

@@ -48,6 +48,8 @@ struct Facts {
   KernelWindow kernel_window;  // GPU activity in the steady-state window
   std::int64_t aten_ops = 0;
   std::int64_t small_aten_ops = 0;  // shorter than kSmallOpNanos: dominated by dispatch overhead
+  std::vector<CollectiveSpan> collectives;  // host-timed ones in start order, then NCCL kernels in start order
+  std::vector<AttentionOp> attention_ops;   // by pid, tid and start (ties in storage order)
   static constexpr std::int64_t kSmallOpNanos = 50'000;
 
   [[nodiscard]] std::int64_t count(const std::string& table) const;

@@ -1,8 +1,10 @@
 // gpu/idle and gpu/launch-bound: how much of the steady state the GPU sat idle, and why.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "../MemoryFacts.h"
 #include "../Rules.h"
@@ -27,26 +29,22 @@ struct GapSplit {
   double unmatched_s = 0;    // no launch call recorded for the next kernel
 };
 
-// Looks up the launch call of the kernel after each large gap, in chunks of literal ids per process.
+// Looks up the launch call of the kernel after each large gap: one statement per process, its correlation ids bound
+// as one JSON array (no statement text to parse per id).
 Result<GapSplit> splitGaps(const store::Reader& reader, const std::vector<Gap>& gaps) {
   GapSplit split;
   std::map<std::int64_t, std::map<std::int64_t, store::Nanos>> launches;  // pid -> correlation -> launch start
-  std::map<std::int64_t, std::vector<std::int64_t>> wanted;
-  for (const auto& gap : gaps) wanted[gap.pid].push_back(gap.correlation_id);
-  for (auto& [pid, ids] : wanted) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    for (std::size_t begin = 0; begin < ids.size(); begin += 500) {
-      std::string list;
-      for (std::size_t i = begin; i < std::min(ids.size(), begin + 500); ++i) {
-        list += (list.empty() ? "" : ",") + std::to_string(ids[i]);
-      }
-      auto done = reader.query(
-          fmt::format("SELECT correlation_id, min(start_ns) FROM api_calls WHERE pid = ? AND correlation_id IN ({}) "
-                      "GROUP BY correlation_id", list),
-          [&, pid = pid](const store::Row& row) { launches[pid][row.integer(0)] = row.integer(1); }, {pid});
-      if (!done) return done.error();
-    }
+  std::map<std::int64_t, std::set<std::int64_t>> wanted;
+  for (const auto& gap : gaps) wanted[gap.pid].insert(gap.correlation_id);
+  for (const auto& [pid, ids] : wanted) {
+    auto done = reader.query(
+        "SELECT j.value, (SELECT min(start_ns) FROM api_calls WHERE pid = ?1 AND correlation_id = j.value) "
+        "FROM json_each(?2) j",
+        [&, pid = pid](const store::Row& row) {
+          if (!row.isNull(1)) launches[pid][row.integer(0)] = row.integer(1);
+        },
+        {pid, fmt::format("[{}]", fmt::join(ids, ","))});
+    if (!done) return done.error();
   }
   for (const auto& gap : gaps) {
     const auto process = launches.find(gap.pid);

@@ -137,30 +137,22 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
   std::map<std::pair<std::int64_t, std::int64_t>, ThreadState> threads;
   std::int64_t blocks = 0;
   double block_s = 0;
-  auto done = context.reader.query(
-      "SELECT c.pid, c.tid, c.start_ns, c.end_ns, s.value FROM cpu_ops c JOIN strings s ON s.id = c.name_id "
-      "WHERE c.name_id IN (SELECT id FROM strings WHERE value IN ('aten::matmul', 'aten::bmm', 'aten::baddbmm', "
-      "'aten::einsum', 'aten::softmax', 'aten::_softmax', 'aten::_safe_softmax')) ORDER BY c.pid, c.tid, c.start_ns",
-      [&](const store::Row& row) {
-        ThreadState& state = threads[{row.integer(0), row.integer(1)}];
-        const store::Nanos start = row.integer(2);
-        const store::Nanos end = row.integer(3);
-        if (start < state.last_end) return;  // nested inside the previous outer op
-        state.last_end = end;
-        const bool softmax = row.text(4).find("softmax") != std::string::npos;
-        if (!softmax && state.stage == 2) {
-          ++blocks;
-          block_s += toSeconds(static_cast<double>(end - state.block_start));
-          state.stage = 1;
-          state.block_start = start;
-        } else if (!softmax) {
-          state.stage = 1;
-          state.block_start = start;
-        } else {
-          state.stage = state.stage == 1 ? 2 : 0;
-        }
-      });
-  if (!done) return done.error();
+  for (const auto& op : facts.attention_ops) {  // by thread and start
+    ThreadState& state = threads[{op.pid, op.tid}];
+    if (op.start_ns < state.last_end) continue;  // nested inside the previous outer op
+    state.last_end = op.end_ns;
+    if (!op.softmax && state.stage == 2) {
+      ++blocks;
+      block_s += toSeconds(static_cast<double>(op.end_ns - state.block_start));
+      state.stage = 1;
+      state.block_start = op.start_ns;
+    } else if (!op.softmax) {
+      state.stage = 1;
+      state.block_start = op.start_ns;
+    } else {
+      state.stage = state.stage == 1 ? 2 : 0;
+    }
+  }
   if (blocks < kMinimumAttentionBlocks) return {};
   Finding finding = makeFinding(
       "attention/manual", "info", "Hand-written attention (matmul, softmax, matmul)",

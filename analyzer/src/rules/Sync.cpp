@@ -1,8 +1,10 @@
 // sync/*: host-device synchronisations repeated at one user line, with the time the host was blocked. The
 // line is the innermost user frame of the sync's stack, chosen with the analysis' idea of user code.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "../Locations.h"
@@ -61,6 +63,51 @@ struct Group {
   std::map<std::string, std::int64_t> ops;
 };
 
+// The syncs of one place and stack.
+struct StackKey {
+  std::int64_t op_id = 0;
+  std::int64_t file_id = 0;
+  std::int64_t line = -1;
+  std::string function;
+  std::string stack;
+  bool operator<(const StackKey& other) const {
+    return std::tie(op_id, file_id, line, function, stack) <
+           std::tie(other.op_id, other.file_id, other.line, other.function, other.stack);
+  }
+};
+
+struct StackRows {
+  std::int64_t count = 0;
+  std::int64_t nanos = 0;  // blocked
+  std::string kind;        // the least sync_kind (by bytes)
+};
+
+struct SyncStacks {
+  std::map<StackKey, StackRows> rows;  // in the order of SQL's GROUP BY over the same columns
+  std::map<std::int64_t, std::string> names;  // the op and file ids' strings
+};
+
+// The syncs grouped by place and stack in one pass: cheaper than SQL's GROUP BY, which sorts every row.
+Result<SyncStacks> groupByStack(const store::Reader& reader) {
+  SyncStacks stacks;
+  auto done = reader.query(
+      "SELECT op_id, file_id, line, function, stack, end_ns - start_ns, sync_kind FROM syncs", [&](const store::Row& row) {
+        StackRows& rows = stacks.rows[{row.integer(0), row.integer(1), row.integer(2), row.text(3), row.text(4)}];
+        std::string kind = row.text(6);
+        if (rows.count == 0 || kind < rows.kind) rows.kind = std::move(kind);
+        ++rows.count;
+        rows.nanos += row.integer(5);
+      });
+  if (!done) return done.error();
+  std::set<std::int64_t> ids;
+  for (const auto& [key, rows] : stacks.rows) ids.insert({key.op_id, key.file_id});
+  if (ids.empty()) return stacks;
+  done = reader.query(fmt::format("SELECT id, value FROM strings WHERE id IN ({})", fmt::join(ids, ",")),
+                      [&](const store::Row& row) { stacks.names[row.integer(0)] = row.text(1); });
+  if (!done) return done.error();
+  return stacks;
+}
+
 // A sync that happens once (the end of a script, a final metric) is not a per-step problem.
 constexpr std::int64_t kMinimumCount = 2;
 // Below this share of the run the host hardly waited.
@@ -72,24 +119,23 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (facts.count("syncs") == 0) return {};
   std::map<Site, Group> groups;
-  // One row per place and stack (a sync site repeats its stack), so that the user's frame is chosen once per stack.
-  auto grouped = context.reader.query(
-      "SELECT o.value, f.value, t.line, t.function, t.n, t.ns, t.kind, t.stack FROM (SELECT op_id, file_id, line, "
-      "function, stack, count(*) AS n, sum(end_ns - start_ns) AS ns, min(sync_kind) AS kind FROM syncs "
-      "GROUP BY op_id, file_id, line, function, stack) t JOIN strings o ON o.id = t.op_id "
-      "JOIN strings f ON f.id = t.file_id",
-      [&](const store::Row& row) {
-        const std::string op = row.text(0);
-        const Cause cause = classifySync(op, row.text(6));
-        Location where = innermostUserLocation(store::parseStack(row.text(7)), context.code);
-        if (!where.known()) where = {row.text(1), row.integer(2), row.text(3)};
-        Group& group = groups[{"sync/" + std::string(cause.id), where.file, where.line, where.function}];
-        group.count += row.integer(4);
-        group.blocked_s += toSeconds(row.real(5));
-        group.fix = cause.fix;
-        group.ops[op] += row.integer(4);
-      });
-  if (!grouped) return grouped.error();
+  // One entry per place and stack (a sync site repeats its stack), so that the user's frame is chosen once per stack.
+  auto stacks = groupByStack(context.reader);
+  if (!stacks) return stacks.error();
+  for (const auto& [key, rows] : stacks->rows) {
+    const auto op_name = stacks->names.find(key.op_id);
+    const auto file_name = stacks->names.find(key.file_id);
+    if (op_name == stacks->names.end() || file_name == stacks->names.end()) continue;  // a dangling string id
+    const std::string& op = op_name->second;
+    const Cause cause = classifySync(op, rows.kind);
+    Location where = innermostUserLocation(store::parseStack(key.stack), context.code);
+    if (!where.known()) where = {file_name->second, key.line, key.function};
+    Group& group = groups[{"sync/" + std::string(cause.id), where.file, where.line, where.function}];
+    group.count += rows.count;
+    group.blocked_s += toSeconds(static_cast<double>(rows.nanos));
+    group.fix = cause.fix;
+    group.ops[op] += rows.count;
+  }
 
   const double steps = static_cast<double>(std::max<std::int64_t>(1, facts.stepCount()));
   for (const auto& [site, group] : groups) {

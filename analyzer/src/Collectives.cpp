@@ -1,0 +1,43 @@
+#include "Collectives.h"
+
+#include "Rules.h"
+
+namespace torchscope::analyzer {
+
+CollectiveSpan hostCollective(store::Nanos start_ns, store::Nanos end_ns, std::string_view source, std::int64_t async) {
+  const bool ddp = source == "ddp";
+  return {start_ns, end_ns, ddp, !ddp && async == 0, false, 0};
+}
+
+Result<std::vector<std::int64_t>> NcclOverlap::ncclNameIds(const store::Reader& reader) {
+  std::vector<std::int64_t> ids;
+  auto done = reader.query("SELECT id FROM strings WHERE value LIKE '%nccl%'",
+                           [&](const store::Row& row) { ids.push_back(row.integer(0)); });
+  if (!done) return done.error();
+  return ids;
+}
+
+std::vector<CollectiveSpan> NcclOverlap::finish() {
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  std::stable_sort(nccl_.begin(), nccl_.end(), by_start);
+  // Kernels come nearly in start order: sorting is skipped when they already are.
+  if (!std::is_sorted(compute_.begin(), compute_.end(), by_start)) std::sort(compute_.begin(), compute_.end(), by_start);
+  std::vector<CollectiveSpan> spans;
+  spans.reserve(nccl_.size());
+  for (const auto& nccl : nccl_) {
+    // A kernel that overlaps this one starts at most longest_compute_ before it.
+    auto kernel = std::lower_bound(compute_.begin(), compute_.end(), nccl.start - longest_compute_,
+                                   [](const Interval& k, store::Nanos start) { return k.start < start; });
+    store::Nanos overlapped = 0;
+    for (; kernel != compute_.end() && kernel->start < nccl.end; ++kernel) {
+      if (kernel->end > nccl.start) overlapped += std::min(kernel->end, nccl.end) - std::max(kernel->start, nccl.start);
+    }
+    const double hidden = std::min(static_cast<double>(nccl.end - nccl.start), static_cast<double>(overlapped));
+    spans.push_back({nccl.start, nccl.end, false, false, true, toSeconds(hidden)});
+  }
+  nccl_.clear();
+  compute_.clear();
+  return spans;
+}
+
+}  // namespace torchscope::analyzer
