@@ -6,6 +6,7 @@
 
 #include <QImage>
 #include <QSignalSpy>
+#include <QTableView>
 
 #include <filesystem>
 #include <limits>
