@@ -1,6 +1,7 @@
 // Loads stores into a Timeline: the small tables whole through store::Reader, the bulk tables by
 // two scans that run side by side (GPU tables on a second thread, host tables and then the memory
-// counters on this one), then the tracks in order, the run's extent, what the first view frames and why the GPUs sat idle.
+// counters on this one), then the tracks in order, the run's extent, what the first view frames and
+// why the GPUs sat idle.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Orders and labels the finished tracks: per process (torch.compile, its memory counters, then each
-// thread's steps, NVTX, CPU ops, CUDA API and syncs), then its GPUs' memory counters and streams; ranks one after another, lowest first, so that
-// the ranks of a distributed job lie side by side on the one time axis.
+// thread's steps, NVTX, CPU ops, CUDA API and syncs), then its GPUs' memory counters and streams;
+// ranks one after another, lowest first, so that the ranks of a distributed job lie side by side on
+// the one time axis.
 #include <fmt/format.h>
 
 #include <filesystem>

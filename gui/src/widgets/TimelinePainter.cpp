@@ -216,7 +216,8 @@ PaintStats paintTrack(QPainter& painter, const Frame& frame, std::uint32_t index
   if (track.isCounter()) {
     const auto lane_y = state.layout->laneY(index, 0);
     // On its own row the band is taller than on a collapsed group's header.
-    const int height = state.layout->rowOfTrack(index) != nullptr ? TrackLayout::kCounterHeight : TrackLayout::kLaneHeight;
+    const bool own_row = state.layout->rowOfTrack(index) != nullptr;
+    const int height = own_row ? TrackLayout::kCounterHeight : TrackLayout::kLaneHeight;
     if (!lane_y || !frame.visible(frame.y(*lane_y), height)) return stats;
     return paintCounter(painter, frame, track, frame.y(*lane_y), height);
   }
