@@ -112,6 +112,16 @@ MemorySummary summarizeMemory(const MemoryFacts& memory, std::int64_t first_stea
     const auto growth = growthOf(*rss, first_steady_step);
     if (growth && growth->per_step > 0) summary.rss_growth_bytes_per_step = growth->per_step;
   }
+  for (const char* series : {"host.rss_peak", "host.rss"}) {
+    const StepSeries* values = memory.series(series);
+    if (values == nullptr || values->empty()) continue;
+    summary.peak_rss_step = values->stepOfMax();
+    break;
+  }
+  const auto lastValue = [&](const char* series, std::int64_t device) {
+    const StepSeries* values = memory.series(series, device);
+    return values == nullptr || values->empty() ? std::int64_t{-1} : values->values.back();
+  };
   for (const std::int64_t device : memory.cudaDevices()) {
     DeviceMemorySummary gpu;
     gpu.device = device;
@@ -119,6 +129,12 @@ MemorySummary summarizeMemory(const MemoryFacts& memory, std::int64_t first_stea
                                         memory.maximum("cuda.allocated", device).value_or(-1));
     gpu.peak_reserved_bytes = std::max(memory.maximum("cuda.peak_reserved", device).value_or(-1),
                                        memory.maximum("cuda.reserved", device).value_or(-1));
+    gpu.last_step_allocated_bytes = lastValue("cuda.allocated", device);
+    gpu.last_step_reserved_bytes = lastValue("cuda.reserved", device);
+    if (const StepSeries* allocated = memory.series("cuda.allocated", device); allocated != nullptr) {
+      const auto growth = growthOf(*allocated, first_steady_step);
+      if (growth && growth->per_step > 0) gpu.allocated_growth_bytes_per_step = growth->per_step;
+    }
     summary.devices.push_back(gpu);
   }
   return summary;

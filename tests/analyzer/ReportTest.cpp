@@ -93,6 +93,52 @@ TEST(Markdown, EscapesHtmlAndTableSyntax) {
   }
 }
 
+// The memory summary of the two memory fixtures: a host leak of 1 MiB per step, a GPU near its capacity.
+TEST(MemorySection, MarkdownAndHtmlListPeakLastStepAndGrowthPerSeries) {
+  ScratchDir dir;
+  auto leak = analyze({fixtureStore(dir, "memory_leak")});
+  auto gpu = analyze({fixtureStore(dir, "memory_gpu_pressure")});
+  auto clean = analyze({fixtureStore(dir, "clean")});
+  ASSERT_TRUE(leak.ok() && gpu.ok() && clean.ok());
+
+  const std::string host_row = "| host RSS | 534.1 MiB | 521.0 MiB | +1.0 MiB |";
+  const std::string leak_markdown = render(*leak, Format::kMarkdown);
+  EXPECT_NE(leak_markdown.find("### Memory\n\n| Memory | Peak | At the last step end | Growth per step |\n"),
+            std::string::npos)
+      << leak_markdown;
+  EXPECT_NE(leak_markdown.find(host_row), std::string::npos) << leak_markdown;
+  EXPECT_EQ(leak_markdown.find("GPU"), std::string::npos);
+  // The section comes before the findings, which show memory findings like the others.
+  EXPECT_LT(leak_markdown.find("### Memory"), leak_markdown.find("| # |"));
+  EXPECT_NE(leak_markdown.find("`memory/growth`"), std::string::npos);
+
+  const std::string gpu_markdown = render(*gpu, Format::kMarkdown);
+  EXPECT_NE(gpu_markdown.find("| GPU 0 allocated | 12.0 GiB | 4.0 GiB | none |"), std::string::npos) << gpu_markdown;
+  EXPECT_NE(gpu_markdown.find("| GPU 0 reserved | 15.0 GiB | 15.0 GiB | - |"), std::string::npos) << gpu_markdown;
+  EXPECT_EQ(gpu_markdown.find("host RSS"), std::string::npos);
+  EXPECT_NE(gpu_markdown.find("`memory/peak-near-capacity`"), std::string::npos);
+
+  const std::string leak_html = render(*leak, Format::kHtml);
+  EXPECT_NE(leak_html.find("<h3>Memory</h3>"), std::string::npos);
+  EXPECT_NE(leak_html.find("<tr><td>host RSS</td><td>534.1 MiB</td><td>521.0 MiB</td><td>+1.0 MiB</td></tr>"),
+            std::string::npos)
+      << leak_html;
+  EXPECT_LT(leak_html.find("<h3>Memory</h3>"), leak_html.find("<h2>Findings"));
+  EXPECT_NE(render(*gpu, Format::kHtml).find("<tr><td>GPU 0 reserved</td><td>15.0 GiB</td><td>15.0 GiB</td><td>-</td></tr>"),
+            std::string::npos);
+
+  // JSON and text carry the same figures; a store without memory has no section.
+  const auto json = nlohmann::json::parse(render(*gpu, Format::kJson))["runs"][0]["memory"];
+  EXPECT_EQ(json["devices"][0]["last_step_allocated_bytes"], std::int64_t{4} << 30);
+  EXPECT_EQ(json["devices"][0]["last_step_reserved_bytes"], std::int64_t{15} << 30);
+  EXPECT_EQ(json["devices"][0]["allocated_growth_bytes_per_step"], 0.0);
+  const auto leak_json = nlohmann::json::parse(render(*leak, Format::kJson))["runs"][0]["memory"];
+  EXPECT_EQ(leak_json["peak_rss_step"], 9);
+  EXPECT_NE(render(*leak, Format::kText).find("peak RSS 534.1 MiB (+1.0 MiB per step)"), std::string::npos);
+  EXPECT_EQ(render(*clean, Format::kMarkdown).find("### Memory"), std::string::npos);
+  EXPECT_EQ(render(*clean, Format::kHtml).find("<h3>Memory</h3>"), std::string::npos);
+}
+
 TEST(Json, FollowsTheDocumentedContract) {
   ScratchDir dir;
   const auto document = nlohmann::json::parse(render(hostileAnalysis(dir), Format::kJson));

@@ -1,6 +1,8 @@
 // A small but complete store for the GUI tests, written with the real Writer: one process with two
 // threads (steps, NVTX, CPU ops, CUDA API, a sync with its source line), a GPU with two streams
-// (kernels, a memcpy, a memset), torch.compile events and two findings.
+// (kernels, a memcpy, a memset), torch.compile events, two findings, and memory: host RSS at each
+// step end growing 1 MiB per step plus one sample inside each step, the GPU's allocated and reserved
+// bytes at each step end.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +20,11 @@ namespace torchscope::gui::testing {
 
 inline constexpr store::Nanos kBase = 1'000'000'000;
 inline constexpr store::Nanos kStepNs = 10'000'000;
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+inline constexpr std::int64_t kRssBase = 512 * kMiB;     // host RSS at the end of step 0
+inline constexpr std::int64_t kInStepRss = kMiB / 2;     // above the previous step end's, 5 ms into a step
+inline constexpr std::int64_t kAllocatedBase = 1024 * kMiB;
+inline constexpr std::int64_t kReserved = 2048 * kMiB;
 
 // A file name of this test process's own: ctest runs each test case as its own process, several at once.
 inline std::filesystem::path processFile(const std::filesystem::path& dir, const std::string& stem,
@@ -70,6 +77,17 @@ inline std::string writeSampleStore(const std::filesystem::path& dir, int steps 
     w.add(store::Sync{.pid = 42, .tid = 42, .start_ns = step_start + 8'000'000, .end_ns = step_start + 9'000'000,
                       .sync_kind = "stream", .origin = "python", .op = "aten::item", .stream = 7,
                       .file = "/src/train.py", .line = 57, .function = "train_step"});
+    const store::Nanos step_end = step_start + kStepNs - 1000;
+    w.add(store::MemorySample{.pid = 42, .device = -1, .series = "host.rss", .ts_ns = step_start + 5'000'000,
+                              .step = -1, .value = kRssBase + (s - 1) * kMiB + kInStepRss});
+    w.add(store::MemorySample{.pid = 42, .device = -1, .series = "host.rss", .ts_ns = step_end, .step = s,
+                              .value = kRssBase + s * kMiB});
+    w.add(store::MemorySample{.pid = 42, .device = -1, .series = "host.rss_peak", .ts_ns = step_end, .step = s,
+                              .value = kRssBase + s * kMiB + kInStepRss});
+    w.add(store::MemorySample{.pid = 42, .device = 0, .series = "cuda.allocated", .ts_ns = step_end, .step = s,
+                              .value = kAllocatedBase + (s % 4) * 64 * kMiB});
+    w.add(store::MemorySample{.pid = 42, .device = 0, .series = "cuda.reserved", .ts_ns = step_end, .step = s,
+                              .value = kReserved});
   }
   w.add(store::Compile{.pid = 42, .frame_id = 0, .frame_compile_id = 0, .co_name = "forward",
                        .co_filename = "/src/model.py", .co_firstlineno = 12, .start_ns = kBase - 500'000'000,

@@ -62,12 +62,15 @@ TEST_F(TimelineBuild, ArrangesRowsIntoProcessThreadAndStreamTracks) {
   const std::vector<std::string> expected{
       "process 42 (python) / torch.compile",
       "process 42 (python) / graph breaks · recompiles",
+      "process 42 (python) / memory · host RSS",
       "process 42 (python) / thread 42 (MainThread) · steps",
       "process 42 (python) / thread 42 (MainThread) · NVTX",
       "process 42 (python) / thread 42 (MainThread) · CPU ops",
       "process 42 (python) / thread 42 (MainThread) · CUDA API",
       "process 42 (python) / thread 42 (MainThread) · syncs",
       "process 42 (python) / thread 43 (loader) · CPU ops",
+      "GPU 0 (Mock GPU) / memory · allocated",
+      "GPU 0 (Mock GPU) / memory · reserved",
       "GPU 0 (Mock GPU) / stream 7",
       "GPU 0 (Mock GPU) / stream 13",
   };
@@ -200,6 +203,95 @@ TEST_F(TimelineBuild, LayoutAndHitTestFindTheSliceUnderAPixel) {
   EXPECT_EQ(collapsed.laneY(stream7, 0), collapsed.groupOfTrack(stream7)->y + (TrackLayout::kGroupHeight - TrackLayout::kLaneHeight) / 2);
   EXPECT_FALSE(collapsed.laneY(stream7, 1).has_value());
   EXPECT_LT(collapsed.height(), layout.height());
+}
+
+TEST_F(TimelineBuild, MemorySeriesBecomeCounterTracksWithTheirRange) {
+  const Track* rss = findTrack("memory · host RSS");
+  ASSERT_NE(rss, nullptr);
+  EXPECT_TRUE(rss->isCounter());
+  EXPECT_TRUE(rss->lanes.empty());
+  EXPECT_EQ(rss->series, "host.rss");
+  EXPECT_EQ(rss->pid, 42);
+  EXPECT_EQ(rss->device, -1);
+  // Step ends and the samples in between, on one lane; host.rss_peak is no counter track.
+  EXPECT_EQ(rss->counter.count(), 40U);
+  EXPECT_EQ(rss->counter.minValue(), testing::kRssBase - testing::kMiB + testing::kInStepRss);
+  EXPECT_EQ(rss->counter.maxValue(), testing::kRssBase + 19 * testing::kMiB);
+  EXPECT_EQ(rss->counter.beginNs(), testing::kBase + 5'000'000);
+  EXPECT_EQ(rss->counter.endNs(), testing::kBase + 20 * testing::kStepNs - 1000);
+
+  const Track* allocated = findTrack("memory · allocated");
+  const Track* reserved = findTrack("memory · reserved");
+  ASSERT_NE(allocated, nullptr);
+  ASSERT_NE(reserved, nullptr);
+  EXPECT_EQ(allocated->device, 0);
+  EXPECT_EQ(allocated->group, "GPU 0 (Mock GPU)");
+  EXPECT_EQ(allocated->counter.minValue(), testing::kAllocatedBase);
+  EXPECT_EQ(allocated->counter.maxValue(), testing::kAllocatedBase + 3 * 64 * testing::kMiB);
+  EXPECT_EQ(reserved->counter.minValue(), testing::kReserved);
+  EXPECT_EQ(reserved->counter.maxValue(), testing::kReserved);
+
+  // The value under a time is the last sample at or before it.
+  const Nanos step3_end = testing::kBase + 4 * testing::kStepNs - 1000;
+  const auto held = rss->counter.valueAt(step3_end + 1'000'000);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->low, testing::kRssBase + 3 * testing::kMiB);
+  EXPECT_EQ(held->high, held->low);
+  EXPECT_EQ(held->ts_ns, step3_end);
+
+  // A counter row is one band, taller than a lane; its value is found under a pixel, no slice is.
+  const TrackLayout layout(*timeline_);
+  const auto rss_track = static_cast<std::uint32_t>(rss - timeline_->tracks.data());
+  const LayoutRow* row = layout.rowOfTrack(rss_track);
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->height, TrackLayout::kCounterHeight + TrackLayout::kTrackPadding);
+  EXPECT_FALSE(row->collapsible);
+  Viewport viewport;
+  viewport.setWidth(1000);
+  viewport.setBounds(timeline_->begin_ns, timeline_->end_ns);
+  viewport.showRange(step3_end, step3_end + 2'000'000, 0);
+  const int y = TrackLayout::laneTop(*row, 0) + TrackLayout::kLaneHeight;
+  EXPECT_FALSE(hitTest(*timeline_, layout, viewport, nullptr, 500, y).has_value());
+  const auto hit = counterAt(*timeline_, layout, viewport, 500, y);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->track, rss_track);
+  EXPECT_EQ(hit->value.low, testing::kRssBase + 3 * testing::kMiB);
+}
+
+TEST_F(TimelineBuild, MemoryFindingsShowTheirStepsAndTheirCounter) {
+  const auto stepSpan = [](std::int64_t first, std::int64_t last) {
+    return std::make_pair(testing::kBase + first * testing::kStepNs,
+                          testing::kBase + (last + 1) * testing::kStepNs - 1000);
+  };
+  const auto trackTitle = [](const FindingLocation& location) {
+    return location.track ? timeline_->tracks[*location.track].title : std::string("<none>");
+  };
+  // A holder: growth measured from its first step to the step that confirmed it, on host RSS.
+  store::Finding growth{.rule = "memory/growth", .file = "/src/train.py", .line = 57,
+                        .evidence = R"({"holder": "history", "kind": "container", "first_step": 4, "step": 16})"};
+  FindingLocation location = locateFinding(*timeline_, growth);
+  EXPECT_TRUE(location.slices.empty()) << "not the sync at the same line";
+  EXPECT_EQ(location.range, stepSpan(4, 16));
+  EXPECT_EQ(trackTitle(location), "memory · host RSS");
+
+  // Growth without a holder names its series and steps.
+  growth.evidence = R"({"series": "cuda.allocated", "device": 0, "first_step": 2, "last_step": 19})";
+  location = locateFinding(*timeline_, growth);
+  EXPECT_EQ(location.range, stepSpan(2, 19));
+  EXPECT_EQ(trackTitle(location), "memory · allocated");
+
+  // A peak: the step where it was first reached, on the device's reserved memory.
+  const store::Finding peak{.rule = "memory/peak-near-capacity",
+                            .evidence = R"({"device": 0, "peak_reserved": 1, "step": 12, "op": ""})"};
+  location = locateFinding(*timeline_, peak);
+  EXPECT_EQ(location.range, stepSpan(12, 12));
+  EXPECT_EQ(trackTitle(location), "memory · reserved");
+
+  // Steps the run does not have: the counter is still shown, without a range.
+  const store::Finding unknown{.rule = "memory/fragmentation", .evidence = R"({"device": 0, "step": 99})"};
+  location = locateFinding(*timeline_, unknown);
+  EXPECT_FALSE(location.range.has_value());
+  EXPECT_EQ(trackTitle(location), "memory · reserved");
 }
 
 TEST_F(TimelineBuild, FirstViewFramesTheGpuWorkAndGapsAreShaded) {

@@ -1,4 +1,4 @@
-// One self-contained HTML page: step-time chart, timeline overview and findings. No scripts, no external files;
+// One self-contained HTML page: step-time chart, timeline overview, memory and findings. No scripts, no external files;
 // every string from the store is escaped.
 #include <fmt/format.h>
 
@@ -22,6 +22,8 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
 .error{background:#c62828}.warning{background:#ef8f00}.info{background:#1e88e5}
 code,pre{background:#f4f4f4;border-radius:3px}pre{padding:.5em;overflow-x:auto;font-size:.85em}
 svg{background:#fafafa;border:1px solid #eee}.legend span{margin-right:1em}
+table.memory{border-collapse:collapse}table.memory th,table.memory td{border:1px solid #ddd;padding:.2em .6em;text-align:right}
+table.memory th:first-child,table.memory td:first-child{text-align:left}
 )css";
 
 std::string stepChart(const RunSummary& run) {
@@ -69,6 +71,19 @@ std::string timelineChart(const RunSummary& run) {
       run.duration_s, kWidth, kHeight, bars);
 }
 
+// The run's memory: peak, value at the last step end and growth per step of each series.
+std::string memoryTable(const RunSummary& run) {
+  const auto rows = memoryRows(run.memory);
+  if (rows.empty()) return "";
+  std::string out = "<h3>Memory</h3>\n<table class=\"memory\"><tr><th>Memory</th><th>Peak</th>"
+                    "<th>At the last step end</th><th>Growth per step</th></tr>\n";
+  for (const auto& row : rows) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escapeXml(row.what),
+                       escapeXml(row.peak), escapeXml(row.last_step), escapeXml(row.growth));
+  }
+  return out + "</table>\n";
+}
+
 }  // namespace
 
 std::string html(const Analysis& analysis) {
@@ -85,6 +100,7 @@ std::string html(const Analysis& analysis) {
                        run.partial ? " &middot; <strong>partial: the run did not finish</strong>" : "");
     out += "<h3>Step time</h3>\n" + stepChart(run);
     if (!run.timeline.empty()) out += "<h3>Timeline overview</h3>\n" + timelineChart(run);
+    out += memoryTable(run);
   }
   out += fmt::format("<h2>Findings ({})</h2>\n", analysis.findings.size());
   if (analysis.findings.empty()) out += "<p>No findings: nothing in this run needs attention.</p>\n";

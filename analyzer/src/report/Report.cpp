@@ -53,9 +53,13 @@ nlohmann::json memoryJson(const MemorySummary& memory) {
   for (const auto& gpu : memory.devices) {
     devices.push_back({{"device", gpu.device},
                        {"peak_allocated_bytes", gpu.peak_allocated_bytes},
-                       {"peak_reserved_bytes", gpu.peak_reserved_bytes}});
+                       {"peak_reserved_bytes", gpu.peak_reserved_bytes},
+                       {"last_step_allocated_bytes", gpu.last_step_allocated_bytes},
+                       {"last_step_reserved_bytes", gpu.last_step_reserved_bytes},
+                       {"allocated_growth_bytes_per_step", gpu.allocated_growth_bytes_per_step}});
   }
   return {{"peak_rss_bytes", memory.peak_rss_bytes},
+          {"peak_rss_step", memory.peak_rss_step},
           {"last_step_rss_bytes", memory.last_step_rss_bytes},
           {"rss_growth_bytes_per_step", memory.rss_growth_bytes_per_step},
           {"devices", devices}};

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Report.h"
@@ -35,5 +36,15 @@ std::string ranksText(const RankAnalysis& ranks);
 std::string fileUri(std::string_view path);
 
 std::string location(const Finding& finding);  // "file:line (function)" or ""
+
+// One line of a run's memory summary: what (host RSS, a GPU's allocated or reserved bytes), its peak,
+// its value at the last step end and its growth per steady-state step, as text ("-" unknown).
+struct MemoryRow {
+  std::string what;
+  std::string peak;
+  std::string last_step;
+  std::string growth;
+};
+[[nodiscard]] std::vector<MemoryRow> memoryRows(const MemorySummary& memory);
 
 }  // namespace torchscope::analyzer::report

@@ -18,33 +18,56 @@ std::string_view severityColor(const std::string& severity) {
   return "1;36";
 }
 
-std::string runLine(const RunSummary& run) {
+// Peak RSS and its growth, each GPU's peaks, as a tail of the run line.
+std::string memoryText(const MemorySummary& memory) {
+  std::string line;
+  if (memory.recorded && memory.peak_rss_bytes >= 0) {
+    line += fmt::format(", peak RSS {}", formatBytes(static_cast<double>(memory.peak_rss_bytes)));
+    if (memory.rss_growth_bytes_per_step > 0) {
+      line += fmt::format(" (+{} per step)", formatBytes(memory.rss_growth_bytes_per_step));
+    }
+  }
+  for (const auto& gpu : memory.devices) {
+    line += fmt::format(", GPU {} peak {} allocated / {} reserved", gpu.device,
+                        formatBytes(static_cast<double>(gpu.peak_allocated_bytes)),
+                        formatBytes(static_cast<double>(gpu.peak_reserved_bytes)));
+    if (gpu.allocated_growth_bytes_per_step > 0) {
+      line += fmt::format(" (+{} allocated per step)", formatBytes(gpu.allocated_growth_bytes_per_step));
+    }
+  }
+  return line;
+}
+
+// The run in one line; the Markdown report gives memory a section of its own instead.
+std::string runLine(const RunSummary& run, bool with_memory) {
   std::string line = fmt::format("{}: {:.2f} s", run.path, run.duration_s);
   if (!run.step_seconds.empty()) {
     line += fmt::format(", {} steps, steady-state step median {:.2f} ms", run.step_seconds.size(),
                         run.steady_step_median_s * 1e3);
   }
   if (run.compiles > 0) line += fmt::format(", {} compilations ({:.2f} s)", run.compiles, run.compile_seconds);
-  if (run.memory.recorded && run.memory.peak_rss_bytes >= 0) {
-    line += fmt::format(", peak RSS {}", formatBytes(static_cast<double>(run.memory.peak_rss_bytes)));
-    if (run.memory.rss_growth_bytes_per_step > 0) {
-      line += fmt::format(" (+{} per step)", formatBytes(run.memory.rss_growth_bytes_per_step));
-    }
-  }
-  for (const auto& gpu : run.memory.devices) {
-    line += fmt::format(", GPU {} peak {} allocated / {} reserved", gpu.device,
-                        formatBytes(static_cast<double>(gpu.peak_allocated_bytes)),
-                        formatBytes(static_cast<double>(gpu.peak_reserved_bytes)));
-  }
+  if (with_memory) line += memoryText(run.memory);
   if (run.partial) line += " [partial: the run did not finish]";
   return line;
+}
+
+// The run's memory as a table: peak, value at the last step end and growth per step of each series.
+std::string markdownMemory(const RunSummary& run, bool name_run) {
+  const auto rows = memoryRows(run.memory);
+  if (rows.empty()) return "";
+  std::string out = name_run ? fmt::format("### Memory of {}\n\n", escapeMarkdown(run.path)) : "### Memory\n\n";
+  out += "| Memory | Peak | At the last step end | Growth per step |\n|---|---|---|---|\n";
+  for (const auto& row : rows) {
+    out += fmt::format("| {} | {} | {} | {} |\n", row.what, row.peak, row.last_step, row.growth);
+  }
+  return out + "\n";
 }
 
 }  // namespace
 
 std::string text(const Analysis& analysis, const RenderOptions& options) {
   std::string out;
-  for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run)) + "\n";
+  for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run, true)) + "\n";
   for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
   if (!analysis.ranks.empty()) out += ranksText(analysis.ranks);
   if (analysis.findings.empty()) {
@@ -70,9 +93,10 @@ std::string text(const Analysis& analysis, const RenderOptions& options) {
 
 std::string markdown(const Analysis& analysis) {
   std::string out = "## torchscope findings\n\n";
-  for (const auto& run : analysis.runs) out += "- " + escapeMarkdown(runLine(run)) + "\n";
+  for (const auto& run : analysis.runs) out += "- " + escapeMarkdown(runLine(run, false)) + "\n";
   for (const auto& note : analysis.notes) out += "- **Note:** " + escapeMarkdown(note) + "\n";
   out += "\n";
+  for (const auto& run : analysis.runs) out += markdownMemory(run, analysis.runs.size() > 1);
   if (analysis.findings.empty()) return out + "No findings: nothing in this run needs attention.\n";
   out += "| # | Severity | Rule | Location | Count | Impact | Fix |\n|---|---|---|---|---|---|---|\n";
   int index = 0;

@@ -30,7 +30,7 @@ TrackLayout::TrackLayout(const Timeline& timeline, const LayoutState& state)
       const bool nested = track.lanes.size() > 1;
       const bool folded = nested && state.collapsed_tracks.count(static_cast<std::uint32_t>(index)) > 0;
       const auto lanes = static_cast<std::uint32_t>(folded ? 1 : std::max<std::size_t>(1, track.lanes.size()));
-      const int height = static_cast<int>(lanes) * kLaneHeight + kTrackPadding;
+      const int height = (track.isCounter() ? kCounterHeight : static_cast<int>(lanes) * kLaneHeight) + kTrackPadding;
       row_of_track_[index] = static_cast<int>(rows_.size());
       rows_.push_back({y, height, static_cast<int>(index), track.title, lanes, folded, nested, {}});
       y += height;
@@ -83,6 +83,17 @@ std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& lay
   const auto slice = lanes[lane].hit(frame.timeAt(x), slack_ns);
   if (!slice) return std::nullopt;
   return SliceRef{track_index, lane, *slice};
+}
+
+std::optional<CounterHit> counterAt(const Timeline& timeline, const TrackLayout& layout, const Viewport& viewport,
+                                    double x, int y) {
+  const LayoutRow* row = layout.rowAt(y);
+  if (row == nullptr || row->track < 0) return std::nullopt;
+  const auto track = static_cast<std::uint32_t>(row->track);
+  if (!timeline.tracks[track].isCounter()) return std::nullopt;
+  const auto value = timeline.tracks[track].counter.valueAt(viewport.frame().timeAt(x));
+  if (!value) return std::nullopt;
+  return CounterHit{track, *value};
 }
 
 }  // namespace torchscope::gui

@@ -1,6 +1,7 @@
 // Loads stores into a Timeline: the small tables whole through store::Reader, the bulk tables by
-// two scans that run side by side (GPU tables on a second thread, host tables on this one), then
-// the tracks in order, the run's extent, what the first view frames and why the GPUs sat idle.
+// two scans that run side by side (GPU tables on a second thread, host tables and then the memory
+// counters on this one), then the tracks in order, the run's extent, what the first view frames and
+// why the GPUs sat idle.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -229,6 +230,10 @@ void setExtent(Timeline& timeline) {
       low = std::min(low, lane.beginNs());
       high = std::max(high, lane.endNs());
     }
+    if (track.counter.count() > 0) {
+      low = std::min(low, track.counter.beginNs());
+      high = std::max(high, track.counter.endNs());
+    }
   }
   if (low > high && !timeline.stores.empty()) {
     low = timeline.stores.front().run.start_ns;
@@ -262,6 +267,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
     if (auto named = loadNames(**reader, store, names); !named) return named.error();
     if (auto small = loadSmallTables(**reader, index, store.shift_ns, timeline->records); !small) return small.error();
     if (auto widened = widenByBulkStarts(**reader, store.shift_ns, low, high); !widened) return widened.error();
+    if (auto widened = detail::widenByCounters(**reader, store.shift_ns, low, high); !widened) return widened.error();
     timeline->stores.push_back(std::move(store));
   }
   const auto widen = [&](Nanos start, Nanos end) {
@@ -287,8 +293,10 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   std::optional<Result<detail::ScanResult>> gpu;
   std::thread gpu_thread([&] { gpu.emplace(detail::scanBulk(setup, /*gpu=*/true)); });
   auto host = detail::scanBulk(setup, /*gpu=*/false);
+  auto counters = host ? detail::scanCounters(setup) : Result<std::map<TrackKey, CounterLane>>(host.error());
   gpu_thread.join();
   if (!host) return host.error();
+  if (!counters) return counters.error();
   if (!*gpu) return gpu->error();
   if (cancelled && cancelled()) return cancelledError();
 
@@ -302,7 +310,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   std::sort(timeline->gaps.begin(), timeline->gaps.end(), [](const GpuGap& a, const GpuGap& b) {
     return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
   });
-  detail::assembleTracks(*timeline, std::move(tracks));
+  detail::assembleTracks(*timeline, std::move(tracks), std::move(counters).value());
   setExtent(*timeline);
   timeline->focus = chooseFocus(*timeline);
   if (auto explained = detail::explainGaps(*timeline, limits.explained_gaps); !explained) return explained.error();

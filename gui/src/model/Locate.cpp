@@ -1,8 +1,10 @@
-// Finds where a finding shows on the timeline.
+// Finds where a finding shows on the timeline: a memory finding by the steps of its evidence.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/Timeline.h"
@@ -49,10 +51,56 @@ void collectTimes(const nlohmann::json& node, Nanos begin_ns, Nanos end_ns, std:
   }
 }
 
+// The span of the steps a memory finding's evidence names: growth measured from `first_step` to
+// `step` (a holder) or `last_step`, a peak first reached in `step`.
+std::optional<std::pair<Nanos, Nanos>> stepRange(const Timeline& timeline, const nlohmann::json& evidence) {
+  std::optional<std::int64_t> from;
+  std::optional<std::int64_t> to;
+  for (const char* key : {"first_step", "step", "last_step"}) {
+    const auto it = evidence.find(key);
+    if (it == evidence.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) continue;
+    const auto step = it->get<std::int64_t>();
+    from = std::min(from.value_or(step), step);
+    to = std::max(to.value_or(step), step);
+  }
+  if (!from) return std::nullopt;
+  Nanos low = std::numeric_limits<Nanos>::max();
+  Nanos high = std::numeric_limits<Nanos>::min();
+  for (const store::Step& step : timeline.records.steps) {
+    if (step.index < *from || step.index > *to) continue;
+    low = std::min(low, step.start_ns);
+    high = std::max(high, step.end_ns);
+  }
+  if (low > high) return std::nullopt;
+  return std::make_pair(low, high);
+}
+
+// The counter track a memory finding is about: its evidence's `series` on its `device`, else host
+// RSS (a holder) or the device's reserved memory; else any counter of that device.
+std::optional<std::uint32_t> counterTrack(const Timeline& timeline, const nlohmann::json& evidence) {
+  const auto device = evidence.value("device", std::int64_t{-1});
+  std::string series = evidence.value("series", std::string());
+  if (series.empty()) series = device >= 0 ? "cuda.reserved" : "host.rss";
+  std::optional<std::uint32_t> same_device;
+  for (std::uint32_t t = 0; t < timeline.tracks.size(); ++t) {
+    const Track& track = timeline.tracks[t];
+    if (!track.isCounter() || track.device != device) continue;
+    if (track.series == series) return t;
+    if (!same_device) same_device = t;
+  }
+  return same_device;
+}
+
 }  // namespace
 
 FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding) {
   FindingLocation location;
+  const auto evidence = nlohmann::json::parse(finding.evidence, nullptr, /*allow_exceptions=*/false);
+  if (finding.rule.starts_with("memory/") && evidence.is_object()) {
+    location.track = counterTrack(timeline, evidence);
+    location.range = stepRange(timeline, evidence);
+    if (location.range) return location;
+  }
   if (!finding.file.empty()) {
     for (std::uint32_t t = 0; t < timeline.tracks.size(); ++t) {
       const Track& track = timeline.tracks[t];
@@ -70,7 +118,6 @@ FindingLocation locateFinding(const Timeline& timeline, const store::Finding& fi
     std::sort(location.slices.begin(), location.slices.end(),
               [](const SliceRef& a, const SliceRef& b) { return a.slice.start_ns < b.slice.start_ns; });
   }
-  const auto evidence = nlohmann::json::parse(finding.evidence, nullptr, /*allow_exceptions=*/false);
   if (!evidence.is_discarded()) {
     std::vector<Nanos> times;
     collectTimes(evidence, timeline.begin_ns, timeline.end_ns, times);

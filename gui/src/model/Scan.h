@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "BulkRows.h"
@@ -20,6 +21,7 @@ struct TrackKey {
   std::int64_t b = 0;  // tid (-1: the whole process) or stream
   std::int64_t c = 0;  // GPU tracks: the pid
   TrackKind kind = TrackKind::kGpuStream;
+  std::uint32_t series = 0;  // counter tracks: the index of their series in counterSeries()
   auto operator<=>(const TrackKey&) const = default;
 };
 
@@ -83,8 +85,24 @@ struct ScanSetup {
 // every store with a reader of its own, so that the two can run on two threads.
 [[nodiscard]] Result<ScanResult> scanBulk(const ScanSetup& setup, bool gpu);
 
+// The memory_samples series shown as counter lanes, in track order: host RSS, torch's CPU allocator
+// (imported profiler traces), a GPU's allocated and reserved bytes.
+struct CounterSeries {
+  std::string_view series;  // memory_samples.series
+  std::string_view title;   // the track's title
+};
+[[nodiscard]] std::span<const CounterSeries> counterSeries();
+
+// Widens [low, high] to the counter series' first and last samples (index lookups only).
+[[nodiscard]] Result<void> widenByCounters(const store::Reader& reader, Nanos shift, Nanos& low, Nanos& high);
+
+// Reads the counter series of every store in time order into counter lanes: host series on the
+// process's tracks (a = pid, b = -1), GPU series on the device's (a = device, b = -1, c = pid).
+[[nodiscard]] Result<std::map<TrackKey, CounterLane>> scanCounters(const ScanSetup& setup);
+
 // Turns finished tracks into the timeline's ordered, labelled tracks.
-void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tracks);
+void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tracks,
+                    std::map<TrackKey, CounterLane> counters);
 
 // Finds the cause of the longest gaps with the analyzer, and what the host did during host-late ones.
 [[nodiscard]] Result<void> explainGaps(Timeline& timeline, std::size_t limit);

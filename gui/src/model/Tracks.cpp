@@ -1,6 +1,7 @@
-// Orders and labels the finished tracks: per process (torch.compile, then each thread's steps, NVTX,
-// CPU ops, CUDA API and syncs), then its GPUs' streams; ranks one after another, lowest first, so that
-// the ranks of a distributed job lie side by side on the one time axis.
+// Orders and labels the finished tracks: per process (torch.compile, its memory counters, then each
+// thread's steps, NVTX, CPU ops, CUDA API and syncs), then its GPUs' memory counters and streams;
+// ranks one after another, lowest first, so that the ranks of a distributed job lie side by side on
+// the one time axis.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -24,6 +25,7 @@ std::string_view kindLabel(TrackKind kind) {
     case TrackKind::kGpuStream: return "GPU";
     case TrackKind::kCompiles: return "torch.compile";
     case TrackKind::kCompileEvents: return "graph breaks · recompiles";
+    case TrackKind::kCounter: return "memory";
   }
   return "";
 }
@@ -90,8 +92,11 @@ class Labels {
 
 }  // namespace
 
-void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tracks) {
+void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tracks,
+                    std::map<TrackKey, CounterLane> counters) {
   const Labels labels(timeline);
+  // Counter tracks have no lanes: they take their place in the order with an empty list.
+  for (const auto& [key, counter] : counters) tracks.emplace(key, std::vector<Lane>{});
   // GPUs used by more than one process (without ranks) get one group, with the process in each title.
   std::map<std::pair<std::uint32_t, std::int64_t>, std::set<std::int64_t>> device_pids;
   for (const auto& [key, lanes] : tracks) {
@@ -127,6 +132,16 @@ void assembleTracks(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> tr
       track.tid = key.b;
       track.group = labels.processGroup(key.store, key.a);
       track.title = labels.threadTitle(key.store, key.a, key.b, key.kind);
+    }
+    if (key.kind == TrackKind::kCounter) {
+      const CounterSeries& series = counterSeries()[key.series];
+      track.stream = -1;
+      track.series = std::string(series.series);
+      track.title = std::string(series.title);
+      if (key.gpu && device_pids[{key.store, key.a}].size() > 1 && labels.rank(key.store, key.c) < 0) {
+        track.title += fmt::format(" · process {}", key.c);
+      }
+      track.counter = std::move(counters.at(key));
     }
     track.lanes = std::move(lanes);
     timeline.tracks.push_back(std::move(track));

@@ -287,6 +287,7 @@ void MainWindow::showFinding(int row) {
   }
   view_->select(std::nullopt, false);
   details_->setFields(describe(finding));
+  if (location.track) view_->revealTrack(*location.track);
   if (location.range) {
     view_->zoomToRange(location.range->first, location.range->second);
     statusBar()->showMessage(tr("%1: showing the time range of its evidence").arg(QString::fromStdString(finding.rule)));

@@ -164,11 +164,63 @@ std::size_t paintGaps(QPainter& painter, const Frame& frame, const Track& track,
   return shaded;
 }
 
+// Memory series: host RSS teal, a GPU's allocated bytes blue and reserved violet.
+QColor counterColour(std::string_view series) {
+  if (series.ends_with(".reserved")) return {126, 87, 194};
+  if (series.starts_with("cuda.")) return {30, 136, 229};
+  return {0, 137, 123};
+}
+
+// A counter track as a filled step band from zero to the lane's highest value: solid up to the
+// lowest value a span held, lighter up to its highest, with the scale written in the band.
+PaintStats paintCounter(QPainter& painter, const Frame& frame, const Track& track, double top, int height) {
+  const CounterLane& lane = track.counter;
+  std::vector<CounterSpan> spans;
+  lane.collect(frame.scale, spans);
+  const double scale = static_cast<double>(std::max<std::int64_t>(1, lane.maxValue()));
+  const double bottom = top + height - 1;
+  const double usable = height - 3;
+  const auto yOf = [&](std::int64_t value) {
+    return bottom - usable * std::clamp(static_cast<double>(value) / scale, 0.0, 1.0);
+  };
+  QColor solid = counterColour(track.series);
+  QColor light = solid;
+  solid.setAlpha(190);
+  light.setAlpha(80);
+  for (const CounterSpan& span : spans) {
+    if (span.x1 < -2 || span.x0 > frame.scale.width_px + 2) continue;
+    const double x0 = frame.content.left() + std::max(span.x0, -2.0);
+    const double x1 = frame.content.left() + std::min(span.x1, frame.scale.width_px + 2);
+    const double width = std::max(1.0, x1 - x0);
+    const double low = yOf(span.low);
+    painter.fillRect(QRectF(x0, low, width, bottom - low), solid);
+    if (span.high > span.low) painter.fillRect(QRectF(x0, yOf(span.high), width, low - yOf(span.high)), light);
+  }
+  if (height >= TrackLayout::kCounterHeight) {
+    painter.setPen(QColor(40, 40, 50));
+    painter.drawText(QRectF(frame.content.left() + 4, top + 1, frame.content.width() - 8, TrackLayout::kLaneHeight - 4),
+                     Qt::AlignTop | Qt::AlignLeft,
+                     QString::fromStdString(fmt::format("max {}", formatBytes(lane.maxValue()))));
+  }
+  PaintStats stats;
+  stats.items = spans.size();
+  stats.lanes = 1;
+  return stats;
+}
+
 PaintStats paintTrack(QPainter& painter, const Frame& frame, std::uint32_t index, Palette& palette,
                       std::vector<DrawItem>& items) {
   PaintStats stats;
   const PaintState& state = frame.state;
   const Track& track = state.timeline->tracks[index];
+  if (track.isCounter()) {
+    const auto lane_y = state.layout->laneY(index, 0);
+    // On its own row the band is taller than on a collapsed group's header.
+    const bool own_row = state.layout->rowOfTrack(index) != nullptr;
+    const int height = own_row ? TrackLayout::kCounterHeight : TrackLayout::kLaneHeight;
+    if (!lane_y || !frame.visible(frame.y(*lane_y), height)) return stats;
+    return paintCounter(painter, frame, track, frame.y(*lane_y), height);
+  }
   const auto& lanes = lanesForFrame(*state.timeline, index, frame.scale, state.window);
   for (std::uint32_t l = 0; l < lanes.size(); ++l) {
     const auto lane_y = state.layout->laneY(index, l);

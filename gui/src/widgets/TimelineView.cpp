@@ -204,6 +204,22 @@ const GpuGap* TimelineView::gapAt(QPoint position) const {
   return first < last ? &timeline_->gaps[first] : nullptr;
 }
 
+QString TimelineView::counterTip(QPoint position) const {
+  if (!timeline_ || position.x() < kGutterWidth || position.y() < kRulerHeight) return {};
+  const auto hit = counterAt(*timeline_, *layout_, axis_, position.x() - kGutterWidth,
+                             position.y() - kRulerHeight + verticalScrollBar()->value());
+  if (!hit) return {};
+  const Track& track = timeline_->tracks[hit->track];
+  const std::string value = hit->value.low == hit->value.high
+                                ? formatBytes(hit->value.low)
+                                : fmt::format("{} to {}", formatBytes(hit->value.low), formatBytes(hit->value.high));
+  return QStringLiteral("<b>%1</b><br>%2 at +%3<br>%4 (%5), highest %6")
+      .arg(QString::fromStdString(track.title).toHtmlEscaped(), QString::fromStdString(value),
+           QString::fromStdString(formatDuration(hit->value.ts_ns - timeline_->begin_ns)),
+           QString::fromStdString(track.series).toHtmlEscaped(), QString::fromStdString(track.group).toHtmlEscaped(),
+           QString::fromStdString(formatBytes(track.counter.maxValue())));
+}
+
 void TimelineView::paintEvent(QPaintEvent* /*event*/) {
   QPainter painter(viewport());
   PaintState state;
@@ -331,6 +347,7 @@ bool TimelineView::viewportEvent(QEvent* event) {
                     .arg(QString::fromStdString(gap->host_activity).toHtmlEscaped());
       }
     }
+    if (text.isEmpty()) text = counterTip(help->pos());
     if (text.isEmpty()) {
       QToolTip::hideText();
     } else {

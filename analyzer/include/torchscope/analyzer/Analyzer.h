@@ -33,6 +33,9 @@ struct DeviceMemorySummary {
   std::int64_t device = 0;
   std::int64_t peak_allocated_bytes = -1;
   std::int64_t peak_reserved_bytes = -1;
+  std::int64_t last_step_allocated_bytes = -1;  // at the last step end, -1 unknown
+  std::int64_t last_step_reserved_bytes = -1;
+  double allocated_growth_bytes_per_step = 0;   // least-squares slope over the steady-state steps, 0 when not growing
 };
 
 // What the run held (memory_samples); `recorded` is false for a store without memory figures.
@@ -41,6 +44,7 @@ struct MemorySummary {
   std::int64_t peak_rss_bytes = -1;        // the process's peak RSS (host.hwm, else the highest sample)
   std::int64_t last_step_rss_bytes = -1;   // host RSS at the last step end
   double rss_growth_bytes_per_step = 0;    // least-squares slope over the steady-state steps, 0 when not growing
+  std::int64_t peak_rss_step = -1;         // the step whose end (or in-step peak) held the highest RSS, -1 unknown
   std::vector<DeviceMemorySummary> devices;
 };
 

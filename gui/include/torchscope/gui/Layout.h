@@ -1,6 +1,7 @@
 // Vertical arrangement of the timeline: a header row per group (process, GPU), then each visible
 // track's lanes; groups collapse to their header, which then shows the outermost lane of each of
-// its tracks, and tracks collapse to their outermost lane. Pixel -> slice hit testing. Qt-free.
+// its tracks, and tracks collapse to their outermost lane; a counter track's row is one band of
+// kCounterHeight. Pixel -> slice (or counter value) hit testing. Qt-free.
 //
 // Error contract: nothing fails; lookups outside the layout return null or nullopt.
 #pragma once
@@ -35,6 +36,7 @@ struct LayoutRow {
 class TrackLayout {
  public:
   static constexpr int kLaneHeight = 18;
+  static constexpr int kCounterHeight = 2 * kLaneHeight;  // a counter track's band on its own row
   static constexpr int kGroupHeight = 22;
   static constexpr int kTrackPadding = 4;
 
@@ -65,5 +67,13 @@ class TrackLayout {
 // accepting a few pixels of slack for narrow slices and markers.
 [[nodiscard]] std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& layout,
                                               const Viewport& viewport, const DetailWindow* window, double x, int y);
+
+// The counter track whose row holds content y, and the value it held at x.
+struct CounterHit {
+  std::uint32_t track = 0;
+  CounterValue value;
+};
+[[nodiscard]] std::optional<CounterHit> counterAt(const Timeline& timeline, const TrackLayout& layout,
+                                                 const Viewport& viewport, double x, int y);
 
 }  // namespace torchscope::gui

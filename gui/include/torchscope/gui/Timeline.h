@@ -4,7 +4,8 @@
 //
 // The small tables (steps, syncs, compiles, graph breaks, recompiles, findings, ...) are kept whole;
 // the bulk tables (kernels, copies, memsets, CUDA API calls, CPU ops, NVTX) are kept as slices of
-// bounded-size lanes (Lane.h) and read again from the store when a frame needs more (Detail.h).
+// bounded-size lanes (Lane.h) and read again from the store when a frame needs more (Detail.h); the
+// memory series (host RSS, a GPU's allocated and reserved bytes) as counter lanes (Counter.h).
 //
 // Error contract: loadTimeline() fails with the store's errors (see store/Reader.h) or
 // kInvalidArgument when cancelled; the queries never fail.
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/IdleGaps.h"
+#include "torchscope/gui/Counter.h"
 #include "torchscope/gui/Lane.h"
 #include "torchscope/gui/StatsIndex.h"
 #include "torchscope/store/Records.h"
@@ -36,6 +38,7 @@ enum class TrackKind : std::uint8_t {
   kGpuStream,      // kernels, copies and memsets of one stream
   kCompiles,
   kCompileEvents,  // graph breaks and recompiles, drawn as markers
+  kCounter,        // one memory series over time, drawn as a filled step band
 };
 
 struct Track {
@@ -49,10 +52,13 @@ struct Track {
   std::int64_t tid = -1;
   std::int64_t device = -1;
   std::int64_t stream = -1;
-  std::vector<Lane> lanes;  // outermost nesting level first
+  std::vector<Lane> lanes;  // outermost nesting level first; none for a counter track
+  std::string series;       // counter tracks: the memory_samples series ("host.rss", "cuda.reserved")
+  CounterLane counter;      // counter tracks: its values
 
   [[nodiscard]] bool markers() const { return kind == TrackKind::kCompileEvents; }
   [[nodiscard]] bool gpu() const { return kind == TrackKind::kGpuStream; }
+  [[nodiscard]] bool isCounter() const { return kind == TrackKind::kCounter; }
 };
 
 // A slice as shown on one lane of one track.
@@ -138,11 +144,14 @@ class Timeline {
                                                      Nanos start_ns) const;
 };
 
-// Where a finding shows on the timeline: slices at its file:line (syncs, graph breaks, compiles,
-// recompiles), else the time range named in its evidence JSON (keys ending in "_ns").
+// Where a finding shows on the timeline. A memory finding: the steps its evidence names (where the
+// growth is measured, the step of the peak) and its series' counter track. Any other: slices at its
+// file:line (syncs, graph breaks, compiles, recompiles), else the time range named in its evidence
+// JSON (keys ending in "_ns").
 struct FindingLocation {
   std::vector<SliceRef> slices;
   std::optional<std::pair<Nanos, Nanos>> range;
+  std::optional<std::uint32_t> track;  // a track to bring into view
 };
 [[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding);
 

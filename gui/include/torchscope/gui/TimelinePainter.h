@@ -1,6 +1,7 @@
 // Paints one frame of the timeline with QPainter: ruler, group headers, track labels, the GPUs'
 // idle gaps shaded by cause, per lane only the items Lane::collect() returns for the frame (so a
-// frame costs O(pixels) however many slices the run has), and flow arrows. Used by TimelineView and
+// frame costs O(pixels) however many slices the run has), memory counters as filled step bands
+// from CounterLane::collect(), and flow arrows. Used by TimelineView and
 // by the benchmarks and screenshot tests on a QImage.
 #pragma once
 

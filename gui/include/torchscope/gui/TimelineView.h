@@ -1,6 +1,7 @@
 // The timeline widget: tracks on one time axis with a ruler, wheel zoom around the cursor, drag
 // to pan, click to select, double-click to zoom to a slice, a click on a group or track label to
-// collapse or expand it, tooltips, flow arrows, the GPUs' idle gaps and highlighted search matches.
+// collapse or expand it, tooltips (a memory counter's value at the cursor among them), flow arrows,
+// the GPUs' idle gaps and highlighted search matches.
 // A thin Qt layer over the Qt-free model (Viewport, TrackLayout, Lane::collect, DetailSource).
 #pragma once
 
@@ -53,6 +54,8 @@ class TimelineView : public QAbstractScrollArea {
   // Collapses or expands a group (by label) or a track's nested lanes.
   void toggleGroup(const std::string& group);
   void toggleTrack(std::uint32_t track);
+  // Expands the track's group if collapsed and scrolls the track into view.
+  void revealTrack(std::uint32_t track);
 
  signals:
   void selectionChanged();
@@ -75,7 +78,8 @@ class TimelineView : public QAbstractScrollArea {
  private:
   [[nodiscard]] std::optional<SliceRef> sliceAt(QPoint position) const;
   [[nodiscard]] const GpuGap* gapAt(QPoint position) const;
-  void revealTrack(std::uint32_t track);
+  // A tooltip for the counter band under the position: the series' value there; empty if none.
+  [[nodiscard]] QString counterTip(QPoint position) const;
   void relayout();
   void updateScrollRange();
   // After every change of the visible range: asks for a detail window when the frame needs one.
