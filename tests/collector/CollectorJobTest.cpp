@@ -20,7 +20,6 @@ namespace torchscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using store::Reader;
 
 // `torchscope run -o <store> -- python <script> args...`
 ProgramOutcome runScript(const fs::path& store, const std::string& script, std::vector<std::string> args = {},
