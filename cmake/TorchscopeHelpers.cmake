@@ -26,21 +26,28 @@ function(torchscope_add_library)
   torchscope_set_warnings(${ARG_NAME})
 endfunction()
 
+# Where tests find the sources, the build, the shared corpus and the project's Python.
+function(torchscope_test_definitions target)
+  target_compile_definitions(${target} PRIVATE
+    TORCHSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    TORCHSCOPE_BINARY_DIR="${PROJECT_BINARY_DIR}"
+    TORCHSCOPE_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+    TORCHSCOPE_PYTHON="${Python3_EXECUTABLE}")
+endfunction()
+
 # torchscope_add_test(NAME <name> SOURCES ... [DEPS ...] [LABELS ...] [TIMEOUT s])
-# One GoogleTest executable; every TEST in it becomes a ctest entry. SERIAL: its tests run alone (jobs that
-# start several processes of their own and would otherwise share the machine's cores with other tests).
+# One GoogleTest executable, linked with tests/support (torchscope_test_support); every TEST in it becomes a ctest
+# entry. SERIAL: its tests run alone (jobs that start several processes of their own and would otherwise share the
+# machine's cores with other tests).
 function(torchscope_add_test)
   cmake_parse_arguments(ARG "SERIAL" "NAME;TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${ARG_NAME} PRIVATE
-    TORCHSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    TORCHSCOPE_BINARY_DIR="${PROJECT_BINARY_DIR}"
-    TORCHSCOPE_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
-    TORCHSCOPE_PYTHON="${Python3_EXECUTABLE}")
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} torchscope_test_support GTest::gtest GTest::gmock
+    GTest::gtest_main)
+  torchscope_test_definitions(${ARG_NAME})
   torchscope_set_warnings(${ARG_NAME})
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_TIMEOUT 60

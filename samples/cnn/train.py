@@ -6,7 +6,6 @@ As written (default): NCHW tensors, fp32 everywhere, and inference under plain `
 recording. `--tuned`: channels_last model and inputs, autocast to half precision on a GPU, `torch.inference_mode()`.
 """
 
-import argparse
 import contextlib
 import time
 from dataclasses import dataclass
@@ -14,6 +13,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from samples.common.arguments import parse_sample_arguments
 
 CLASSES = 10
 
@@ -62,17 +63,9 @@ class SmallCNN(nn.Module):
         return self.classifier(self.features(images).mean(dim=(2, 3)))
 
 
-def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m samples.cnn.train", description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", choices=SCALES, default="small", help="data and model size (default: small)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and the batch order")
-    parser.add_argument("--tuned", action="store_true", help="channels_last, AMP on a GPU, inference_mode")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")
-    return parser.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> float:
-    arguments = parse_arguments(argv)
+    arguments = parse_sample_arguments(argv, "cnn", __doc__.splitlines()[0], SCALES,
+                                       "channels_last, AMP on a GPU, inference_mode")
     scale, device, tuned = SCALES[arguments.scale], torch.device(arguments.device), arguments.tuned
     started = time.perf_counter()
     images, labels = synthetic_images(scale, arguments.seed)

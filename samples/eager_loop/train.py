@@ -6,12 +6,13 @@ As written (default): every layer norm, gate and activation is a handful of tiny
 dominated by per-op dispatch overhead. `--tuned`: the same model under `torch.compile`, which fuses them.
 """
 
-import argparse
 import time
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from samples.common.arguments import parse_sample_arguments
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,9 @@ def synthetic_regression(scale: Scale, seed: int) -> tuple[torch.Tensor, torch.T
     return x, y + 0.05 * torch.randn(scale.samples, generator=generator)
 
 
-def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m samples.eager_loop.train", description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", choices=SCALES, default="small", help="data and model size (default: small)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and the batch order")
-    parser.add_argument("--tuned", action="store_true", help="compile the model with torch.compile")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")
-    return parser.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> float:
-    arguments = parse_arguments(argv)
+    arguments = parse_sample_arguments(argv, "eager_loop", __doc__.splitlines()[0], SCALES,
+                                       "compile the model with torch.compile")
     scale, device, tuned = SCALES[arguments.scale], torch.device(arguments.device), arguments.tuned
     started = time.perf_counter()
     x, y = synthetic_regression(scale, arguments.seed)

@@ -7,7 +7,6 @@ linear layers at inference. `--tuned`: `F.scaled_dot_product_attention`, `torch.
 int8 dynamic quantization of the linear layers for the inference pass.
 """
 
-import argparse
 import contextlib
 import copy
 import math
@@ -18,6 +17,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from samples.common.arguments import parse_sample_arguments
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,6 @@ class TinyLM(nn.Module):
         return self.head(self.norm(self.blocks(x)))
 
 
-def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m samples.transformer.train", description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", choices=SCALES, default="small", help="data and model size (default: small)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and the batch order")
-    parser.add_argument("--tuned", action="store_true", help="SDPA, inference_mode, int8 dynamic quantization")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")
-    return parser.parse_args(argv)
-
-
 def quantized_for_inference(model: nn.Module) -> nn.Module:
     """int8 dynamic quantization of the linear layers (CPU only).
 
@@ -133,7 +125,8 @@ def evaluate(model: nn.Module, tokens: torch.Tensor, scale: Scale, device, tuned
 
 
 def main(argv: list[str] | None = None) -> float:
-    arguments = parse_arguments(argv)
+    arguments = parse_sample_arguments(argv, "transformer", __doc__.splitlines()[0], SCALES,
+                                       "SDPA, inference_mode, int8 dynamic quantization")
     scale, device, tuned = SCALES[arguments.scale], torch.device(arguments.device), arguments.tuned
     started = time.perf_counter()
     tokens = markov_sequences(scale, arguments.seed)

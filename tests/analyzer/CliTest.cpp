@@ -1,6 +1,4 @@
 // `torchscope advise` and `torchscope compare` as users run them: exit codes, formats, files.
-#include <sys/wait.h>
-
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -9,38 +7,18 @@
 
 #include "TestSupport.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/Subprocess.h"
 
 namespace torchscope::analyzer::testing {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// `environment`: "NAME=value" assignments put before the command.
-Outcome torchscope(const ScratchDir& dir, const std::string& arguments, const std::string& environment = "") {
-  const std::string out = dir.file("stdout.txt");
-  const std::string err = dir.file("stderr.txt");
-  const std::string command = environment + (environment.empty() ? "" : " ") + std::string(TORCHSCOPE_BINARY_DIR) +
-                              "/bin/torchscope " + arguments + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  Outcome outcome;
-  outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream o;
-  o << std::ifstream(out).rdbuf();
-  outcome.out = o.str();
-  std::stringstream e;
-  e << std::ifstream(err).rdbuf();
-  outcome.err = e.str();
-  return outcome;
-}
+using torchscope::testing::ProgramOutcome;
+using torchscope::testing::runTorchscope;
 
 TEST(AdviseCli, PrintsRankedFindingsWithoutColourWhenPiped) {
-  ScratchDir dir;
-  const Outcome run = torchscope(dir, "advise " + fixtureStore(dir, "syncs"));
-  EXPECT_EQ(run.code, 0) << run.err;
+  TempDir dir;
+  const ProgramOutcome run = runTorchscope("advise " + fixtureStore(dir, "syncs"));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("sync/item"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find('\x1b'), std::string::npos);
 }
@@ -48,7 +26,7 @@ TEST(AdviseCli, PrintsRankedFindingsWithoutColourWhenPiped) {
 // The item() break inside PyG (graph_break_sites.json) is the user's model line by default; naming PyG's folder as
 // user code, on the command line or in the environment, moves it into PyG.
 TEST(AdviseCli, UserCodeMovesFindingsIntoTheNamedDirectory) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string store = fixtureStore(dir, "graph_break_sites");
   const auto itemBreak = [](const std::string& report) {
     const auto parsed = nlohmann::json::parse(report);
@@ -57,27 +35,27 @@ TEST(AdviseCli, UserCodeMovesFindingsIntoTheNamedDirectory) {
     }
     return nlohmann::json();
   };
-  const Outcome plain = torchscope(dir, "advise " + store + " --format json");
-  ASSERT_EQ(plain.code, 0) << plain.err;
+  const ProgramOutcome plain = runTorchscope("advise " + store + " --format json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(itemBreak(plain.out)["file"], "/work/proj/model.py");
   EXPECT_EQ(itemBreak(plain.out)["line"], 102);
   const std::string pyg = "/work/proj/.venv/lib/python3.11/site-packages/torch_geometric";
-  const Outcome widened = torchscope(dir, "advise --user-code " + pyg + " " + store + " --format json");
-  ASSERT_EQ(widened.code, 0) << widened.err;
+  const ProgramOutcome widened = runTorchscope("advise --user-code " + pyg + " " + store + " --format json");
+  ASSERT_EQ(widened.exit_code, 0) << widened.err;
   EXPECT_EQ(itemBreak(widened.out)["file"], pyg + "/nn/conv/sage_conv.py");
   EXPECT_EQ(itemBreak(widened.out)["line"], 120);
-  const Outcome environment = torchscope(dir, "advise " + store + " --format json", "TORCHSCOPE_USER_CODE=" + pyg + "/");
-  ASSERT_EQ(environment.code, 0) << environment.err;
+  const ProgramOutcome environment = runTorchscope("advise " + store + " --format json", "TORCHSCOPE_USER_CODE=" + pyg + "/");
+  ASSERT_EQ(environment.exit_code, 0) << environment.err;
   EXPECT_EQ(itemBreak(environment.out)["file"], pyg + "/nn/conv/sage_conv.py");
 }
 
 TEST(AdviseCli, WritesEveryFormatToAFile) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string store = fixtureStore(dir, "gpu_launch_bound");
   for (const char* format : {"json", "sarif", "junit", "markdown", "html", "text"}) {
     const std::string output = dir.file(std::string("report.") + format);
-    const Outcome run = torchscope(dir, "advise " + store + " --format " + format + " -o " + output);
-    EXPECT_EQ(run.code, 0) << format << ": " << run.err;
+    const ProgramOutcome run = runTorchscope("advise " + store + " --format " + format + " -o " + output);
+    EXPECT_EQ(run.exit_code, 0) << format << ": " << run.err;
     EXPECT_TRUE(run.out.empty()) << format;
     std::stringstream text;
     text << std::ifstream(output).rdbuf();
@@ -89,9 +67,9 @@ TEST(AdviseCli, WritesEveryFormatToAFile) {
 }
 
 TEST(AdviseCli, SaveStoresTheFindings) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string store = fixtureStore(dir, "memcpy_pageable");
-  ASSERT_EQ(torchscope(dir, "advise --save " + store).code, 0);
+  ASSERT_EQ(runTorchscope("advise --save " + store).exit_code, 0);
   auto reader = store::Reader::open(store);
   ASSERT_TRUE(reader.ok());
   auto findings = (*reader)->load<store::Finding>();
@@ -101,14 +79,14 @@ TEST(AdviseCli, SaveStoresTheFindings) {
 }
 
 TEST(AdviseCli, PartialRunIsAnalysedWithANote) {
-  ScratchDir dir;
-  const Outcome run = torchscope(dir, "advise " + fixtureStore(dir, "partial"));
-  EXPECT_EQ(run.code, 0) << run.err;
+  TempDir dir;
+  const ProgramOutcome run = runTorchscope("advise " + fixtureStore(dir, "partial"));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("partial"), std::string::npos) << run.out;
 }
 
 TEST(AdviseCli, BadInputExitsWithTwoAndOneLine) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string foreign = dir.file("foreign.db");
   std::ofstream(foreign) << "definitely not sqlite";
   const std::string corrupt = dir.file("corrupt.db");
@@ -120,22 +98,22 @@ TEST(AdviseCli, BadInputExitsWithTwoAndOneLine) {
   }
   for (const std::string& arguments : {"advise " + foreign, "advise " + corrupt, "advise " + dir.file("missing.db"),
                                        "advise " + foreign + " --format yaml", "compare " + foreign + " " + corrupt}) {
-    const Outcome run = torchscope(dir, arguments);
-    EXPECT_EQ(run.code, 2) << arguments << ": " << run.err;
+    const ProgramOutcome run = runTorchscope(arguments);
+    EXPECT_EQ(run.exit_code, 2) << arguments << ": " << run.err;
     EXPECT_EQ(run.err.rfind("torchscope: ", 0), 0u) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   }
 }
 
 TEST(CompareCli, GateFailsOnRegressionAndPassesTheOtherWay) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string clean = fixtureStore(dir, "clean");
   const std::string broken = fixtureStore(dir, "graph_breaks");
-  EXPECT_EQ(torchscope(dir, "compare " + clean + " " + clean).code, 0);
-  const Outcome worse = torchscope(dir, "compare " + clean + " " + broken + " --format markdown");
-  EXPECT_EQ(worse.code, 1) << worse.err;
+  EXPECT_EQ(runTorchscope("compare " + clean + " " + clean).exit_code, 0);
+  const ProgramOutcome worse = runTorchscope("compare " + clean + " " + broken + " --format markdown");
+  EXPECT_EQ(worse.exit_code, 1) << worse.err;
   EXPECT_NE(worse.out.find("New problems"), std::string::npos);
-  EXPECT_EQ(torchscope(dir, "compare " + broken + " " + clean + " --threshold 1000").code, 0);
+  EXPECT_EQ(runTorchscope("compare " + broken + " " + clean + " --threshold 1000").exit_code, 0);
 }
 
 struct RankRun {

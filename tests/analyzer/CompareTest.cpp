@@ -10,7 +10,7 @@ namespace {
 constexpr std::int64_t kSecond = 1'000'000'000;
 
 // A run of 30 steps of about `step_ms` (jittered by +-1 %), optionally with a graph break at model.py:20.
-std::string runStore(const ScratchDir& dir, const std::string& name, double step_ms, bool graph_break) {
+std::string runStore(const TempDir& dir, const std::string& name, double step_ms, bool graph_break) {
   nlohmann::json steps = nlohmann::json::array();
   std::int64_t t = kSecond;
   for (int i = 0; i < 30; ++i) {
@@ -35,7 +35,7 @@ Comparison compare(const std::string& base, const std::string& candidate, double
 }
 
 TEST(Compare, SameRunPasses) {
-  ScratchDir dir;
+  TempDir dir;
   const auto base = runStore(dir, "base", 10, false);
   const auto same = runStore(dir, "same", 10, false);
   const Comparison result = compare(base, same);
@@ -44,7 +44,7 @@ TEST(Compare, SameRunPasses) {
 }
 
 TEST(Compare, SlowerRunFailsAndTheReversePasses) {
-  ScratchDir dir;
+  TempDir dir;
   const auto base = runStore(dir, "base", 10, false);
   const auto slow = runStore(dir, "slow", 12, false);
   const Comparison worse = compare(base, slow);
@@ -58,7 +58,7 @@ TEST(Compare, SlowerRunFailsAndTheReversePasses) {
 }
 
 TEST(Compare, ChangeBelowThresholdPasses) {
-  ScratchDir dir;
+  TempDir dir;
   const auto base = runStore(dir, "base", 10, false);
   const auto slightly = runStore(dir, "slightly", 10.3, false);
   EXPECT_FALSE(compare(base, slightly).failed());
@@ -66,7 +66,7 @@ TEST(Compare, ChangeBelowThresholdPasses) {
 }
 
 TEST(Compare, NewGraphBreakFailsAndAGoneOnePasses) {
-  ScratchDir dir;
+  TempDir dir;
   const auto clean = runStore(dir, "clean", 10, false);
   const auto broken = runStore(dir, "broken", 10, true);
   const Comparison added = compare(clean, broken);
@@ -80,7 +80,7 @@ TEST(Compare, NewGraphBreakFailsAndAGoneOnePasses) {
 }
 
 TEST(Compare, RendersEveryFormat) {
-  ScratchDir dir;
+  TempDir dir;
   const Comparison result = compare(runStore(dir, "base", 10, false), runStore(dir, "broken", 12, true));
   const auto json = nlohmann::json::parse(renderComparison(result, Format::kJson));
   EXPECT_EQ(json["failed"], true);
@@ -96,7 +96,7 @@ TEST(Compare, RendersEveryFormat) {
 }
 
 TEST(Compare, UnreadableStoreIsAnError) {
-  ScratchDir dir;
+  TempDir dir;
   EXPECT_FALSE(compareStores(dir.file("nope.db"), runStore(dir, "base", 10, false)).ok());
 }
 

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cctype>
-#include <cstdlib>
 #include <fstream>
 
 #include "Rules.h"
@@ -18,7 +16,7 @@
 namespace torchscope::analyzer::testing {
 namespace {
 
-const std::filesystem::path kCorpus = std::filesystem::path(TORCHSCOPE_SHARED_DIR) / "corpus";
+const std::filesystem::path kCorpus = corpusPath("");
 const std::filesystem::path kCorpusGolden = goldenDir() / "corpus";
 
 struct CorpusCase {
@@ -47,7 +45,7 @@ std::vector<CorpusCase> allCases() {
   return cases;
 }
 
-std::string importCase(const ScratchDir& dir, const CorpusCase& corpus_case) {
+std::string importCase(const TempDir& dir, const CorpusCase& corpus_case) {
   const std::string store = dir.file(corpus_case.name + ".db");
   auto imported = interop::importToStore({corpus_case.input.string()}, store);
   EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().message);
@@ -71,30 +69,14 @@ nlohmann::json gpuAndCompileFindings(const std::string& store) {
 class CorpusRules : public ::testing::TestWithParam<CorpusCase> {};
 
 TEST_P(CorpusRules, GpuAndCompileFindingsMatchGoldenFile) {
-  ScratchDir dir;
+  TempDir dir;
   const CorpusCase& corpus_case = GetParam();
   const nlohmann::json findings = gpuAndCompileFindings(importCase(dir, corpus_case));
-  const auto expected_path = kCorpusGolden / (corpus_case.name + ".json");
-  const char* update = std::getenv("TORCHSCOPE_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::filesystem::create_directories(kCorpusGolden);
-    std::ofstream(expected_path) << findings.dump(2) << "\n";
-    GTEST_SKIP() << "updated " << expected_path;
-  }
-  std::ifstream in(expected_path);
-  ASSERT_TRUE(in) << "missing " << expected_path << " (run with TORCHSCOPE_UPDATE_GOLDEN=1)";
-  EXPECT_EQ(findings.dump(2), nlohmann::json::parse(in).dump(2))
-      << "findings of " << corpus_case.name << " changed; review and update the golden file";
+  expectMatchesGolden(findings, kCorpusGolden / (corpus_case.name + ".json"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusRules, ::testing::ValuesIn(allCases()),
-                         [](const ::testing::TestParamInfo<CorpusCase>& test) {
-                           std::string name = test.param.name;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& test) { return testNameOf(test.param.name); });
 
 // HTA's temporal breakdown: idle = the span from the first to the last GPU record minus the union of all GPU
 // records (kernels, copies, memsets and the sync waits Kineto puts on streams). The analyzer's timeline over the
@@ -142,7 +124,7 @@ TEST(CorpusHta, GpuIdleTimeAgreesWithHolisticTraceAnalysis) {
     const std::string trace = corpus_case.input.filename().string();
     if (!reference["idle_ms"].contains(trace)) continue;  // no GPU records: HTA has no breakdown
     SCOPED_TRACE(trace);
-    ScratchDir dir;
+    TempDir dir;
     const HtaCheck ours = idleOverGpuSpan(importCase(dir, corpus_case));
     const double hta_s = reference["idle_ms"][trace].get<double>() / 1e3;
     // The reference is rounded to 1 us; 1 % is the agreement the validation asks for.

@@ -10,7 +10,7 @@ namespace torchscope::analyzer::testing {
 namespace {
 
 std::string rulesDoc() {
-  std::ifstream in(sourceDir() / "docs/rules.md");
+  std::ifstream in(sourcePath("docs/rules.md"));
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

@@ -2,7 +2,6 @@
 // TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -33,19 +32,10 @@ nlohmann::json findingsOf(const std::string& store) {
 class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, FindingsMatchExpectedFile) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string name = GetParam();
   const nlohmann::json findings = findingsOf(fixtureStore(dir, name));
-  const auto expected_path = goldenDir() / (name + ".json");
-  const char* update = std::getenv("TORCHSCOPE_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(expected_path) << findings.dump(2) << "\n";
-    GTEST_SKIP() << "updated " << expected_path;
-  }
-  std::ifstream in(expected_path);
-  ASSERT_TRUE(in) << "missing " << expected_path << " (run with TORCHSCOPE_UPDATE_GOLDEN=1)";
-  const auto expected = nlohmann::json::parse(in);
-  EXPECT_EQ(findings.dump(2), expected.dump(2)) << "findings of " << name << " changed; review and update the golden file";
+  expectMatchesGolden(findings, goldenDir() / (name + ".json"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, ::testing::ValuesIn(fixtureNames()),
@@ -74,14 +64,14 @@ TEST(GoldenCoverage, EveryRuleHasAGoldenCase) {
 
 TEST(GoldenNegative, HealthyRunsHaveNoFindings) {
   for (const char* name : {"clean", "final_sync", "partial"}) {
-    ScratchDir dir;
+    TempDir dir;
     const auto findings = findingsOf(fixtureStore(dir, name));
     EXPECT_TRUE(findings.empty()) << name << ": " << findings.dump(2);
   }
 }
 
 TEST(GoldenNegative, NeverCompiledJobGetsNoCompileFindings) {
-  ScratchDir dir;
+  TempDir dir;
   for (const auto& finding : findingsOf(fixtureStore(dir, "never_compiled"))) {
     const auto rule = finding["rule"].get<std::string>();
     EXPECT_NE(rule.rfind("compile/time", 0), 0u) << rule;
@@ -91,7 +81,7 @@ TEST(GoldenNegative, NeverCompiledJobGetsNoCompileFindings) {
 }
 
 TEST(GoldenNegative, LaunchBoundRunWithManyShapesSaysWhyNotCudaGraphs) {
-  ScratchDir dir;
+  TempDir dir;
   bool seen = false;
   for (const auto& finding : findingsOf(fixtureStore(dir, "gpu_launch_many_shapes"))) {
     if (finding["rule"] != "gpu/launch-bound") continue;
@@ -105,7 +95,7 @@ TEST(GoldenNegative, LaunchBoundRunWithManyShapesSaysWhyNotCudaGraphs) {
 }
 
 TEST(Partial, CrashedRunIsAnalysedWithANote) {
-  ScratchDir dir;
+  TempDir dir;
   auto analysis = analyze({fixtureStore(dir, "partial")});
   ASSERT_TRUE(analysis.ok());
   ASSERT_EQ(analysis->runs.size(), 1u);
@@ -115,7 +105,7 @@ TEST(Partial, CrashedRunIsAnalysedWithANote) {
 }
 
 TEST(MultiProcess, SameFindingInTwoStoresIsMerged) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string first = fixtureStore(dir, "syncs");
   const std::string second = dir.file("rank1.db");
   std::filesystem::copy_file(first, second);

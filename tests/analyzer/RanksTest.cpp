@@ -83,7 +83,7 @@ void writeRank(const std::string& path, const RankPlan& plan, std::int64_t world
   ASSERT_TRUE(writer.close(kStart + 8 * plan.step_ns).ok());
 }
 
-std::vector<std::string> writeFolder(const ScratchDir& dir, const std::vector<RankPlan>& plans) {
+std::vector<std::string> writeFolder(const TempDir& dir, const std::vector<RankPlan>& plans) {
   std::vector<std::string> paths;
   for (const auto& plan : plans) {
     paths.push_back(dir.file("run.rank" + std::to_string(plan.rank) + ".1.db"));
@@ -93,7 +93,7 @@ std::vector<std::string> writeFolder(const ScratchDir& dir, const std::vector<Ra
 }
 
 TEST(Ranks, TheRankTheOthersWaitForIsTheStraggler) {
-  ScratchDir dir;
+  TempDir dir;
   // Rank 2 computes 35 ms; the others 20 ms and then wait for it: every step lasts 40 ms on every rank.
   std::vector<RankPlan> plans = {{0}, {1}, {2, 35 * kMs}, {3}};
   writeFolder(dir, plans);
@@ -123,7 +123,7 @@ TEST(Ranks, TheRankTheOthersWaitForIsTheStraggler) {
 }
 
 TEST(Ranks, EvenRanksAreNoStragglersAndTheirWaitIsExposedCommunication) {
-  ScratchDir dir;
+  TempDir dir;
   auto stores = writeFolder(dir, {{0}, {1}, {2}});
   auto analysis = analyze(stores);
   ASSERT_TRUE(analysis.ok());
@@ -136,7 +136,7 @@ TEST(Ranks, EvenRanksAreNoStragglersAndTheirWaitIsExposedCommunication) {
 }
 
 TEST(Ranks, NcclKernelsWaitForThePartComputeDidNotHide) {
-  ScratchDir dir;
+  TempDir dir;
   RankPlan gpu0{0};
   gpu0.nccl = true;
   RankPlan gpu1{1};
@@ -153,7 +153,7 @@ TEST(Ranks, NcclKernelsWaitForThePartComputeDidNotHide) {
 }
 
 TEST(Ranks, AMissingRankMakesTheRunPartial) {
-  ScratchDir dir;
+  TempDir dir;
   // A world of 3 of which rank 2 left no store.
   const std::vector<std::string> stores = {dir.file("run.rank0.1.db"), dir.file("run.rank1.1.db")};
   writeRank(stores[0], {0}, 3);
@@ -166,8 +166,8 @@ TEST(Ranks, AMissingRankMakesTheRunPartial) {
 }
 
 TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) {
-  ScratchDir dir;
-  const fs::path logs = fs::path(TORCHSCOPE_SHARED_DIR) / "corpus/torch_trace/multi_rank_logs";
+  TempDir dir;
+  const fs::path logs = corpusPath("torch_trace/multi_rank_logs");
   auto imported = interop::importToRunFolder({logs.string()}, dir.file("run"));
   ASSERT_TRUE(imported.ok()) << imported.error().message;
   auto stores = store::expandRunFolders({dir.file("run")});
@@ -326,7 +326,7 @@ TEST(RankDivergence, ARecompileTooCheapForAFindingIsStillDivergent) {
 }
 
 TEST(Ranks, TheMergedExportPutsTheRanksOnOneClock) {
-  ScratchDir dir;
+  TempDir dir;
   RankPlan late{1};
   late.wall_offset_ns = 1'000 * kMs;  // rank 1 started one second after rank 0 (same monotonic times)
   auto stores = writeFolder(dir, {{0}, late});

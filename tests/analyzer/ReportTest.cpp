@@ -2,8 +2,6 @@
 // hostile strings from the store.
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -11,6 +9,7 @@
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/testing/Subprocess.h"
 
 namespace torchscope::analyzer::testing {
 namespace {
@@ -19,7 +18,7 @@ constexpr const char* kHostileKernel = "ampere_sgemm_</pre><script>alert(\"k\")<
 constexpr const char* kHostileFile = "/tmp/<evil> \"dir\"/x&y ]]> `|*.py";
 
 // A store whose kernel names and paths try to break every format.
-std::string hostileStore(const ScratchDir& dir) {
+std::string hostileStore(const TempDir& dir) {
   const std::int64_t s = 1'000'000'000;
   const std::int64_t ms = 1'000'000;
   nlohmann::json fixture = {
@@ -38,7 +37,7 @@ std::string hostileStore(const ScratchDir& dir) {
   return store;
 }
 
-Analysis hostileAnalysis(const ScratchDir& dir) {
+Analysis hostileAnalysis(const TempDir& dir) {
   AnalyzeOptions options;
   options.timeline_buckets = 50;
   auto analysis = analyze({hostileStore(dir)}, options);
@@ -47,19 +46,14 @@ Analysis hostileAnalysis(const ScratchDir& dir) {
   return *analysis;
 }
 
-std::string runPython(const std::string& script, const std::string& input_path) {
-  const std::string command = std::string(TORCHSCOPE_PYTHON) + " -c '" + script + "' " + input_path + " 2>&1";
-  std::string output;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  std::array<char, 256> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
-  return status == 0 ? output : "exit " + std::to_string(status) + ": " + output;
+// The project's Python on `script` with `arguments`: its output, or its exit code and output when it failed.
+std::string runPython(const std::string& script, const std::string& arguments) {
+  const auto outcome = torchscope::testing::runPython("-c '" + script + "' " + arguments);
+  return outcome.exit_code == 0 ? outcome.out : "exit " + std::to_string(outcome.exit_code) + ": " + outcome.out;
 }
 
 TEST(Html, EscapesEveryStringAndIsSelfContained) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string html = render(hostileAnalysis(dir), Format::kHtml);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
@@ -80,7 +74,7 @@ TEST(Html, EscapesEveryStringAndIsSelfContained) {
 }
 
 TEST(Markdown, EscapesHtmlAndTableSyntax) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string markdown = render(hostileAnalysis(dir), Format::kMarkdown);
   EXPECT_EQ(markdown.find("<script"), std::string::npos);
   EXPECT_EQ(markdown.find("<evil>"), std::string::npos);
@@ -140,7 +134,7 @@ TEST(MemorySection, MarkdownAndHtmlListPeakLastStepAndGrowthPerSeries) {
 }
 
 TEST(Json, FollowsTheDocumentedContract) {
-  ScratchDir dir;
+  TempDir dir;
   const auto document = nlohmann::json::parse(render(hostileAnalysis(dir), Format::kJson));
   EXPECT_EQ(document["schema"], kJsonSchema);
   ASSERT_TRUE(document["findings"].is_array());
@@ -167,9 +161,9 @@ TEST(Json, FollowsTheDocumentedContract) {
 
 // Validates the report against the schema written in docs/rules.md (python jsonschema, from requirements.txt).
 TEST(Json, ValidatesAgainstTheSchemaInRulesDoc) {
-  ScratchDir dir;
+  TempDir dir;
   std::stringstream doc;
-  doc << std::ifstream(sourceDir() / "docs/rules.md").rdbuf();
+  doc << std::ifstream(sourcePath("docs/rules.md")).rdbuf();
   const std::string text = doc.str();
   const auto heading = text.find("### JSON schema");
   ASSERT_NE(heading, std::string::npos);
@@ -196,7 +190,7 @@ TEST(Json, ValidatesAgainstTheSchemaInRulesDoc) {
 }
 
 TEST(Sarif, IsStructurallyValid210WithLinesForLocatedFindings) {
-  ScratchDir dir;
+  TempDir dir;
   const Analysis analysis = hostileAnalysis(dir);
   const auto document = nlohmann::json::parse(render(analysis, Format::kSarif));
   EXPECT_EQ(document["version"], "2.1.0");
@@ -227,7 +221,7 @@ TEST(Sarif, IsStructurallyValid210WithLinesForLocatedFindings) {
 }
 
 TEST(Junit, ParsesAsXmlWithConsistentCounts) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string path = dir.file("report.xml");
   std::ofstream(path) << render(hostileAnalysis(dir), Format::kJunit);
   const std::string check =
@@ -244,7 +238,7 @@ TEST(Junit, ParsesAsXmlWithConsistentCounts) {
 }
 
 TEST(Text, ColourOnlyWhenAsked) {
-  ScratchDir dir;
+  TempDir dir;
   const Analysis analysis = hostileAnalysis(dir);
   EXPECT_EQ(render(analysis, Format::kText).find('\x1b'), std::string::npos);
   EXPECT_NE(render(analysis, Format::kText, {.color = true}).find('\x1b'), std::string::npos);
@@ -256,7 +250,7 @@ TEST(Formats, ParseFormatKnowsEveryName) {
 }
 
 TEST(Save, FindingsAreStoredAndReplaced) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string store = fixtureStore(dir, "syncs");
   auto analysis = analyze({store});
   ASSERT_TRUE(analysis.ok());
@@ -272,7 +266,7 @@ TEST(Save, FindingsAreStoredAndReplaced) {
 }
 
 TEST(BadInput, ForeignAndMissingFilesFailClearly) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string foreign = dir.file("notes.db");
   std::ofstream(foreign) << "this is not a database\n";
   auto analysis = analyze({foreign});

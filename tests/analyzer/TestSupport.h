@@ -1,47 +1,32 @@
-// Helpers shared by the analyzer tests: scratch folders and fixture stores.
+// Helpers shared by the analyzer tests: where their fixtures and golden files are, and fixture stores.
 #pragma once
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "FixtureLoader.h"
+#include "torchscope/testing/Golden.h"
+#include "torchscope/testing/Paths.h"
+#include "torchscope/testing/StoreFixtures.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::analyzer::testing {
 
-inline std::filesystem::path sourceDir() { return TORCHSCOPE_SOURCE_DIR; }
-inline std::filesystem::path fixtureDir() { return sourceDir() / "tests/analyzer/fixtures"; }
-inline std::filesystem::path goldenDir() { return sourceDir() / "tests/analyzer/golden"; }
+using torchscope::testing::buildStore;
+using torchscope::testing::corpusPath;
+using torchscope::testing::expectMatchesGolden;
+using torchscope::testing::sourcePath;
+using torchscope::testing::TempDir;
+using torchscope::testing::testNameOf;
 
-// A folder of its own for each test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
-    for (char& c : name) {
-      if (c == '/') c = '_';
-    }
-    path_ = std::filesystem::temp_directory_path() / ("torchscope_analyzer_" + std::to_string(getpid()) + "_" + name);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+inline std::filesystem::path fixtureDir() { return sourcePath("tests/analyzer/fixtures"); }
+inline std::filesystem::path goldenDir() { return sourcePath("tests/analyzer/golden"); }
 
 // Builds the store of fixtures/<name>.json in `dir` and returns its path (fails the test on error).
-inline std::string fixtureStore(const ScratchDir& dir, const std::string& name) {
+inline std::string fixtureStore(const TempDir& dir, const std::string& name) {
   const std::string store = dir.file(name + ".db");
-  const std::string error = buildStoreFromFile((fixtureDir() / (name + ".json")).string(), store);
+  const std::string error = torchscope::testing::buildStoreFromFile((fixtureDir() / (name + ".json")).string(), store);
   EXPECT_EQ(error, "") << name;
   return store;
 }

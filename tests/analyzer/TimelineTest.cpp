@@ -63,7 +63,7 @@ std::map<std::int64_t, double> idleBySorting(std::vector<Work> work, store::Nano
 }
 
 // Stores `work` in the given order, with steps that put the steady state inside the run.
-std::string writeStore(const ScratchDir& dir, const std::string& name, const std::vector<Work>& work) {
+std::string writeStore(const TempDir& dir, const std::string& name, const std::vector<Work>& work) {
   const std::string path = dir.file(name);
   auto writer = store::Writer::open(path);
   EXPECT_TRUE(writer.ok());
@@ -140,7 +140,7 @@ KernelWindow windowOf(const std::string& path) {
 TEST(GpuTimeline, StorageOrderDoesNotChangeTheBusyUnion) {
   std::mt19937_64 random(20240611);
   const std::vector<Work> work = randomRun(random);
-  ScratchDir dir;
+  TempDir dir;
   const KernelWindow sorted = windowOf(writeStore(dir, "sorted.db", work));
   const KernelWindow disordered = windowOf(writeStore(dir, "disordered.db", disorder(work, random)));
 

@@ -1,8 +1,5 @@
 // The `torchscope` command as users run it: a real subprocess, its exit code and its output.
-#include <sys/wait.h>
-
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -10,30 +7,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../store/TempDir.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/Paths.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using testing::ProgramOutcome;
 
-Outcome runCommand(const std::string& command_line) {
-  const std::string command = command_line + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return outcome;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.out += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
+// stdout and stderr together, as a user sees them.
+ProgramOutcome runCommand(const std::string& command_line) { return testing::runShell(command_line + " 2>&1"); }
 
-Outcome runCli(const std::string& args) { return runCommand(std::string(TORCHSCOPE_CLI) + " " + args); }
+ProgramOutcome runCli(const std::string& args) { return testing::runTorchscope(args + " 2>&1"); }
 
 std::string writeSmallStore(const testing::TempDir& dir) {
   const std::string path = dir.file("run.db");
@@ -54,35 +41,35 @@ std::string writeSmallStore(const testing::TempDir& dir) {
 const char* kCommands[] = {"run", "advise", "fix", "compare", "stats", "import", "export", "gui", "demo", "optimize"};
 
 TEST(Cli, EveryCommandHasHelp) {
-  const Outcome top = runCli("--help");
+  const ProgramOutcome top = runCli("--help");
   EXPECT_EQ(top.exit_code, 0);
   for (const char* command : kCommands) {
     EXPECT_THAT(top.out, ::testing::HasSubstr(command));
-    const Outcome help = runCli(std::string(command) + " --help");
+    const ProgramOutcome help = runCli(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0) << command << ": " << help.out;
     EXPECT_THAT(help.out, ::testing::HasSubstr("Usage:")) << command;
   }
 }
 
 TEST(Cli, Version) {
-  const Outcome version = runCli("--version");
+  const ProgramOutcome version = runCli("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.out, ::testing::StartsWith("torchscope "));
 }
 
 TEST(Cli, UnknownCommandIsUsageError) {
-  const Outcome outcome = runCli("frobnicate");
+  const ProgramOutcome outcome = runCli("frobnicate");
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_THAT(outcome.out, ::testing::HasSubstr("unknown command 'frobnicate'"));
 }
 
 TEST(Cli, NoCommandIsUsageError) {
-  const Outcome outcome = runCli("");
+  const ProgramOutcome outcome = runCli("");
   EXPECT_EQ(outcome.exit_code, 2);
 }
 
 TEST(Cli, BadOptionIsUsageError) {
-  const Outcome outcome = runCli("stats --format yaml x.db");
+  const ProgramOutcome outcome = runCli("stats --format yaml x.db");
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_THAT(outcome.out, ::testing::HasSubstr("--format"));
 }
@@ -98,7 +85,7 @@ TEST(Cli, StatsJsonCountsEveryKind) {
     (*writer)->add(store::Recompile{});
     ASSERT_TRUE((*writer)->close());
   }
-  const Outcome outcome = runCli("stats " + path + " --format json");
+  const ProgramOutcome outcome = runCli("stats " + path + " --format json");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.out;
   const auto stats = nlohmann::json::parse(outcome.out);
   for (const char* key : {"kernels", "memcpy", "memset", "syncs", "api_calls", "nvtx", "compiles", "graph_breaks",
@@ -114,17 +101,17 @@ TEST(Cli, StatsJsonCountsEveryKind) {
 TEST(Cli, StatsOnNonStoreIsUsageError) {
   testing::TempDir dir;
   std::ofstream(dir.file("notes.txt")) << "hello";
-  const Outcome outcome = runCli("stats " + dir.file("notes.txt"));
+  const ProgramOutcome outcome = runCli("stats " + dir.file("notes.txt"));
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_THAT(outcome.out, ::testing::HasSubstr("not a torchscope store"));
-  const Outcome missing = runCli("stats " + dir.file("missing.db"));
+  const ProgramOutcome missing = runCli("stats " + dir.file("missing.db"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, ::testing::HasSubstr("no such file"));
 }
 
 // Every call pays for what the core loads: Qt and libtorch belong to torchscope-gui and torchscope-optimize.
 TEST(Cli, CoreLinksNeitherQtNorLibtorch) {
-  const Outcome libraries = runCommand(std::string("ldd ") + TORCHSCOPE_CLI);
+  const ProgramOutcome libraries = runCommand("ldd " + testing::torchscopeExecutable().string());
   ASSERT_EQ(libraries.exit_code, 0) << libraries.out;
   EXPECT_THAT(libraries.out, ::testing::HasSubstr("libsqlite3"));
   for (const char* heavy : {"libQt6", "libtorch", "libc10"}) EXPECT_THAT(libraries.out, ::testing::Not(::testing::HasSubstr(heavy)));
@@ -133,13 +120,13 @@ TEST(Cli, CoreLinksNeitherQtNorLibtorch) {
 TEST(Cli, GuiAndOptimizeWithoutTheirToolsSayWhatToBuild) {
   testing::TempDir dir;
   const std::filesystem::path alone = dir.path() / "torchscope";
-  std::filesystem::copy_file(TORCHSCOPE_CLI, alone);
+  std::filesystem::copy_file(testing::torchscopeExecutable(), alone);
   const std::string store = writeSmallStore(dir);
-  const Outcome gui = runCommand(alone.string() + " gui " + store);
+  const ProgramOutcome gui = runCommand(alone.string() + " gui " + store);
   EXPECT_EQ(gui.exit_code, 1);
   EXPECT_THAT(gui.out, ::testing::HasSubstr("torchscope-gui is not installed beside this torchscope"));
   EXPECT_THAT(gui.out, ::testing::HasSubstr("--target torchscope-gui"));
-  const Outcome optimize = runCommand(alone.string() + " optimize model.pt --input 1,3");
+  const ProgramOutcome optimize = runCommand(alone.string() + " optimize model.pt --input 1,3");
   EXPECT_EQ(optimize.exit_code, 1);
   EXPECT_THAT(optimize.out, ::testing::HasSubstr("--target torchscope-optimize"));
   // Help and usage errors need no tool.
@@ -148,12 +135,12 @@ TEST(Cli, GuiAndOptimizeWithoutTheirToolsSayWhatToBuild) {
 }
 
 TEST(Cli, GuiRunsItsToolWithTheArgumentsAfterTheCommand) {
-  const std::filesystem::path tool = std::filesystem::path(TORCHSCOPE_CLI).parent_path() / "torchscope-gui";
+  const std::filesystem::path tool = testing::torchscopeExecutable().parent_path() / "torchscope-gui";
   if (!std::filesystem::exists(tool)) GTEST_SKIP() << "built without Qt: no " << tool;
   testing::TempDir dir;
   const std::string store = writeSmallStore(dir);
   const std::string png = dir.file("timeline.png");
-  const Outcome shot = runCli("gui " + store + " --screenshot " + png + " --size 640x480");
+  const ProgramOutcome shot = runCli("gui " + store + " --screenshot " + png + " --size 640x480");
   ASSERT_EQ(shot.exit_code, 0) << shot.out;
   std::ifstream image(png, std::ios::binary);
   std::array<unsigned char, 24> header{};
@@ -164,7 +151,7 @@ TEST(Cli, GuiRunsItsToolWithTheArgumentsAfterTheCommand) {
   };
   EXPECT_EQ(word(16), 640);
   EXPECT_EQ(word(20), 480);
-  const Outcome bad_size = runCli("gui " + store + " --screenshot " + png + " --size 10x10");
+  const ProgramOutcome bad_size = runCli("gui " + store + " --screenshot " + png + " --size 10x10");
   EXPECT_EQ(bad_size.exit_code, 2);
   EXPECT_THAT(bad_size.out, ::testing::HasSubstr("--size must be WIDTHxHEIGHT"));
 }

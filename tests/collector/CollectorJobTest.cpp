@@ -9,42 +9,30 @@
 
 #include <nlohmann/json.hpp>
 
-#include "JobRunner.h"
+#include "JobScripts.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/UserCode.h"
+#include "torchscope/testing/StoreRows.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
-namespace torchscope::test {
+namespace torchscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using store::Reader;
 
-std::unique_ptr<Reader> openStore(const fs::path& path) {
-  auto reader = Reader::open(path.string());
-  EXPECT_TRUE(reader.ok()) << path << ": " << (reader.ok() ? "" : reader.error().message);
-  return reader.ok() ? std::move(reader.value()) : nullptr;
+// `torchscope run -o <store> -- python <script> args...`
+ProgramOutcome runScript(const fs::path& store, const std::string& script, std::vector<std::string> args = {},
+                         const std::string& python = TORCHSCOPE_PYTHON, const ProgramOptions& options = {}) {
+  std::vector<std::string> job = {python, scriptPath(script).string()};
+  job.insert(job.end(), args.begin(), args.end());
+  return runUnderTorchscope(store, job, options);
 }
 
-template <class T>
-std::vector<T> rows(const Reader& reader) {
-  auto loaded = reader.load<T>();
-  EXPECT_TRUE(loaded.ok());
-  return loaded.ok() ? loaded.value() : std::vector<T>{};
-}
-
-// `torchscope run -o <dir>/run.db -- python <script> args...`
-JobResult runUnderTorchscope(const fs::path& store, const std::string& script, std::vector<std::string> args = {},
-                             const std::string& python = TORCHSCOPE_PYTHON, JobOptions options = {}) {
-  std::vector<std::string> argv = {torchscopeExecutable().string(), "run", "-o", store.string(), "--", python,
-                                   scriptPath(script).string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return runJob(argv, options);
-}
-
-JobResult runPlain(const std::string& script) {
-  JobOptions options;
+ProgramOutcome runPlain(const std::string& script) {
+  ProgramOptions options;
   options.env["LD_PRELOAD"] = "";
-  return runJob({TORCHSCOPE_PYTHON, scriptPath(script).string()}, options);
+  return runProgram({TORCHSCOPE_PYTHON, scriptPath(script).string()}, options);
 }
 
 // Output lines that torchscope itself adds to the job's stderr.
@@ -59,11 +47,12 @@ std::string withoutTorchscopeLines(const std::string& text) {
 }
 
 TEST(CollectorJob, PlainLdPreloadRecordsADataDependentBranchAtTheUserLine) {
-  const fs::path dir = freshDirectory("ld-preload");
-  JobOptions options;
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  ProgramOptions options;
   options.env["LD_PRELOAD"] = collectorLibrary().string();
   options.env["TORCHSCOPE_OUTPUT"] = (dir / "run.db").string();
-  const JobResult job = runJob({TORCHSCOPE_PYTHON, scriptPath("data_dependent_if.py").string()}, options);
+  const ProgramOutcome job = runProgram({TORCHSCOPE_PYTHON, scriptPath("data_dependent_if.py").string()}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, "done\n");
   auto reader = openStore(dir / "run.db");
@@ -72,7 +61,7 @@ TEST(CollectorJob, PlainLdPreloadRecordsADataDependentBranchAtTheUserLine) {
   ASSERT_EQ(breaks.size(), 1u);
   EXPECT_EQ(breaks[0].break_type, "Data-dependent branching");
   EXPECT_EQ(breaks[0].file, scriptPath("data_dependent_if.py").string());
-  EXPECT_EQ(breaks[0].line, markedLine("data_dependent_if.py", "break"));
+  EXPECT_EQ(breaks[0].line, scriptLine("data_dependent_if.py", "break"));
   EXPECT_EQ(breaks[0].function, "forward");
   EXPECT_NE(breaks[0].user_stack.find("data_dependent_if.py"), std::string::npos);
   EXPECT_EQ(breaks[0].user_stack.find("/torch/"), std::string::npos);
@@ -86,8 +75,9 @@ TEST(CollectorJob, PlainLdPreloadRecordsADataDependentBranchAtTheUserLine) {
 }
 
 TEST(CollectorJob, ItemInForwardIsABreakAtThatLine) {
-  const fs::path dir = freshDirectory("item");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "item_in_forward.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "item_in_forward.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
@@ -95,13 +85,14 @@ TEST(CollectorJob, ItemInForwardIsABreakAtThatLine) {
   ASSERT_GE(breaks.size(), 1u);
   EXPECT_NE(breaks[0].break_type.find("Tensor.item()"), std::string::npos) << breaks[0].break_type;
   EXPECT_EQ(breaks[0].file, scriptPath("item_in_forward.py").string());
-  EXPECT_EQ(breaks[0].line, markedLine("item_in_forward.py", "break"));
+  EXPECT_EQ(breaks[0].line, scriptLine("item_in_forward.py", "break"));
   EXPECT_NE(breaks[0].hints.find("capture_scalar_outputs"), std::string::npos);
 }
 
 TEST(CollectorJob, ChangingBatchSizesRecompileAsDynamicShape) {
-  const fs::path dir = freshDirectory("batch");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "batch_size_recompile.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "batch_size_recompile.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
@@ -111,7 +102,7 @@ TEST(CollectorJob, ChangingBatchSizesRecompileAsDynamicShape) {
     EXPECT_EQ(recompile.cause, "dynamic-shape") << recompile.guard_failures;
     EXPECT_EQ(recompile.co_name, "forward");
     EXPECT_EQ(recompile.co_filename, scriptPath("batch_size_recompile.py").string());
-    EXPECT_EQ(recompile.co_firstlineno, markedLine("batch_size_recompile.py", "frame"));
+    EXPECT_EQ(recompile.co_firstlineno, scriptLine("batch_size_recompile.py", "frame"));
     EXPECT_NE(recompile.guard_failures.find("size mismatch"), std::string::npos);
     EXPECT_FALSE(recompile.limit_hit);
   }
@@ -121,9 +112,10 @@ TEST(CollectorJob, ChangingBatchSizesRecompileAsDynamicShape) {
 }
 
 TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs) {
-  const fs::path dir = freshDirectory("lr");
-  const JobResult plain = runPlain("lr_scheduler_recompile.py");
-  const JobResult traced = runUnderTorchscope(dir / "run.db", "lr_scheduler_recompile.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome plain = runPlain("lr_scheduler_recompile.py");
+  const ProgramOutcome traced = runScript(dir / "run.db", "lr_scheduler_recompile.py");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
   // The script prints Dynamo's own counters: graphs, breaks and frames are the same.
@@ -139,9 +131,9 @@ TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs
     // torch recompiles SGD.step in torch/optim; the user's lines are the optimizer and the compile call.
     EXPECT_EQ(recompile.value_kind, "optimizer");
     EXPECT_EQ(recompile.value_file, script);
-    EXPECT_EQ(recompile.value_line, markedLine("lr_scheduler_recompile.py", "optimizer"));
+    EXPECT_EQ(recompile.value_line, scriptLine("lr_scheduler_recompile.py", "optimizer"));
     EXPECT_EQ(recompile.entry_file, script);
-    EXPECT_EQ(recompile.entry_line, markedLine("lr_scheduler_recompile.py", "frame"));
+    EXPECT_EQ(recompile.entry_line, scriptLine("lr_scheduler_recompile.py", "frame"));
     EXPECT_NE(recompile.stack.find(script), std::string::npos);
   }
   const auto compiles = rows<store::Compile>(*reader);
@@ -150,14 +142,14 @@ TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs
   });
   ASSERT_NE(user_frame, compiles.end());
   EXPECT_EQ(user_frame->co_filename, script);
-  EXPECT_EQ(user_frame->co_firstlineno, markedLine("lr_scheduler_recompile.py", "frame"));
+  EXPECT_EQ(user_frame->co_firstlineno, scriptLine("lr_scheduler_recompile.py", "frame"));
   // torch's own breaks (the scheduler's wrapper, torch.optim's `_use_grad`) sit at the user's step call, with
   // torch's line kept as the innermost frame of the stack.
   const auto breaks = rows<store::GraphBreak>(*reader);
   ASSERT_EQ(breaks.size(), 2u);
   for (const auto& graph_break : breaks) {
     EXPECT_EQ(graph_break.file, script);
-    EXPECT_EQ(graph_break.line, markedLine("lr_scheduler_recompile.py", "step"));
+    EXPECT_EQ(graph_break.line, scriptLine("lr_scheduler_recompile.py", "step"));
     EXPECT_EQ(graph_break.function, "optimizer_step");
     EXPECT_EQ(graph_break.gb_id.rfind("GB", 0), 0u) << graph_break.gb_id;
   }
@@ -176,8 +168,9 @@ TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs
 }
 
 TEST(CollectorJob, RecompileLimitHitIsRecorded) {
-  const fs::path dir = freshDirectory("limit");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "recompile_limit.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "recompile_limit.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
@@ -189,9 +182,9 @@ TEST(CollectorJob, RecompileLimitHitIsRecorded) {
     EXPECT_EQ(recompile.cause, "python-scalar") << recompile.guard_failures;
     EXPECT_EQ(recompile.cause_detail, "factor");
     EXPECT_EQ(recompile.co_filename, scriptPath("recompile_limit.py").string());
-    EXPECT_EQ(recompile.co_firstlineno, markedLine("recompile_limit.py", "frame"));
+    EXPECT_EQ(recompile.co_firstlineno, scriptLine("recompile_limit.py", "frame"));
     EXPECT_EQ(recompile.value_kind, "argument");
-    EXPECT_EQ(recompile.value_line, markedLine("recompile_limit.py", "call"));
+    EXPECT_EQ(recompile.value_line, scriptLine("recompile_limit.py", "call"));
   }
 }
 
@@ -203,13 +196,14 @@ struct ExpectedRecompile {
 
 // Each cause class in its own compiled function: the class, what changed, and the user's lines.
 TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
-  const fs::path dir = freshDirectory("causes");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "recompile_causes.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "recompile_causes.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
   const std::string script = scriptPath("recompile_causes.py").string();
-  const auto line = [](const std::string& tag) { return markedLine("recompile_causes.py", tag); };
+  const auto line = [](const std::string& tag) { return scriptLine("recompile_causes.py", tag); };
   const auto recompiles = rows<store::Recompile>(*reader);
   // The line a user calls the compiled code from: the innermost frame of the stack in the script.
   const auto call_line = [&](const store::Recompile& recompile) -> std::int64_t {
@@ -264,8 +258,9 @@ TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
 // Both breaks torch logs at a comprehension it cannot resume in are one finding there, naming the branch that
 // caused them; every finding names a line of the script.
 TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
-  const fs::path dir = freshDirectory("comprehension");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "comprehension_break.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "comprehension_break.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   const std::string script = scriptPath("comprehension_break.py").string();
   auto reader = openStore(dir / "run.db");
@@ -275,10 +270,11 @@ TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
     EXPECT_EQ(graph_break.break_type.find("Failed to handle"), std::string::npos) << graph_break.break_type;
     if (!graph_break.frame_skipped) continue;
     ++skipped;
-    EXPECT_EQ(graph_break.line, markedLine("comprehension_break.py", "comprehension"));
+    EXPECT_EQ(graph_break.line, scriptLine("comprehension_break.py", "comprehension"));
   }
   EXPECT_EQ(skipped, 2);
-  const JobResult advise = runJob({torchscopeExecutable().string(), "advise", (dir / "run.db").string(), "--format", "json"});
+  const ProgramOutcome advise =
+      runProgram({torchscopeExecutable().string(), "advise", (dir / "run.db").string(), "--format", "json"});
   ASSERT_EQ(advise.exit_code, 0) << advise.err;
   const auto report = nlohmann::json::parse(advise.out);
   int fallbacks = 0;
@@ -289,17 +285,18 @@ TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
     }
     if (finding["rule"] != "graph-break/eager-fallback") continue;
     ++fallbacks;
-    EXPECT_EQ(location["line"], markedLine("comprehension_break.py", "comprehension"));
+    EXPECT_EQ(location["line"], scriptLine("comprehension_break.py", "comprehension"));
     EXPECT_EQ(finding["count"], 2);
-    EXPECT_EQ(finding["evidence"]["caused_by"]["line"], markedLine("comprehension_break.py", "branch"));
+    EXPECT_EQ(finding["evidence"]["caused_by"]["line"], scriptLine("comprehension_break.py", "branch"));
   }
   EXPECT_EQ(fallbacks, 1) << advise.out;
 }
 
 TEST(CollectorJob, CleanTrainingKeepsOutputAndExitCodeAndHasNoBreaksOrRecompiles) {
-  const fs::path dir = freshDirectory("clean");
-  const JobResult plain = runPlain("clean_training.py");
-  const JobResult traced = runUnderTorchscope(dir / "run.db", "clean_training.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome plain = runPlain("clean_training.py");
+  const ProgramOutcome traced = runScript(dir / "run.db", "clean_training.py");
   EXPECT_EQ(plain.exit_code, 3);
   EXPECT_EQ(traced.exit_code, 3);
   EXPECT_EQ(traced.out, plain.out);
@@ -328,8 +325,9 @@ TEST(CollectorJob, CleanTrainingKeepsOutputAndExitCodeAndHasNoBreaksOrRecompiles
 }
 
 TEST(CollectorJob, DataLoaderWorkersForkAndEveryStoreIsConsistent) {
-  const fs::path dir = freshDirectory("dataloader");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "dataloader_fork.py");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "dataloader_fork.py");
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, "done\n");
   auto reader = openStore(dir / "run.db");
@@ -357,11 +355,12 @@ TEST(CollectorJob, DataLoaderWorkersForkAndEveryStoreIsConsistent) {
 
 TEST(CollectorJob, PythonWithoutTorchIsDiagnosedAndMarkersStillCount) {
   const std::string python = "/usr/bin/python3";
-  if (!fs::exists(python) || runJob({python, "-c", "import torch"}).exit_code == 0) {
+  if (!fs::exists(python) || runProgram({python, "-c", "import torch"}).exit_code == 0) {
     GTEST_SKIP() << "needs a system python3 without torch";
   }
-  const fs::path dir = freshDirectory("no-torch");
-  const JobResult job = runUnderTorchscope(dir / "run.db", "markers_without_torch.py", {}, python);
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "markers_without_torch.py", {}, python);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(dir / "run.db");
   ASSERT_TRUE(reader);
@@ -375,10 +374,11 @@ TEST(CollectorJob, PythonWithoutTorchIsDiagnosedAndMarkersStillCount) {
 }
 
 TEST(CollectorJob, SigtermEndsTheJobBySignalAndTheStoreIsClosed) {
-  const fs::path dir = freshDirectory("sigterm");
-  JobOptions options;
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  ProgramOptions options;
   options.terminate_after_line_ms = 300;
-  const JobResult job = runUnderTorchscope(dir / "run.db", "markers_without_torch.py", {"wait"}, TORCHSCOPE_PYTHON,
+  const ProgramOutcome job = runScript(dir / "run.db", "markers_without_torch.py", {"wait"}, TORCHSCOPE_PYTHON,
                                            options);
   EXPECT_EQ(job.exit_code, 128 + SIGTERM) << job.err;
   auto reader = openStore(dir / "run.db");
@@ -393,17 +393,18 @@ TEST(CollectorJob, SigtermEndsTheJobBySignalAndTheStoreIsClosed) {
 }
 
 TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
-  const fs::path dir = freshDirectory("sitecustomize");
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
   {
     std::ofstream site(dir / "sitecustomize.py");
     site << "import sys\nprint('environment sitecustomize ran', file=sys.stderr)\n";
   }
-  JobOptions options;
+  ProgramOptions options;
   options.env["LD_PRELOAD"] = collectorLibrary().string();
   options.env["TORCHSCOPE_OUTPUT"] = (dir / "run.db").string();
   options.env["TORCHSCOPE_SUMMARY"] = "0";
   options.env["PYTHONPATH"] = dir.string();
-  const JobResult job = runJob(
+  const ProgramOutcome job = runProgram(
       {TORCHSCOPE_PYTHON, "-c", "import os, torchscope_bridge; print(os.environ['PYTHONPATH'])"}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, dir.string() + "\n");
@@ -412,10 +413,10 @@ TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
 }
 
 TEST(CollectorJob, RunRejectsAMissingOutputDirectory) {
-  const JobResult job = runJob({torchscopeExecutable().string(), "run", "-o", "/nonexistent/dir/run.db", "--", "true"});
+  const ProgramOutcome job = runUnderTorchscope("/nonexistent/dir/run.db", {"true"});
   EXPECT_EQ(job.exit_code, 2);
   EXPECT_NE(job.err.find("directory does not exist"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace torchscope::test
+}  // namespace torchscope::testing

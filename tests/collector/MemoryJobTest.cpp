@@ -9,11 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "JobRunner.h"
+#include "JobScripts.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/StoreRows.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
-namespace torchscope::test {
+namespace torchscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,21 +25,18 @@ using store::Reader;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct MemoryRun {
+  TempDir dir;
   fs::path store;
   std::unique_ptr<Reader> reader;
 };
 
-MemoryRun runJobUnderTorchscope(const std::string& name, const std::string& script, JobOptions options = {},
+MemoryRun runJobUnderTorchscope(const std::string& script, const ProgramOptions& options = {},
                                 int expected_exit_code = 0) {
   MemoryRun run;
-  run.store = freshDirectory(name) / "run.db";
-  const JobResult job = runJob({torchscopeExecutable().string(), "run", "-o", run.store.string(), "--",
-                                TORCHSCOPE_PYTHON, scriptPath(script).string()},
-                               options);
+  run.store = run.dir.path() / "run.db";
+  const ProgramOutcome job = runUnderTorchscope(run.store, {TORCHSCOPE_PYTHON, scriptPath(script).string()}, options);
   EXPECT_EQ(job.exit_code, expected_exit_code) << job.err;
-  auto reader = Reader::open(run.store.string());
-  EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message);
-  if (reader.ok()) run.reader = std::move(reader.value());
+  run.reader = openStore(run.store);
   return run;
 }
 
@@ -65,7 +65,7 @@ std::vector<store::Finding> findings(const fs::path& store, const std::string& r
 
 TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
   // The script exits with 3 on purpose (the exit code is passed on).
-  const MemoryRun run = runJobUnderTorchscope("memory-clean", "clean_training.py", {}, 3);
+  const MemoryRun run = runJobUnderTorchscope("clean_training.py", {}, 3);
   ASSERT_TRUE(run.reader);
   auto steps = run.reader->load<store::Step>();
   ASSERT_TRUE(steps.ok());
@@ -89,7 +89,7 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
   EXPECT_TRUE(findings(run.store, "memory/growth").empty());
 
   // `stats` lists the series with their highest and last value; `export` draws them as counter tracks.
-  const JobResult stats = runJob({torchscopeExecutable().string(), "stats", run.store.string(), "--format", "json"});
+  const ProgramOutcome stats = runProgram({torchscopeExecutable().string(), "stats", run.store.string(), "--format", "json"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   const auto listed = nlohmann::json::parse(stats.out)["memory"];
   const auto rss_listed =
@@ -97,7 +97,7 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
   ASSERT_NE(rss_listed, listed.end()) << stats.out;
   EXPECT_LE((*rss_listed)["max"].get<std::int64_t>(), hwm->value);
   const fs::path trace = run.store.parent_path() / "trace.json";
-  const JobResult exported = runJob({torchscopeExecutable().string(), "export", run.store.string(), "--format", "chrome",
+  const ProgramOutcome exported = runProgram({torchscopeExecutable().string(), "export", run.store.string(), "--format", "chrome",
                                      "-o", trace.string()});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   std::ifstream in(trace);
@@ -109,9 +109,9 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
 }
 
 TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {
-  JobOptions options;
+  ProgramOptions options;
   options.env["TORCHSCOPE_MEMORY_SAMPLE_MS"] = "1";
-  const MemoryRun run = runJobUnderTorchscope("memory-activation", "activation_peak.py", options);
+  const MemoryRun run = runJobUnderTorchscope("activation_peak.py", options);
   ASSERT_TRUE(run.reader);
   const auto rss = stepSamples(*run.reader, "host.rss");
   const auto peaks = stepSamples(*run.reader, "host.rss_peak");
@@ -124,7 +124,7 @@ TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {
 }
 
 TEST(MemoryJob, ALossSummedAsATensorIsFoundAtItsLine) {
-  const MemoryRun run = runJobUnderTorchscope("memory-loss-sum", "leak_loss_sum.py");
+  const MemoryRun run = runJobUnderTorchscope("leak_loss_sum.py");
   ASSERT_TRUE(run.reader);
   auto holders = run.reader->load<store::MemoryHolder>();
   ASSERT_TRUE(holders.ok());
@@ -133,7 +133,7 @@ TEST(MemoryJob, ALossSummedAsATensorIsFoundAtItsLine) {
   EXPECT_EQ(holder.kind, "autograd-graph");
   EXPECT_EQ(holder.name, "total_loss");
   EXPECT_EQ(holder.file, scriptPath("leak_loss_sum.py").string());
-  EXPECT_EQ(holder.line, markedLine("leak_loss_sum.py", "leak"));
+  EXPECT_EQ(holder.line, scriptLine("leak_loss_sum.py", "leak"));
   EXPECT_EQ(holder.function, "train");
   EXPECT_GT(holder.size_after, holder.size_before);
 
@@ -147,12 +147,12 @@ TEST(MemoryJob, ALossSummedAsATensorIsFoundAtItsLine) {
 }
 
 TEST(MemoryJob, OutputsKeptInAListAreFoundAtTheAppendWithTheGrowthPerStep) {
-  const MemoryRun run = runJobUnderTorchscope("memory-list", "leak_outputs_list.py");
+  const MemoryRun run = runJobUnderTorchscope("leak_outputs_list.py");
   ASSERT_TRUE(run.reader);
   const auto found = findings(run.store, "memory/growth");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].file, scriptPath("leak_outputs_list.py").string());
-  EXPECT_EQ(found[0].line, markedLine("leak_outputs_list.py", "leak"));
+  EXPECT_EQ(found[0].line, scriptLine("leak_outputs_list.py", "leak"));
   const auto evidence = nlohmann::json::parse(found[0].evidence);
   EXPECT_EQ(evidence["holder"], "history");
   EXPECT_EQ(evidence["kind"], "container");
@@ -165,4 +165,4 @@ TEST(MemoryJob, OutputsKeptInAListAreFoundAtTheAppendWithTheGrowthPerStep) {
 }
 
 }  // namespace
-}  // namespace torchscope::test
+}  // namespace torchscope::testing

@@ -9,11 +9,13 @@
 #include <map>
 #include <set>
 
-#include "JobRunner.h"
+#include "JobScripts.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
-namespace torchscope::test {
+namespace torchscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,19 +23,21 @@ using nlohmann::json;
 
 constexpr int kRanks = 4;
 
-JobResult runTorchrun(const fs::path& folder, const std::map<std::string, std::string>& env) {
-  JobOptions options;
+ProgramOutcome runTorchrun(const fs::path& folder, const std::map<std::string, std::string>& env) {
+  ProgramOptions options;
   options.env = env;
   options.env["OMP_NUM_THREADS"] = "1";
   options.env["GLOO_SOCKET_IFNAME"] = "lo";
-  return runJob({torchscopeExecutable().string(), "run", "-o", folder.string() + "/", "--", TORCHSCOPE_PYTHON, "-m",
-                 "torch.distributed.run", "--standalone", "--nproc_per_node=" + std::to_string(kRanks),
-                 scriptPath("ddp_ranks.py").string()},
-                options);
+  // The trailing slash makes -o a run folder.
+  return runUnderTorchscope(folder.string() + "/",
+                            {TORCHSCOPE_PYTHON, "-m", "torch.distributed.run", "--standalone",
+                             "--nproc_per_node=" + std::to_string(kRanks), scriptPath("ddp_ranks.py").string()},
+                            options);
 }
 
 json advise(const fs::path& folder) {
-  const JobResult advice = runJob({torchscopeExecutable().string(), "advise", folder.string(), "--format", "json"});
+  const ProgramOutcome advice =
+      runProgram({torchscopeExecutable().string(), "advise", folder.string(), "--format", "json"});
   EXPECT_EQ(advice.exit_code, 0) << advice.err;
   return json::parse(advice.out, nullptr, false);
 }
@@ -46,8 +50,9 @@ const json* findingOf(const json& report, const std::string& rule) {
 }
 
 TEST(RanksJob, TorchrunDdpNamesTheSlowRankAndTheRankThatRecompiled) {
-  const fs::path folder = freshDirectory("ranks-ddp");
-  const JobResult job = runTorchrun(folder, {{"COMPILE", "1"}, {"SLOW_RANK", "2"}, {"RECOMPILE_RANK", "3"}});
+  const TempDir scratch;
+  const fs::path& folder = scratch.path();
+  const ProgramOutcome job = runTorchrun(folder, {{"COMPILE", "1"}, {"SLOW_RANK", "2"}, {"RECOMPILE_RANK", "3"}});
   ASSERT_EQ(job.exit_code, 0) << job.err;
 
   // One store per rank, with its identity, and torchrun's own next to them.
@@ -109,7 +114,7 @@ TEST(RanksJob, TorchrunDdpNamesTheSlowRankAndTheRankThatRecompiled) {
 
   // The merged timeline: every rank's process on one clock, named by rank.
   const fs::path trace = folder / "merged.json";
-  const JobResult exported = runJob({torchscopeExecutable().string(), "export", folder.string(), "-o", trace.string()});
+  const ProgramOutcome exported = runProgram({torchscopeExecutable().string(), "export", folder.string(), "-o", trace.string()});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   std::ifstream in(trace);
   const json document = json::parse(in, nullptr, false);
@@ -134,8 +139,9 @@ TEST(RanksJob, TorchrunDdpNamesTheSlowRankAndTheRankThatRecompiled) {
 }
 
 TEST(RanksJob, ARankThatCrashesLeavesTheOthersCompleteAndTheRunPartial) {
-  const fs::path folder = freshDirectory("ranks-crash");
-  const JobResult job = runTorchrun(folder, {{"CRASH_RANK", "1"}, {"STEPS", "6"}});
+  const TempDir scratch;
+  const fs::path& folder = scratch.path();
+  const ProgramOutcome job = runTorchrun(folder, {{"CRASH_RANK", "1"}, {"STEPS", "6"}});
   EXPECT_NE(job.exit_code, 0);
 
   const json report = advise(folder);
@@ -153,4 +159,4 @@ TEST(RanksJob, ARankThatCrashesLeavesTheOthersCompleteAndTheRunPartial) {
 }
 
 }  // namespace
-}  // namespace torchscope::test
+}  // namespace torchscope::testing

@@ -1,6 +1,5 @@
 // `torchscope fix` end to end with real torch.compile on CPU, through the built binary.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include "torchscope/compiler/Process.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -18,15 +18,6 @@ namespace fs = std::filesystem;
 
 class FixEndToEnd : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("torchscope-fix-e2e-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path copyScript(const std::string& name) {
     const fs::path target = dir_ / name;
     fs::copy_file(fs::path(TORCHSCOPE_COMPILER_TESTS) / "scripts" / name, target);
@@ -47,7 +38,8 @@ class FixEndToEnd : public ::testing::Test {
     return nlohmann::json::parse(readTextFile((dir_ / "report.json").string()), nullptr, false);
   }
 
-  fs::path dir_;
+  const torchscope::testing::TempDir scratch_;
+  const fs::path& dir_ = scratch_.path();
 };
 
 const nlohmann::json& fixNamed(const nlohmann::json& report, const std::string& id) {

@@ -5,20 +5,16 @@
 
 #include "torchscope/compiler/Measurement.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path tempFile(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("torchscope-measure-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
 TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
-  const auto path = tempFile("run.db").string();
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.file("run.db");
   {
     auto writer = store::Writer::open(path);
     ASSERT_TRUE(writer.ok()) << writer.error().message;
@@ -63,7 +59,8 @@ TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
 }
 
 TEST(Measurement, ReadsTheLauncherReport) {
-  const auto path = tempFile("launch.json");
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.path() / "launch.json";
   std::ofstream(path) << R"({"wall_s": 3.0, "steps": [[0, 1.5, 1, 1.2], [1.5, 1.6, 0, 0.09], [1.6, 1.8, 0, 0.15]],
     "compiles": [[0.1, 1.2, "0/0"]], "compile_time_s": 1.1, "compile_cpu_s": 1.9,
     "first_step": {"wall_s": 2.5, "cpu_s": 4.0}, "recompiles": 0, "graph_breaks": 2,
@@ -108,7 +105,8 @@ TEST(Measurement, MetricNamesRoundTrip) {
 }
 
 TEST(Measurement, OlderLauncherReportsLackCpuTime) {
-  const auto path = tempFile("old-launch.json");
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.path() / "old-launch.json";
   std::ofstream(path) << R"({"wall_s": 3.0, "steps": [[0, 1.5, 1], [1.5, 1.6, 0]], "compiles": [], "recompiles": 0})";
   RunMeasurement measurement;
   ASSERT_TRUE(readLauncherReport(path.string(), measurement).ok());
@@ -120,7 +118,8 @@ TEST(Measurement, OlderLauncherReportsLackCpuTime) {
 TEST(Measurement, BadFilesAreErrors) {
   RunMeasurement measurement;
   EXPECT_FALSE(readLauncherReport("/nonexistent/launch.json", measurement).ok());
-  const auto path = tempFile("bad.json");
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.path() / "bad.json";
   std::ofstream(path) << "not json";
   EXPECT_FALSE(readLauncherReport(path.string(), measurement).ok());
   EXPECT_FALSE(readStore(path.string(), measurement).ok());

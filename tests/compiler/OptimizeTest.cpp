@@ -1,12 +1,12 @@
 // `torchscope optimize` on a tiny TorchScript model the test makes with the venv's Python.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "torchscope/compiler/Optimize.h"
 #include "torchscope/compiler/Process.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -38,8 +38,8 @@ TEST(Optimize, ParsesShapes) {
 }
 
 TEST(Optimize, MeasuresVariantsOfATinyModel) {
-  const fs::path dir = fs::temp_directory_path() / ("torchscope-optimize-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const torchscope::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   const fs::path model = dir / "net.pt";
   ProcessSpec make;
   make.argv = {TORCHSCOPE_PYTHON, "-c", kMakeModel, model.string()};
@@ -78,7 +78,6 @@ TEST(Optimize, MeasuresVariantsOfATinyModel) {
   result = runProcess(run);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->exit_code, 2);
-  fs::remove_all(dir);
 }
 
 }  // namespace

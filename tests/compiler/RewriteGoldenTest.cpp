@@ -1,13 +1,13 @@
 // Golden tests of the LibCST source fixes: golden/<fix-id>/input.py (+ optional `arg`) must give
 // golden/<fix-id>/expected.diff. TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "torchscope/compiler/Process.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -20,7 +20,8 @@ std::string trimmed(std::string text) {
 }
 
 std::string rewriteDiff(const fs::path& case_dir, const std::string& fix) {
-  const fs::path out = fs::temp_directory_path() / ("torchscope-golden-" + std::to_string(::getpid()) + ".diff");
+  const torchscope::testing::TempDir dir;
+  const fs::path out = dir.path() / "rewrite.diff";
   ProcessSpec spec;
   spec.argv = {TORCHSCOPE_PYTHON, "-m", "torchscope_compiler.rewrite", "--fix", fix, "input.py"};
   spec.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
@@ -29,9 +30,7 @@ std::string rewriteDiff(const fs::path& case_dir, const std::string& fix) {
   auto result = runProcess(spec);
   EXPECT_TRUE(result.ok());
   EXPECT_EQ(result.ok() ? result->exit_code : -1, 0);
-  std::string diff = readTextFile(out.string());
-  fs::remove(out);
-  return diff;
+  return readTextFile(out.string());
 }
 
 TEST(RewriteGolden, EveryFixMatchesItsExpectedDiff) {
@@ -61,11 +60,10 @@ TEST(RewriteGolden, WithoutOutputSizeRepeatInterleaveIsLeftAlone) {
 }
 
 TEST(RewriteGolden, UnparsableFilesAreSkipped) {
-  const fs::path dir = fs::temp_directory_path() / ("torchscope-golden-bad-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const torchscope::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
   std::ofstream(dir / "input.py") << "def broken(:\n";
   EXPECT_EQ(rewriteDiff(dir, "tensor-lr"), "");
-  fs::remove_all(dir);
 }
 
 }  // namespace

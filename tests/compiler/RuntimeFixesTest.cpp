@@ -1,10 +1,10 @@
 // The runtime patches of torchscope_compiler.runtime, checked in a real interpreter (no compiling).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "torchscope/compiler/Process.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -39,8 +39,8 @@ print("ok")
 )";
 
 TEST(RuntimeFixes, PatchTorchAsDocumented) {
-  const auto dir = std::filesystem::temp_directory_path() / ("torchscope-runtime-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const torchscope::testing::TempDir scratch;
+  const auto& dir = scratch.path();
   ProcessSpec spec;
   spec.argv = {TORCHSCOPE_PYTHON, "-c", kCheck};
   spec.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
@@ -50,7 +50,6 @@ TEST(RuntimeFixes, PatchTorchAsDocumented) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->exit_code, 0) << readTextFile(spec.stderr_path);
   EXPECT_EQ(readTextFile(spec.stdout_path), "ok\n");
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Workspace.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -22,16 +22,14 @@ TEST(Workspace, SplitsCommandLines) {
 class WorkspaceFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("torchscope-workspace-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
     fs::create_directories(root_ / "job" / "pkg");
     fs::create_directories(root_ / "job" / "__pycache__");
     std::ofstream(root_ / "job" / "train.py") << "print('hi')\n";
     std::ofstream(root_ / "job" / "pkg" / "model.py") << "x = 1\n";
     std::ofstream(root_ / "job" / "data.csv") << "1,2\n";
   }
-  void TearDown() override { fs::remove_all(root_); }
-  fs::path root_;
+  const torchscope::testing::TempDir scratch_;
+  const fs::path& root_ = scratch_.path();
 };
 
 TEST_F(WorkspaceFiles, AnalyzesPythonJobs) {
@@ -92,15 +90,16 @@ TEST_F(WorkspaceFiles, WriteBackKeepsBackups) {
 }
 
 TEST(Process, RunsWithEnvironmentAndReportsExitCodes) {
-  const fs::path out = fs::temp_directory_path() / ("torchscope-process-" + std::to_string(::getpid()) + ".txt");
+  const torchscope::testing::TempDir dir;
+  const std::string out = dir.file("out.txt");
   ProcessSpec spec;
   spec.argv = {"sh", "-c", "echo $TORCHSCOPE_PROBE; exit 3"};
   spec.environment["TORCHSCOPE_PROBE"] = "probe-value";
-  spec.stdout_path = out.string();
+  spec.stdout_path = out;
   auto result = runProcess(spec);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->exit_code, 3);
-  EXPECT_EQ(readTextFile(out.string()), "probe-value\n");
+  EXPECT_EQ(readTextFile(out), "probe-value\n");
   spec.argv = {"sleep", "5"};
   spec.timeout = std::chrono::seconds(0);
   auto timed = runProcess(spec);
@@ -110,7 +109,6 @@ TEST(Process, RunsWithEnvironmentAndReportsExitCodes) {
   spec.argv = {"/nonexistent/binary"};
   spec.timeout = std::chrono::seconds(10);
   EXPECT_FALSE(runProcess(spec).ok());
-  fs::remove(out);
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
-// Synthetic CUPTI records built from the installed structs, and a scratch directory for stores.
+// Synthetic CUPTI records built from the installed structs; stores go to a TempDir (tests/support).
 #pragma once
 
 #include <cupti.h>
-#include <stdlib.h>
-
 #include <cstdint>
-#include <filesystem>
 #include <string>
+
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::cupti::testing {
 
@@ -87,23 +86,6 @@ inline CUpti_ActivityMarker2 markerRecord(std::uint32_t id, std::uint32_t flags,
   return m;
 }
 
-// A fresh directory per test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "torchscope-cupti-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using torchscope::testing::TempDir;
 
 }  // namespace torchscope::cupti::testing

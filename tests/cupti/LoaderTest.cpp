@@ -25,7 +25,7 @@ TEST(CuptiLoader, NoDriverFailsWithOneClearLine) {
 
 TEST(CuptiLoader, StartWithoutDriverLeavesADiagnosticAndNothingElse) {
   if (cudaDriverAvailable()) GTEST_SKIP() << "a CUDA driver is installed here";
-  testing::ScratchDir dir;
+  testing::TempDir dir;
   auto writer = store::Writer::open(dir.file("run.db"));
   ASSERT_TRUE(writer);
   auto started = startGpuTracing(**writer, {}, nullptr);
@@ -55,7 +55,7 @@ TEST(CuptiLoader, RealLibcuptiWithoutDriverRefusesToStartCleanly) {
   if (cudaDriverAvailable()) GTEST_SKIP() << "a CUDA driver is installed here";
   auto api = loadCuptiLibrary(cuptiLibraryCandidates());
   if (!api) GTEST_SKIP() << "no libcupti on this machine: " << api.error().message;
-  testing::ScratchDir dir;
+  testing::TempDir dir;
   auto writer = store::Writer::open(dir.file("run.db"));
   ASSERT_TRUE(writer);
   auto started = startGpuTracingWith(std::shared_ptr<CuptiApi>(std::move(api.value())), **writer, {}, nullptr);

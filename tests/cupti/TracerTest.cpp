@@ -68,7 +68,7 @@ class CuptiTracer : public ::testing::Test {
     return nullptr;
   }
 
-  testing::ScratchDir dir_;
+  testing::TempDir dir_;
   std::unique_ptr<store::Writer> writer_;
   std::shared_ptr<FakeCupti> fake_;
 };

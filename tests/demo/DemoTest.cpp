@@ -1,10 +1,6 @@
 // The demo's promises, checked on the real sample at the scale the demo runs (`--scale demo`): as
 // written, the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
 // planted lines; tuned, it shows none of them.
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -12,36 +8,23 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../store/TempDir.h"
+#include "torchscope/testing/Paths.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-};
-
-Outcome shell(const std::string& command) {
-  Outcome outcome;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return outcome;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.out += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
-
 // Profiles the sample (as written or tuned) and returns advise's JSON findings.
 nlohmann::json profileAndAdvise(const testing::TempDir& dir, bool tuned) {
   const std::string store = dir.file(tuned ? "tuned.db" : "baseline.db");
-  const std::string cli = TORCHSCOPE_CLI;
-  const Outcome run = shell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store + " -- " +
-                            TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo" + (tuned ? " --tuned" : ""));
+  const std::string cli = testing::torchscopeExecutable().string();
+  const auto run = testing::runShell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store +
+                                     " -- " + TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo" +
+                                     (tuned ? " --tuned" : "") + " 2>&1");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
-  const Outcome advise = shell(cli + " advise " + store + " --format json");
+  const auto advise = testing::runTorchscope("advise " + store + " --format json 2>&1");
   EXPECT_EQ(advise.exit_code, 0) << advise.out;
   return nlohmann::json::parse(advise.out, nullptr, /*allow_exceptions=*/false);
 }

@@ -10,6 +10,7 @@
 #include "torchscope/interop/ChromeExport.h"
 #include "torchscope/interop/Import.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::interop {
 namespace {

@@ -5,12 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "TestSupport.h"
 #include "torchscope/interop/Import.h"
+#include "torchscope/testing/Golden.h"
+#include "torchscope/testing/Paths.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::interop {
 namespace {
@@ -65,28 +66,12 @@ TEST_P(GoldenTest, SummaryMatchesGoldenFile) {
   TempDir dir;
   auto report = importToStore(golden.inputs, dir.file("run.db"));
   ASSERT_TRUE(report.ok()) << report.error().message;
-  const nlohmann::json summary = testing::summarizeStore(dir.file("run.db"));
-  const std::string path = std::string(TORCHSCOPE_SOURCE_DIR) + "/tests/interop/golden/" + golden.name + ".json";
-  const char* update = std::getenv("TORCHSCOPE_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << summary.dump(2) << "\n";
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream file(path);
-  ASSERT_TRUE(file) << "no golden file " << path << " (run with TORCHSCOPE_UPDATE_GOLDEN=1)";
-  const nlohmann::json expected = nlohmann::json::parse(file, nullptr, false);
-  ASSERT_FALSE(expected.is_discarded()) << path;
-  EXPECT_EQ(summary, expected) << "actual:\n" << summary.dump(2);
+  testing::expectMatchesGolden(testing::summarizeStore(dir.file("run.db")),
+                               testing::sourcePath("tests/interop/golden/" + golden.name + ".json"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, GoldenTest, ::testing::ValuesIn(goldenCases()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& test) {
-                           std::string name = test.param.name;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& test) { return testing::testNameOf(test.param.name); });
 
 }  // namespace
 }  // namespace torchscope::interop

@@ -8,6 +8,7 @@
 #include "TestSupport.h"
 #include "torchscope/interop/Import.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::interop {
 namespace {

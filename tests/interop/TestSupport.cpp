@@ -2,40 +2,22 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <ctime>
 #include <map>
 
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/Paths.h"
+#include "torchscope/testing/StoreRows.h"
 
-namespace torchscope::interop::testing {
+namespace torchscope::testing {
 
 using nlohmann::json;
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "torchscope-interop-XXXXXX").string();
-  path_ = mkdtemp(pattern.data());
-}
+std::string corpus(const std::string& relative) { return corpusPath(relative).string(); }
 
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::string corpus(const std::string& relative) { return std::string(TORCHSCOPE_SHARED_DIR) + "/corpus/" + relative; }
-
-std::string testData(const std::string& relative) {
-  return std::string(TORCHSCOPE_SOURCE_DIR) + "/tests/interop/data/" + relative;
-}
+std::string testData(const std::string& relative) { return sourcePath("tests/interop/data/" + relative).string(); }
 
 namespace {
-
-template <class T>
-std::vector<T> loadOrFail(const store::Reader& reader) {
-  auto rows = reader.load<T>();
-  EXPECT_TRUE(rows.ok()) << (rows.ok() ? "" : rows.error().message);
-  return rows.ok() ? std::move(*rows) : std::vector<T>{};
-}
 
 std::string utc(store::Nanos ns) {
   const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
@@ -51,10 +33,9 @@ double micros(store::Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 }  // namespace
 
 json summarizeStore(const std::string& store_path) {
-  auto opened = store::Reader::open(store_path);
-  EXPECT_TRUE(opened.ok());
-  if (!opened.ok()) return {};
-  const store::Reader& reader = **opened;
+  const auto opened = openStore(store_path);
+  if (!opened) return {};
+  const store::Reader& reader = *opened;
   json out;
   auto counts = reader.counts();
   for (const auto& [table, count] : *counts) {
@@ -65,27 +46,27 @@ json summarizeStore(const std::string& store_path) {
                 {"torch_version", run.torch_version}};
 
   std::int64_t malformed = 0;
-  for (const auto& diagnostic : loadOrFail<store::Diagnostic>(reader)) {
+  for (const auto& diagnostic : rows<store::Diagnostic>(reader)) {
     if (diagnostic.severity == "warning") malformed += diagnostic.count;
   }
   out["malformed"] = malformed;
 
   // Memory: per series its sample count and highest value, per operation its event count and bytes.
-  const auto samples = loadOrFail<store::MemorySample>(reader);
+  const auto samples = rows<store::MemorySample>(reader);
   for (const auto& sample : samples) {
     json& series = out["memory"]["series"][sample.series];
     if (series.is_null()) series = {{"samples", 0}, {"max", sample.value}};
     series["samples"] = series["samples"].get<std::int64_t>() + 1;
     series["max"] = std::max(series["max"].get<std::int64_t>(), sample.value);
   }
-  for (const auto& event : loadOrFail<store::MemoryEvent>(reader)) {
+  for (const auto& event : rows<store::MemoryEvent>(reader)) {
     json& operation = out["memory"]["events"][event.operation];
     if (operation.is_null()) operation = {{"count", 0}, {"bytes", 0}};
     operation["count"] = operation["count"].get<std::int64_t>() + 1;
     operation["bytes"] = operation["bytes"].get<std::int64_t>() + event.bytes;
   }
 
-  const auto compiles = loadOrFail<store::Compile>(reader);
+  const auto compiles = rows<store::Compile>(reader);
   if (!compiles.empty()) {
     std::map<std::string, int> status;
     std::int64_t restarts = 0, hits = 0, misses = 0;
@@ -105,20 +86,20 @@ json summarizeStore(const std::string& store_path) {
                                      std::to_string(compiles.front().frame_compile_id) + "] " + compiles.front().co_name}};
   }
   std::vector<std::string> breaks;
-  for (const auto& graph_break : loadOrFail<store::GraphBreak>(reader)) {
+  for (const auto& graph_break : rows<store::GraphBreak>(reader)) {
     breaks.push_back(graph_break.file.empty() ? graph_break.reason.substr(0, 60)
                                               : graph_break.file.substr(graph_break.file.rfind('/') + 1) + ":" +
                                                     std::to_string(graph_break.line) + " " + graph_break.break_type);
   }
   if (!breaks.empty()) out["graph_breaks"] = breaks;
   std::map<std::string, int> causes;
-  for (const auto& recompile : loadOrFail<store::Recompile>(reader)) ++causes[recompile.cause];
+  for (const auto& recompile : rows<store::Recompile>(reader)) ++causes[recompile.cause];
   if (!causes.empty()) out["recompile_causes"] = causes;
   std::map<std::string, int> ranks;
-  for (const auto& process : loadOrFail<store::Process>(reader)) ++ranks[std::to_string(process.rank)];
+  for (const auto& process : rows<store::Process>(reader)) ++ranks[std::to_string(process.rank)];
   out["process_ranks"] = ranks;
 
-  const auto kernels = loadOrFail<store::Kernel>(reader);
+  const auto kernels = rows<store::Kernel>(reader);
   if (!kernels.empty()) {
     std::map<std::string, double> per_stream;
     for (const auto& kernel : kernels) {
@@ -131,24 +112,24 @@ json summarizeStore(const std::string& store_path) {
   }
   std::map<std::string, std::int64_t> copy_bytes;
   std::int64_t pageable = 0;
-  for (const auto& copy : loadOrFail<store::Memcpy>(reader)) {
+  for (const auto& copy : rows<store::Memcpy>(reader)) {
     copy_bytes[copy.copy_kind] += copy.bytes;
     pageable += copy.pageable;
   }
   if (!copy_bytes.empty()) out["memcpy"] = {{"bytes_by_kind", copy_bytes}, {"pageable", pageable}};
   std::map<std::string, int> sync_kinds;
-  for (const auto& sync : loadOrFail<store::Sync>(reader)) ++sync_kinds[sync.sync_kind + " " + sync.op];
+  for (const auto& sync : rows<store::Sync>(reader)) ++sync_kinds[sync.sync_kind + " " + sync.op];
   if (!sync_kinds.empty()) out["syncs"] = sync_kinds;
   std::map<std::string, int> categories;
-  for (const auto& op : loadOrFail<store::CpuOp>(reader)) ++categories[op.category];
+  for (const auto& op : rows<store::CpuOp>(reader)) ++categories[op.category];
   if (!categories.empty()) out["cpu_op_categories"] = categories;
   std::vector<std::int64_t> steps;
-  for (const auto& step : loadOrFail<store::Step>(reader)) steps.push_back(step.index);
+  for (const auto& step : rows<store::Step>(reader)) steps.push_back(step.index);
   if (!steps.empty()) out["steps"] = steps;
   std::vector<std::string> devices;
-  for (const auto& device : loadOrFail<store::Device>(reader)) devices.push_back(std::to_string(device.device) + " " + device.name);
+  for (const auto& device : rows<store::Device>(reader)) devices.push_back(std::to_string(device.device) + " " + device.name);
   if (!devices.empty()) out["devices"] = devices;
   return out;
 }
 
-}  // namespace torchscope::interop::testing
+}  // namespace torchscope::testing

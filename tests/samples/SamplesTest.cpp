@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "SubprocessRunner.h"
+#include "torchscope/testing/Subprocess.h"
 
-namespace torchscope::tests {
+namespace torchscope::testing {
 namespace {
 
 struct SampleCase {
@@ -16,29 +16,29 @@ struct SampleCase {
   bool tuned;
 };
 
-std::string caseName(const testing::TestParamInfo<SampleCase>& info) {
+std::string caseName(const ::testing::TestParamInfo<SampleCase>& info) {
   return info.param.module + (info.param.tuned ? "_tuned" : "_baseline");
 }
 
-class SmallSample : public testing::TestWithParam<SampleCase> {};
+class SmallSample : public ::testing::TestWithParam<SampleCase> {};
 
 TEST_P(SmallSample, RunsAtTinyScaleAndPrintsItsFinalMetric) {
   const SampleCase& sample = GetParam();
-  const ProcessOutput run =
+  const ProgramOutcome run =
       runPython("-m samples." + sample.module + ".train --scale tiny" + (sample.tuned ? " --tuned" : ""));
-  ASSERT_EQ(run.exitCode, 0) << run.output;
-  const auto fields = lineFields(run.output, "final ");
-  EXPECT_EQ(fields.count("variant") ? fields.at("variant") : "", sample.tuned ? "tuned" : "baseline") << run.output;
-  EXPECT_TRUE(numericField(run.output, "final ", sample.metric).has_value()) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto fields = lineFields(run.out, "final ");
+  EXPECT_EQ(fields.count("variant") ? fields.at("variant") : "", sample.tuned ? "tuned" : "baseline") << run.out;
+  EXPECT_TRUE(numericField(run.out, "final ", sample.metric).has_value()) << run.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, SmallSample,
-                         testing::Values(SampleCase{"cnn", "validation_accuracy", false},
-                                         SampleCase{"cnn", "validation_accuracy", true},
-                                         SampleCase{"transformer", "validation_accuracy", false},
-                                         SampleCase{"transformer", "validation_accuracy", true},
-                                         SampleCase{"eager_loop", "validation_loss", false},
-                                         SampleCase{"eager_loop", "validation_loss", true}),
+                         ::testing::Values(SampleCase{"cnn", "validation_accuracy", false},
+                                           SampleCase{"cnn", "validation_accuracy", true},
+                                           SampleCase{"transformer", "validation_accuracy", false},
+                                           SampleCase{"transformer", "validation_accuracy", true},
+                                           SampleCase{"eager_loop", "validation_loss", false},
+                                           SampleCase{"eager_loop", "validation_loss", true}),
                          caseName);
 
 std::string lineOf(const std::string& path, int number) {
@@ -67,13 +67,13 @@ TEST(RdlHm, PlantedProblemListPointsAtTheCode) {
 }
 
 TEST(RdlHm, RejectsAnUnknownScaleWithExitCode2) {
-  const ProcessOutput run = runPython("-m samples.rdl_hm.train --scale enormous");
-  EXPECT_EQ(run.exitCode, 2) << run.output;
-  EXPECT_NE(run.output.find("invalid choice"), std::string::npos) << run.output;
+  const ProgramOutcome run = runPython("-m samples.rdl_hm.train --scale enormous");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("invalid choice"), std::string::npos) << run.out;
 }
 
 TEST(RdlHm, GeneratedDatabaseIsDeterministicAndHeavyTailed) {
-  const ProcessOutput run = runPython(
+  const ProgramOutcome run = runPython(
       "-c \"import torch; from samples.rdl_hm.database import generate_database; "
       "from samples.rdl_hm.scales import SCALES; a = generate_database(SCALES['tiny'], 3); "
       "b = generate_database(SCALES['tiny'], 3); c = generate_database(SCALES['tiny'], 4); "
@@ -81,9 +81,9 @@ TEST(RdlHm, GeneratedDatabaseIsDeterministicAndHeavyTailed) {
       "print('same', torch.equal(a.article_id, b.article_id) and torch.equal(a.t_dat, b.t_dat), "
       "'different', not torch.equal(a.t_dat[:100], c.t_dat[:100]) or a.t_dat.numel() != c.t_dat.numel(), "
       "'tail', bool(counts.quantile(0.99) > 5 * counts.median()))\"");
-  ASSERT_EQ(run.exitCode, 0) << run.output;
-  EXPECT_NE(run.output.find("same True different True tail True"), std::string::npos) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("same True different True tail True"), std::string::npos) << run.out;
 }
 
 }  // namespace
-}  // namespace torchscope::tests
+}  // namespace torchscope::testing

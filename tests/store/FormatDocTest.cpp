@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "TempDir.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Schema.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::store {
 namespace {

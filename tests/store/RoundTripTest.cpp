@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "Tables.h"
-#include "TempDir.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::store {
 namespace {

@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "TempDir.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::store {
 namespace {

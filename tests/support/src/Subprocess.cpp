@@ -1,4 +1,4 @@
-#include "JobRunner.h"
+#include "torchscope/testing/Subprocess.h"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -7,15 +7,17 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
-namespace torchscope::test {
+#include "torchscope/testing/Paths.h"
+
+namespace torchscope::testing {
 
 namespace fs = std::filesystem;
 
-JobResult runJob(const std::vector<std::string>& argv, const JobOptions& options) {
+ProgramOutcome runProgram(const std::vector<std::string>& argv, const ProgramOptions& options) {
   int out_pipe[2];
   int err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
@@ -40,7 +42,7 @@ JobResult runJob(const std::vector<std::string>& argv, const JobOptions& options
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
-  JobResult result;
+  ProgramOutcome result;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   bool signalled = false;
@@ -74,28 +76,50 @@ JobResult runJob(const std::vector<std::string>& argv, const JobOptions& options
   return result;
 }
 
-fs::path scriptPath(const std::string& name) {
-  return fs::path(TORCHSCOPE_SOURCE_DIR) / "tests" / "collector" / "scripts" / name;
+ProgramOutcome runShell(const std::string& command) { return runProgram({"/bin/sh", "-c", command}); }
+
+ProgramOutcome runTorchscope(const std::string& arguments, const std::string& environment) {
+  return runShell(environment + " " + torchscopeExecutable().string() + " " + arguments);
 }
 
-fs::path collectorLibrary() { return fs::path(TORCHSCOPE_BINARY_DIR) / "lib" / "libtorchscope_collector.so"; }
+ProgramOutcome runPython(const std::string& arguments) {
+  return runShell(std::string("cd '") + TORCHSCOPE_SOURCE_DIR + "' && '" + TORCHSCOPE_PYTHON + "' " + arguments + " 2>&1");
+}
 
-fs::path torchscopeExecutable() { return fs::path(TORCHSCOPE_BINARY_DIR) / "bin" / "torchscope"; }
+ProgramOutcome runUnderTorchscope(const fs::path& store, const std::vector<std::string>& job,
+                                  const ProgramOptions& options) {
+  std::vector<std::string> argv = {torchscopeExecutable().string(), "run", "-o", store.string(), "--"};
+  argv.insert(argv.end(), job.begin(), job.end());
+  return runProgram(argv, options);
+}
 
-int markedLine(const std::string& script, const std::string& tag) {
-  std::ifstream in(scriptPath(script));
+std::map<std::string, std::string> lineFields(const std::string& output, const std::string& prefix) {
+  std::istringstream lines(output);
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find("# MARK:" + tag) != std::string::npos) return number;
+  while (std::getline(lines, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::map<std::string, std::string> fields;
+    std::istringstream words(line.substr(prefix.size()));
+    std::string word;
+    while (words >> word) {
+      if (const auto equals = word.find('='); equals != std::string::npos) {
+        fields[word.substr(0, equals)] = word.substr(equals + 1);
+      }
+    }
+    return fields;
   }
-  return -1;
+  return {};
 }
 
-fs::path freshDirectory(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("torchscope-collector-test-" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+std::optional<double> numericField(const std::string& output, const std::string& prefix, const std::string& key) {
+  const auto fields = lineFields(output, prefix);
+  const auto found = fields.find(key);
+  if (found == fields.end()) return std::nullopt;
+  try {
+    return std::stod(found->second);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
-}  // namespace torchscope::test
+}  // namespace torchscope::testing

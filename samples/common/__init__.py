@@ -1,0 +1,1 @@
+"""What the Python samples share: the command line every sample accepts (samples/README.md)."""
