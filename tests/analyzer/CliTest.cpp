@@ -123,7 +123,7 @@ struct RankRun {
 
 // A run folder as torchrun leaves it: one store per rank (`run.rank<r>.<pid>.db`), 30 steps of about `step_ms`
 // (jittered by +-1 %).
-std::string runFolder(const ScratchDir& dir, const std::string& name, const std::vector<RankRun>& ranks) {
+std::string runFolder(const TempDir& dir, const std::string& name, const std::vector<RankRun>& ranks) {
   constexpr std::int64_t kSecond = 1'000'000'000;
   const std::string folder = dir.file(name);
   std::filesystem::create_directories(folder);
@@ -147,7 +147,7 @@ std::string runFolder(const ScratchDir& dir, const std::string& name, const std:
 }
 
 TEST(CompareCli, RunFoldersAreComparedWholeAndARegressedRankFailsTheGate) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string base = runFolder(dir, "base", {{}, {}, {}, {}});
   const std::string slow = runFolder(dir, "slow", {{}, {13}, {}, {}});  // rank 1 alone is 30 % slower
 
@@ -179,7 +179,7 @@ TEST(CompareCli, RunFoldersAreComparedWholeAndARegressedRankFailsTheGate) {
 }
 
 TEST(CompareCli, ARankThatNowRecompilesMoreThanTheOthersFailsTheGate) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string base = runFolder(dir, "base", {{10, 1}, {10, 1}, {10, 1}, {10, 1}});
   const std::string divergent = runFolder(dir, "divergent", {{10, 1}, {10, 1}, {10, 2}, {10, 1}});
   const Outcome outcome = torchscope(dir, "compare " + base + " " + divergent + " --format json");

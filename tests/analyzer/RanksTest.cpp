@@ -201,7 +201,7 @@ TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) 
 
 // fixtures/ranks/<case>.json: the rows every rank has ("common") and each rank's own ("ranks"[r]), written as the
 // stores of a run folder (the rank from the file name).
-std::vector<std::string> writeRankFixture(const ScratchDir& dir, const std::string& name) {
+std::vector<std::string> writeRankFixture(const TempDir& dir, const std::string& name) {
   std::ifstream in(fixtureDir() / "ranks" / (name + ".json"));
   const auto fixture = nlohmann::json::parse(in);
   std::vector<std::string> stores;
@@ -225,7 +225,7 @@ std::vector<std::string> rankFixtureNames() {
 
 // The JSON report's divergences and ranks/* findings of a rank fixture.
 nlohmann::json rankReport(const std::string& name) {
-  ScratchDir dir;
+  TempDir dir;
   auto analysis = analyze(writeRankFixture(dir, name));
   EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.error().message);
   if (!analysis.ok()) return nullptr;

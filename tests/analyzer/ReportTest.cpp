@@ -89,7 +89,7 @@ TEST(Markdown, EscapesHtmlAndTableSyntax) {
 
 // The memory summary of the two memory fixtures: a host leak of 1 MiB per step, a GPU near its capacity.
 TEST(MemorySection, MarkdownAndHtmlListPeakLastStepAndGrowthPerSeries) {
-  ScratchDir dir;
+  TempDir dir;
   auto leak = analyze({fixtureStore(dir, "memory_leak")});
   auto gpu = analyze({fixtureStore(dir, "memory_gpu_pressure")});
   auto clean = analyze({fixtureStore(dir, "clean")});

@@ -12,12 +12,14 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "JobRunner.h"
+#include "JobScripts.h"
 #include "OffscreenApp.h"
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
 
 namespace torchscope::gui {
 namespace {
@@ -25,11 +27,13 @@ namespace {
 class MemoryLanes : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    store_path_ = (test::freshDirectory("gui-memory") / "run.db").string();
-    const test::JobResult job = test::runJob({test::torchscopeExecutable().string(), "run", "-o", store_path_, "--",
-                                              TORCHSCOPE_PYTHON, test::scriptPath("leak_outputs_list.py").string()});
+    dir_ = std::make_unique<torchscope::testing::TempDir>();
+    store_path_ = dir_->file("run.db");
+    const auto job = torchscope::testing::runUnderTorchscope(
+        store_path_, {TORCHSCOPE_PYTHON, torchscope::testing::scriptPath("leak_outputs_list.py").string()});
     ASSERT_EQ(job.exit_code, 0) << job.err;
   }
+  static void TearDownTestSuite() { dir_.reset(); }
 
   void SetUp() override {
     testing::offscreenApplication();
@@ -69,11 +73,13 @@ class MemoryLanes : public ::testing::Test {
     return {band, ink};
   }
 
+  static std::unique_ptr<torchscope::testing::TempDir> dir_;
   static std::string store_path_;
   std::unique_ptr<MainWindow> window_;
   TimelineView* view_ = nullptr;
   int rss_track_ = -1;
 };
+std::unique_ptr<torchscope::testing::TempDir> MemoryLanes::dir_;
 std::string MemoryLanes::store_path_;
 
 TEST_F(MemoryLanes, TheHostRssLaneHoldsTheStoresSamplesAndIsDrawn) {
