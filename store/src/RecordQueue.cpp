@@ -54,7 +54,7 @@ RecordQueue::RecordQueue(std::size_t budget_bytes)
     : budget_bytes_(budget_bytes), pool_(blockBytesFor(budget_bytes), budget_bytes) {}
 
 void RecordQueue::takePending(Batch& batch) {
-  std::swap(batch.lists_, pending_.lists_);
+  batch.swapLists(pending_);
   batch.records_ = std::exchange(pending_.records_, 0);
   batch.text_bytes_ = std::exchange(pending_.text_bytes_, 0);
   in_flight_records_ += batch.records_;

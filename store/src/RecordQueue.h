@@ -84,11 +84,16 @@ class RecordBlocks {
 
  public:
   RecordBlocks() = default;
-  RecordBlocks(RecordBlocks&&) noexcept = default;
-  RecordBlocks& operator=(RecordBlocks&&) noexcept = default;
   RecordBlocks(const RecordBlocks&) = delete;
   RecordBlocks& operator=(const RecordBlocks&) = delete;
   ~RecordBlocks() { destroyRecords(); }
+
+  // Exchanges records and blocks: how a batch takes the queue's pending records.
+  void swap(RecordBlocks& other) noexcept {
+    blocks_.swap(other.blocks_);
+    std::swap(size_, other.size_);
+    std::swap(per_block_, other.per_block_);
+  }
 
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
@@ -146,10 +151,6 @@ class Batch {
   [[nodiscard]] bool empty() const { return records_ == 0; }
   [[nodiscard]] std::size_t textBytes() const { return text_bytes_; }
 
-  template <class T>
-  [[nodiscard]] const RecordBlocks<T>& rows() const {
-    return std::get<RecordBlocks<T>>(lists_);
-  }
   template <class F>
   void forEachList(F&& visit) const {
     std::apply([&](const auto&... list) { (visit(list), ...); }, lists_);
@@ -160,6 +161,12 @@ class Batch {
   }
 
  private:
+  void swapLists(Batch& other) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (std::get<I>(lists_).swap(std::get<I>(other.lists_)), ...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(lists_)>>{});
+  }
+
   friend class RecordQueue;
   BlocksOf<RecordTypes>::type lists_;
   std::size_t records_ = 0;

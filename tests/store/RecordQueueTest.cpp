@@ -1,5 +1,7 @@
 // The writer's queue on its own: what it counts against its budget, and that committed batches
 // give their memory back for reuse.
+#include <type_traits>
+
 #include <gtest/gtest.h>
 
 #include "RecordQueue.h"
@@ -60,7 +62,11 @@ TEST(RecordQueue, CommittedBatchesGiveTheirMemoryBack) {
 
   std::int64_t expected = 0;
   bool in_order = true;
-  batch.rows<Step>().forEach([&](const Step& row) { in_order = in_order && row.index == expected++; });
+  batch.forEachList([&](const auto& list) {
+    list.forEach([&](const auto& row) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(row)>, Step>) in_order = in_order && row.index == expected++;
+    });
+  });
   EXPECT_TRUE(in_order);
   EXPECT_EQ(expected, static_cast<std::int64_t>(first));
 
