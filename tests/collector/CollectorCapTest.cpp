@@ -27,9 +27,12 @@ constexpr std::int64_t kStepsPerThread = 1'000'000;
 // threads and their allocator arenas.
 constexpr std::int64_t kMarginKib = 8 * 1024;
 
-// Resident memory counts the sanitizers' shadow memory and quarantine: only the counts are checked there.
+// Resident memory counts the sanitizers' shadow memory and quarantine: only the counts are checked
+// there (GCC names them with macros, clang with __has_feature).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kMeasureMemory = false;
+#elif defined(__has_feature)
+constexpr bool kMeasureMemory = !(__has_feature(address_sanitizer) || __has_feature(thread_sanitizer));
 #else
 constexpr bool kMeasureMemory = true;
 #endif
