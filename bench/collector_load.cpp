@@ -1,9 +1,13 @@
 // The collector under load: a job that hands it `rate` records per second for `seconds` through
 // the C API (torchscope_record_step, what the Python bridge calls), paced against the clock. Prints
-// what the job paid (the slowest calls, CPU time), the collector's peak memory, and how many records
-// were stored and dropped (counted from the store after torchscope_finish).
+// what the job paid (the slowest calls in wall time and in the thread's own CPU time, the context
+// switches inside calls: voluntary ones are waits, involuntary ones are the scheduler's), the
+// process's resident memory over time (VmRSS sampled every 100 ms) and its peak (VmHWM), and how
+// many records were stored and dropped (counted from the store after torchscope_finish).
 //
-// The collector starts when the library loads, so run it with the store path in the environment:
+// The collector starts when the library loads, so run it with the store path in the environment
+// (TORCHSCOPE_VERBOSE=1 adds the queue's peak and the calls that waited for its lock; TORCHSCOPE_BUFFER_MB
+// sets the budget):
 //   TORCHSCOPE_OUTPUT=/tmp/load.db bench_collector_load [rate=1000000] [seconds=60] [threads=1]
 #include <sys/resource.h>
 #include <time.h>
@@ -34,10 +38,26 @@ using Clock = std::chrono::steady_clock;
 
 struct ProducerResult {
   std::int64_t calls = 0;
-  std::int64_t refused = 0;        // calls that returned -1 (record not taken)
-  std::int64_t slowest_ns = 0;     // the longest single call
-  std::int64_t over_budget = 0;    // calls longer than the budget
+  std::int64_t refused = 0;          // calls that returned -1 (record not taken)
+  std::int64_t slowest_ns = 0;       // the longest single call, wall time
+  std::int64_t slowest_cpu_ns = 0;   // the most CPU time one call took on its thread
+  std::int64_t over_budget = 0;      // calls longer than the budget, wall time
+  std::int64_t cpu_over_budget = 0;  // calls that used more CPU than the budget
+  std::int64_t waits = 0;            // voluntary context switches inside calls (a lock, I/O)
+  std::int64_t preemptions = 0;      // involuntary ones (the scheduler gave the core away)
 };
+
+std::int64_t threadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+rusage threadUsage() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage;
+}
 
 // Records in bursts of `burst` calls, each burst due at its slot of the schedule.
 ProducerResult produce(double rate, double seconds, std::int64_t budget_ns, int thread_index) {
@@ -49,27 +69,73 @@ ProducerResult produce(double rate, double seconds, std::int64_t budget_ns, int 
   for (std::int64_t done = 0; done < total; done += kBurst) {
     std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                               burst_period * static_cast<double>(done / kBurst)));
+    // Only the calls run between the two readings: the switches counted are those inside calls.
+    const rusage burst_start = threadUsage();
     for (std::int64_t i = done; i < std::min(done + kBurst, total); ++i) {
       const auto before = Clock::now();
+      const std::int64_t cpu_before = threadCpuNs();
       if (torchscope_record_step(i, i * 10, i * 10 + 5, thread_index == 0 ? "marker" : "optimizer") != 0) {
         ++result.refused;
       }
+      const std::int64_t cpu = threadCpuNs() - cpu_before;
       const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - before).count();
       result.slowest_ns = std::max<std::int64_t>(result.slowest_ns, took);
+      result.slowest_cpu_ns = std::max(result.slowest_cpu_ns, cpu);
       if (took > budget_ns) ++result.over_budget;
+      if (cpu > budget_ns) ++result.cpu_over_budget;
       ++result.calls;
     }
+    const rusage burst_end = threadUsage();
+    result.waits += burst_end.ru_nvcsw - burst_start.ru_nvcsw;
+    result.preemptions += burst_end.ru_nivcsw - burst_start.ru_nivcsw;
   }
   return result;
 }
 
-std::int64_t peakResidentKib() {
+// A field of /proc/self/status in KiB ("VmRSS", "VmHWM").
+std::int64_t statusKib(const char* field) {
   std::ifstream status("/proc/self/status");
+  const std::string prefix = std::string(field) + ":";
   for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+    if (line.rfind(prefix, 0) == 0) return std::atoll(line.c_str() + prefix.size());
   }
   return -1;
 }
+
+double mib(std::int64_t kib) { return static_cast<double>(kib) / 1024; }
+
+// VmRSS every 100 ms on its own thread: the highest value while recording and while closing, and
+// one value a second for the timeline.
+class ResidentSampler {
+ public:
+  ResidentSampler() : thread_([this] { run(); }) {}
+  ~ResidentSampler() { stop(); }
+  void markClosing() { closing_ = true; }
+  void stop() {
+    stopped_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::int64_t recordingPeakKib() const { return recording_peak_; }
+  std::int64_t closingPeakKib() const { return closing_peak_; }
+  const std::vector<std::int64_t>& timelineKib() const { return timeline_; }
+
+ private:
+  void run() {
+    for (int tick = 0; !stopped_; ++tick) {
+      const std::int64_t rss = statusKib("VmRSS");
+      auto& peak = closing_ ? closing_peak_ : recording_peak_;
+      peak = std::max(peak.load(), rss);
+      if (tick % 10 == 0) timeline_.push_back(rss);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> closing_{false};
+  std::atomic<std::int64_t> recording_peak_{0};
+  std::atomic<std::int64_t> closing_peak_{0};
+  std::vector<std::int64_t> timeline_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -83,6 +149,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = torchscope_store_path();
+  const std::int64_t baseline_kib = statusKib("VmRSS");  // the collector is open, nothing recorded yet
+  ResidentSampler sampler;
   const auto started = Clock::now();
   std::vector<ProducerResult> results(static_cast<std::size_t>(threads));
   std::vector<std::thread> producers;
@@ -91,17 +159,23 @@ int main(int argc, char** argv) {
   }
   for (auto& producer : producers) producer.join();
   const double produced_s = std::chrono::duration<double>(Clock::now() - started).count();
-  const std::int64_t running_peak_kib = peakResidentKib();  // before the store's indexes are built
+  const std::int64_t running_peak_kib = statusKib("VmHWM");  // before the store's indexes are built
+  sampler.markClosing();
   torchscope_finish(0);
+  sampler.stop();
   const double cpu_s = torchscope::bench::processCpuSeconds();
-  const std::int64_t peak_kib = peakResidentKib();
+  const std::int64_t peak_kib = statusKib("VmHWM");
 
   ProducerResult total;
   for (const auto& r : results) {
     total.calls += r.calls;
     total.refused += r.refused;
     total.over_budget += r.over_budget;
+    total.cpu_over_budget += r.cpu_over_budget;
+    total.waits += r.waits;
+    total.preemptions += r.preemptions;
     total.slowest_ns = std::max(total.slowest_ns, r.slowest_ns);
+    total.slowest_cpu_ns = std::max(total.slowest_cpu_ns, r.slowest_cpu_ns);
   }
   std::int64_t stored = -1;
   if (auto reader = torchscope::store::Reader::open(path); reader) {
@@ -112,9 +186,17 @@ int main(int argc, char** argv) {
              rate, seconds, threads, total.calls, produced_s, static_cast<double>(total.calls) / produced_s / 1e6);
   fmt::print("stored: {}  dropped: {} ({:.1f} %)  refused calls: {}\n", stored, total.calls - stored,
              100.0 * static_cast<double>(total.calls - stored) / static_cast<double>(total.calls), total.refused);
-  fmt::print("slowest call: {:.3f} ms; calls over the {:.0f} ms budget: {}\n", static_cast<double>(total.slowest_ns) / 1e6,
-             static_cast<double>(kBudgetNs) / 1e6, total.over_budget);
-  fmt::print("process CPU: {:.1f} s; peak resident memory: {:.1f} MiB while recording, {:.1f} MiB after closing\n",
-             cpu_s, static_cast<double>(running_peak_kib) / 1024, static_cast<double>(peak_kib) / 1024);
+  fmt::print("slowest call: {:.3f} ms wall, {:.3f} ms of its thread's CPU; calls over the {:.0f} ms budget: {} wall, {} CPU\n",
+             static_cast<double>(total.slowest_ns) / 1e6, static_cast<double>(total.slowest_cpu_ns) / 1e6,
+             static_cast<double>(kBudgetNs) / 1e6, total.over_budget, total.cpu_over_budget);
+  fmt::print("context switches inside calls: {} waits (voluntary), {} preemptions (involuntary)\n", total.waits,
+             total.preemptions);
+  fmt::print("process CPU: {:.1f} s; resident memory: {:.1f} MiB before recording, peak {:.1f} MiB while recording "
+             "(sampled {:.1f}), {:.1f} MiB after closing (sampled while closing {:.1f})\n",
+             cpu_s, mib(baseline_kib), mib(running_peak_kib), mib(sampler.recordingPeakKib()), mib(peak_kib),
+             mib(sampler.closingPeakKib()));
+  std::string timeline;
+  for (const std::int64_t kib : sampler.timelineKib()) timeline += fmt::format(" {:.0f}", mib(kib));
+  fmt::print("VmRSS each second, MiB:{}\n", timeline);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -85,12 +86,40 @@ std::string plural(std::int64_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
+std::string mebibytes(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+// The store's memory budget: TORCHSCOPE_BUFFER_MB when it is a positive number of MiB.
+std::size_t memoryBudgetBytes() {
+  const std::int64_t mib = envInteger("TORCHSCOPE_BUFFER_MB");
+  return mib > 0 ? static_cast<std::size_t>(mib) << 20 : store::kDefaultMemoryBudgetBytes;
+}
+
 // " (N records lost: why)" when the store is missing records, else empty: the one warning a
 // failing disk or an overloaded queue gives, appended to the exit line.
 std::string lossNote(const Result<void>& closed, const store::WriterStats& stats) {
   if (closed && stats.dropped == 0) return "";
-  const std::string why = !closed ? closed.error().message : "the queue was full";
+  const std::string why =
+      !closed ? closed.error().message
+              : "the queue was full (" + mebibytes(stats.queue_budget_bytes) + "; TORCHSCOPE_BUFFER_MB raises it)";
   return " (" + plural(static_cast<std::int64_t>(stats.dropped), "record") + " lost: " + why + ")";
+}
+
+// What the queue cost the job, printed with TORCHSCOPE_VERBOSE=1.
+std::string queueNote(const store::WriterStats& stats) {
+  std::string note = "queue peak " + mebibytes(stats.queue_peak_bytes) + " of " + mebibytes(stats.queue_budget_bytes) +
+                     "; " + plural(static_cast<std::int64_t>(stats.written), "record") + " written in " +
+                     plural(static_cast<std::int64_t>(stats.batches), "transaction") + "; " +
+                     plural(static_cast<std::int64_t>(stats.lock_waits), "call") + " waited for the queue's lock";
+  if (stats.lock_waits > 0) {
+    char longest[48];
+    std::snprintf(longest, sizeof longest, " (longest %.3f ms)", static_cast<double>(stats.longest_lock_wait_ns) / 1e6);
+    note += longest;
+  }
+  return note;
 }
 
 }  // namespace
@@ -158,6 +187,7 @@ void Collector::openStore() {
   store::WriterOptions options;
   options.mode = store::OpenMode::kCreate;
   options.overflow = store::OverflowPolicy::kDrop;
+  options.memory_budget_bytes = memoryBudgetBytes();
   auto opened = store::Writer::open(path_, options);
   if (!opened) {
     if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) {
@@ -267,7 +297,9 @@ void Collector::shutdown(int exit_code) {
   writer_.store(nullptr, std::memory_order_release);
   // The writer is closed but not deleted: a thread still holding the pointer only sees a drop.
   const auto closed = writer->close(end_ns);
-  const std::string loss = lossNote(closed, writer->stats());
+  const store::WriterStats stats = writer->stats();
+  const std::string loss = lossNote(closed, stats);
+  if (verbose_) writeStderr("torchscope: " + path_ + ": " + queueNote(stats));
   if (!envFlag("TORCHSCOPE_SUMMARY", true) && !verbose_) return;
   if (first && python_) {
     printSummary(path_, loss);

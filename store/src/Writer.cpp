@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "RecordQueue.h"
 #include "Sqlite.h"
 #include "StoreFile.h"
 #include "Tables.h"
@@ -26,18 +27,6 @@
 namespace torchscope::store {
 
 namespace {
-
-using RecordTypes = std::tuple<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent,
-                               CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample,
-                               MemoryEvent, MemoryHolder, Diagnostic>;
-
-template <class Tuple>
-struct VectorsOf;
-template <class... Ts>
-struct VectorsOf<std::tuple<Ts...>> {
-  using type = std::tuple<std::vector<Ts>...>;
-};
-using Batch = VectorsOf<RecordTypes>::type;
 
 // The prepared INSERT for one record type, made on first use.
 template <class T>
@@ -115,12 +104,25 @@ Result<void> bindRow(sqlite::Database& db, sqlite::Statement& stmt, const T& row
   return {};
 }
 
+// Below this, a budget would not hold a block for each record type.
+constexpr std::size_t kSmallestMemoryBudget = 256 * 1024;
+
+// SQLite's page cache: a quarter of the budget, at most 16 MiB; the queue has the rest.
+std::size_t pageCacheBytes(std::size_t budget_bytes) {
+  return std::min<std::size_t>(budget_bytes / 4, std::size_t{16} << 20);
+}
+
+std::string cacheSizePragma(std::size_t bytes) { return "PRAGMA cache_size = -" + std::to_string(bytes / 1024); }
+
 }  // namespace
 
 class Writer::Impl {
  public:
   Impl(std::string path, WriterOptions options, sqlite::Database db)
-      : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+      : path_(std::move(path)),
+        options_(options),
+        db_(std::move(db)),
+        queue_(options.memory_budget_bytes - pageCacheBytes(options.memory_budget_bytes)) {}
 
   Result<void> start() {
     if (options_.mode == OpenMode::kAppend) {
@@ -138,27 +140,30 @@ class Writer::Impl {
 
   template <class T>
   void enqueue(T&& record) {
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock = lockQueue();
     if (failed_ || closing_) {
       ++dropped_;
       return;
     }
-    if (pending_count_ >= options_.max_pending_records) {
+    if (!queue_.makeRoom(record)) {
       if (options_.overflow == OverflowPolicy::kDrop) {
         ++dropped_;
         return;
       }
       wake_.notify_one();
-      space_.wait(lock, [&] { return pending_count_ < options_.max_pending_records || failed_; });
+      // A record larger than the whole budget passes alone, once the queue is empty.
+      space_.wait(lock, [&] { return queue_.makeRoom(record) || queue_.idle() || failed_; });
       if (failed_) {
         ++dropped_;
         return;
       }
     }
-    std::get<std::vector<std::decay_t<T>>>(pending_).push_back(std::forward<T>(record));
-    ++pending_count_;
+    queue_.push(std::forward<T>(record));
     ++enqueued_;
-    if (pending_count_ == earlyCommitRecords()) wake_.notify_one();
+    if (!commit_requested_ && queue_.pendingBytes() >= earlyCommitBytes()) {
+      commit_requested_ = true;
+      wake_.notify_one();
+    }
   }
 
   void setRun(const RunInfo& run) {
@@ -190,37 +195,50 @@ class Writer::Impl {
 
   WriterStats stats() const {
     std::lock_guard lock(mutex_);
-    return WriterStats{written_, dropped_, batches_, last_error_};
+    return WriterStats{written_,  dropped_,   batches_, last_error_, queue_.budgetBytes(), queue_.peakBytes(),
+                       lock_waits_, longest_lock_wait_ns_};
   }
 
   const std::string& path() const { return path_; }
 
  private:
-  // Commit before the interval ends once this many records wait: keeps transactions short and
-  // leaves producers room to go on while a batch is written.
-  std::size_t earlyCommitRecords() const {
-    return std::max<std::size_t>(1, std::min<std::size_t>(64 * 1024, options_.max_pending_records / 2));
+  // Commit before the interval ends once the records waiting take a quarter of the queue: keeps
+  // transactions short and leaves producers the rest while a batch is written.
+  std::size_t earlyCommitBytes() const { return queue_.budgetBytes() / 4; }
+
+  // The queue's lock, counting the producers that had to wait for it (the writer thread holds it
+  // only to hand a batch over and to take its blocks back).
+  std::unique_lock<std::mutex> lockQueue() {
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock()) return lock;
+    const auto before = std::chrono::steady_clock::now();
+    lock.lock();
+    const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - before);
+    ++lock_waits_;
+    longest_lock_wait_ns_ = std::max<std::int64_t>(longest_lock_wait_ns_, waited.count());
+    return lock;
   }
 
   void run() {
     std::unique_lock lock(mutex_);
     while (true) {
       wake_.wait_for(lock, options_.flush_interval, [&] {
-        return closing_ || flush_target_ > committed_ || pending_count_ >= earlyCommitRecords();
+        return closing_ || flush_target_ > committed_ || queue_.pendingBytes() >= earlyCommitBytes();
       });
       const bool stop = closing_;
-      if (pending_count_ > 0 || pending_run_) {
-        Batch batch;
-        std::swap(batch, pending_);
-        const std::size_t count = pending_count_;
-        pending_count_ = 0;
+      if (queue_.pendingRecords() > 0 || pending_run_) {
+        queue_.takePending(batch_);
+        commit_requested_ = false;
+        const std::size_t count = batch_.size();
         auto run = std::move(pending_run_);
         pending_run_.reset();
         const std::uint64_t target = enqueued_;
         lock.unlock();
-        space_.notify_all();
-        auto committed = commit(batch, run);
+        auto committed = commit(batch_, run);
+        batch_.destroyRecords();
         lock.lock();
+        queue_.release(batch_);
+        space_.notify_all();
         if (committed) {
           written_ += count;
           ++batches_;
@@ -241,15 +259,13 @@ class Writer::Impl {
     done_.notify_all();
   }
 
-  Result<void> commit(Batch& batch, const std::optional<RunInfo>& run) {
+  Result<void> commit(const Batch& batch, const std::optional<RunInfo>& run) {
     if (auto begun = db_.exec("BEGIN"); !begun) return begun;
     Result<void> result;
     if (run) result = writeRows(std::vector<RunInfo>{*run});
-    std::apply(
-        [&](auto&... rows) {
-          ((result = result ? writeRows(rows) : result), ...);
-        },
-        batch);
+    batch.forEachList([&](const auto& rows) {
+      if (result) result = writeRows(rows);
+    });
     if (!result) {
       (void)db_.exec("ROLLBACK");
       interner_.clear();  // ids handed out in the rolled-back transaction are gone
@@ -260,20 +276,34 @@ class Writer::Impl {
 
   template <class T>
   Result<void> writeRows(const std::vector<T>& rows) {
-    if (rows.empty()) return {};
+    Result<void> result;
+    for (const T& row : rows) {
+      if (result) result = writeRow(row);
+    }
+    return result;
+  }
+  template <class T>
+  Result<void> writeRows(const RecordBlocks<T>& rows) {
+    Result<void> result;
+    rows.forEach([&](const T& row) {
+      if (result) result = writeRow(row);
+    });
+    return result;
+  }
+
+  template <class T>
+  Result<void> writeRow(const T& row) {
     sqlite::Statement& stmt = std::get<InsertStatement<T>>(statements_).stmt;
     if (!stmt.get()) {
       auto prepared = db_.prepare(tables::insertSql<T>());
       if (!prepared) return prepared.error();
       stmt = std::move(*prepared);
     }
-    for (const T& row : rows) {
-      if (auto bound = bindRow(db_, stmt, row, interner_); !bound) return bound;
-      const int rc = stmt.step();
-      stmt.reset();
-      if (rc != SQLITE_DONE) {
-        return db_.error(std::string("cannot write to ") + std::string(tables::Traits<T>::kTable), rc);
-      }
+    if (auto bound = bindRow(db_, stmt, row, interner_); !bound) return bound;
+    const int rc = stmt.step();
+    stmt.reset();
+    if (rc != SQLITE_DONE) {
+      return db_.error(std::string("cannot write to ") + std::string(tables::Traits<T>::kTable), rc);
     }
     return {};
   }
@@ -297,6 +327,13 @@ class Writer::Impl {
         return result;
       }
       if (auto done = db_.exec("COMMIT"); !done) return done;
+      {
+        std::lock_guard lock(mutex_);
+        queue_.releaseFreeBlocks();
+      }
+      // The index sorts keep about one page cache of rows in memory: half of it, with the page
+      // cache halved, keeps the two within the cache's share of the budget.
+      (void)db_.exec(cacheSizePragma(pageCacheBytes(options_.memory_budget_bytes) / 2));
       if (auto indexed = db_.exec(indexSql()); !indexed) return indexed;
       (void)db_.exec("PRAGMA optimize");
       // A closed store is one self-contained file; a live reader keeps it in WAL mode, which is fine.
@@ -320,9 +357,10 @@ class Writer::Impl {
   std::condition_variable wake_;   // the writer thread waits for work
   std::condition_variable space_;  // producers wait for room (kBlock)
   std::condition_variable done_;   // flush() waits for commits
-  Batch pending_;
+  RecordQueue queue_;
+  Batch batch_;  // being committed: filled under the lock, written by the writer thread alone
+  bool commit_requested_ = false;  // the pending records reached the early-commit size
   std::optional<RunInfo> pending_run_;
-  std::size_t pending_count_ = 0;
   std::uint64_t enqueued_ = 0;
   std::uint64_t committed_ = 0;
   std::uint64_t flush_target_ = 0;  // flush() waits until committed_ reaches this
@@ -333,6 +371,8 @@ class Writer::Impl {
   std::uint64_t written_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t batches_ = 0;
+  std::uint64_t lock_waits_ = 0;
+  std::int64_t longest_lock_wait_ns_ = 0;
   std::string last_error_;
   std::thread thread_;
 };
@@ -385,8 +425,9 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
   }
   auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
-  if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
-                            "PRAGMA cache_size = -16384;");
+  // temp_store = FILE: building an index at close sorts the whole table; spilled to temporary files
+  // on disk, the sort holds about one page cache of memory instead of a copy of the table.
+  if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = FILE;");
       !setup) {
     return makeError(setup.error().code, "cannot create store " + path + ": " + setup.error().message);
   }
@@ -406,9 +447,12 @@ Result<sqlite::Database> appendStoreFile(const std::string& path) {
 
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, WriterOptions options) {
   if (path.empty()) return makeError(ErrorCode::kInvalidArgument, "no store path given");
-  if (options.max_pending_records == 0) options.max_pending_records = 1;
+  options.memory_budget_bytes = std::max(options.memory_budget_bytes, kSmallestMemoryBudget);
   auto db = options.mode == OpenMode::kCreate ? createStoreFile(path) : appendStoreFile(path);
   if (!db) return db.error();
+  if (auto cache = db->exec(cacheSizePragma(pageCacheBytes(options.memory_budget_bytes))); !cache) {
+    return cache.error();
+  }
   auto impl = std::make_unique<Impl>(path, options, std::move(*db));
   if (auto started = impl->start(); !started) return started.error();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -68,7 +69,7 @@ TEST(Writer, EightThreadsWriteAtOnce) {
   constexpr int kPerThread = 20'000;
   {
     WriterOptions options;
-    options.max_pending_records = 4096;  // small queue: producers really contend and wait
+    options.memory_budget_bytes = 512 * 1024;  // small queue: producers really contend and wait
     auto writer = Writer::open(path, options);
     ASSERT_TRUE(writer);
     std::vector<std::thread> threads;
@@ -116,7 +117,7 @@ TEST(Writer, DropPolicyCountsWhatItLoses) {
   const std::string path = dir.file("drop.db");
   WriterOptions options;
   options.overflow = OverflowPolicy::kDrop;
-  options.max_pending_records = 10;
+  options.memory_budget_bytes = 0;  // the smallest budget
   options.flush_interval = std::chrono::milliseconds(10'000);  // nothing drains the queue during the burst
   auto writer = Writer::open(path, options);
   ASSERT_TRUE(writer);
@@ -134,6 +135,44 @@ TEST(Writer, DropPolicyCountsWhatItLoses) {
   ASSERT_EQ(diagnostics->size(), 1u);
   EXPECT_EQ((*diagnostics)[0].count, static_cast<std::int64_t>(stats.dropped));
   EXPECT_EQ(countOf(path, "kernels"), static_cast<std::int64_t>(stats.written));
+}
+
+// Producers far faster than SQLite, with kernel names longer than std::string's own buffer: the
+// queue fills up to its budget and no further, whether it drops or makes the producers wait, and
+// every record is either stored or counted as dropped.
+TEST(Writer, QueueStaysWithinItsBudget) {
+  constexpr int kThreads = 2;
+  constexpr int kPerThread = 50'000;
+  for (const OverflowPolicy policy : {OverflowPolicy::kDrop, OverflowPolicy::kBlock}) {
+    testing::TempDir dir;
+    const std::string path = dir.file("budget.db");
+    WriterOptions options;
+    options.overflow = policy;
+    options.memory_budget_bytes = 1 << 20;
+    auto writer = Writer::open(path, options);
+    ASSERT_TRUE(writer);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          Kernel k = kernel(i, t);
+          k.name += std::string(200, 'x');
+          (*writer)->add(std::move(k));
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    ASSERT_TRUE((*writer)->close());
+    const auto stats = (*writer)->stats();
+    EXPECT_EQ(stats.queue_budget_bytes, 768u * 1024) << "the budget less SQLite's page cache (a quarter)";
+    EXPECT_GT(stats.queue_peak_bytes, 0u);
+    EXPECT_LE(stats.queue_peak_bytes, stats.queue_budget_bytes);
+    EXPECT_EQ(stats.written + stats.dropped, static_cast<std::uint64_t>(kThreads * kPerThread));
+    if (policy == OverflowPolicy::kBlock) {
+      EXPECT_EQ(stats.dropped, 0u);
+    }
+    EXPECT_EQ(countOf(path, "kernels"), static_cast<std::int64_t>(stats.written));
+  }
 }
 
 TEST(Writer, AppendKeepsRowsAndInternedStrings) {

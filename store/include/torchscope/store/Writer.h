@@ -3,12 +3,16 @@
 // `flush_interval` or sooner when the queue fills, so a crash loses at most about one
 // interval. Indexes are built when the run closes. The file is readable while it is written.
 //
+// Memory: records wait in a queue bounded by WriterOptions::memory_budget_bytes together with
+// SQLite's page cache; closing builds the indexes with temporary files on disk, not in memory.
+//
 // Error contract: add() never throws and never blocks for I/O; with OverflowPolicy::kDrop a full
 // queue drops the record and counts it. A failing disk (SQLITE_FULL, I/O errors) stops writing,
 // counts what is lost from then on and reports it in stats(); it never crashes the host process.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,10 +32,15 @@ enum class OpenMode {
   kAppend,  // add rows to an existing store (findings, fix experiments)
 };
 
+inline constexpr std::size_t kDefaultMemoryBudgetBytes = std::size_t{64} << 20;
+
 struct WriterOptions {
   OpenMode mode = OpenMode::kCreate;
   OverflowPolicy overflow = OverflowPolicy::kBlock;
-  std::size_t max_pending_records = 1 << 20;  // bounds the queue's memory
+  // The most memory the writer holds for records: SQLite's page cache (a quarter, at most 16 MiB)
+  // and the queue (the rest: records waiting plus the batch being committed). A full queue drops
+  // or waits, by `overflow`.
+  std::size_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
   std::chrono::milliseconds flush_interval{100};
 };
 
@@ -40,6 +49,10 @@ struct WriterStats {
   std::uint64_t dropped = 0;   // records lost to a full queue or a failed disk
   std::uint64_t batches = 0;   // transactions committed
   std::string last_error;      // empty while healthy
+  std::uint64_t queue_budget_bytes = 0;  // the queue's share of the budget
+  std::uint64_t queue_peak_bytes = 0;    // the most the queue held
+  std::uint64_t lock_waits = 0;          // add() calls that found the queue's lock taken
+  std::int64_t longest_lock_wait_ns = 0;  // the longest of those waits (descheduling included)
 };
 
 class Writer {
