@@ -151,11 +151,11 @@ TEST(CompareCli, RunFoldersAreComparedWholeAndARegressedRankFailsTheGate) {
   const std::string base = runFolder(dir, "base", {{}, {}, {}, {}});
   const std::string slow = runFolder(dir, "slow", {{}, {13}, {}, {}});  // rank 1 alone is 30 % slower
 
-  const Outcome same = torchscope(dir, "compare " + base + " " + base + " --format json");
-  EXPECT_EQ(same.code, 0) << same.err;
+  const ProgramOutcome same = runTorchscope("compare " + base + " " + base + " --format json");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
 
-  const Outcome worse = torchscope(dir, "compare " + base + " " + slow + " --format json");
-  EXPECT_EQ(worse.code, 1) << worse.err;
+  const ProgramOutcome worse = runTorchscope("compare " + base + " " + slow + " --format json");
+  EXPECT_EQ(worse.exit_code, 1) << worse.err;
   const auto report = nlohmann::json::parse(worse.out);
   EXPECT_TRUE(report["failed"].get<bool>());
   EXPECT_TRUE(report["step_time"]["regression"].get<bool>());
@@ -171,19 +171,19 @@ TEST(CompareCli, RunFoldersAreComparedWholeAndARegressedRankFailsTheGate) {
     }
   }
 
-  const Outcome text = torchscope(dir, "compare " + base + " " + slow);
-  EXPECT_EQ(text.code, 1);
+  const ProgramOutcome text = runTorchscope("compare " + base + " " + slow);
+  EXPECT_EQ(text.exit_code, 1);
   EXPECT_NE(text.out.find("rank 1: "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("slowest in the new run"), std::string::npos) << text.out;
-  EXPECT_EQ(torchscope(dir, "compare " + slow + " " + base).code, 0);
+  EXPECT_EQ(runTorchscope("compare " + slow + " " + base).exit_code, 0);
 }
 
 TEST(CompareCli, ARankThatNowRecompilesMoreThanTheOthersFailsTheGate) {
   TempDir dir;
   const std::string base = runFolder(dir, "base", {{10, 1}, {10, 1}, {10, 1}, {10, 1}});
   const std::string divergent = runFolder(dir, "divergent", {{10, 1}, {10, 1}, {10, 2}, {10, 1}});
-  const Outcome outcome = torchscope(dir, "compare " + base + " " + divergent + " --format json");
-  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  const ProgramOutcome outcome = runTorchscope("compare " + base + " " + divergent + " --format json");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.err;
   const auto report = nlohmann::json::parse(outcome.out);
   EXPECT_TRUE(report["new_problems"].empty()) << report["new_problems"].dump();  // the same recompile as before...
   EXPECT_TRUE(report["divergence_regression"].get<bool>());                      // ...but now on rank 2 twice
@@ -194,7 +194,7 @@ TEST(CompareCli, ARankThatNowRecompilesMoreThanTheOthersFailsTheGate) {
     }
   }
   EXPECT_TRUE(named) << report["findings"].dump(2);
-  EXPECT_EQ(torchscope(dir, "compare " + divergent + " " + base).code, 0);
+  EXPECT_EQ(runTorchscope("compare " + divergent + " " + base).exit_code, 0);
 }
 
 }  // namespace
