@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
-#include <QSignalSpy>
 #include <QTableView>
 
 #include <filesystem>
@@ -36,15 +35,8 @@ class MemoryLanes : public ::testing::Test {
   static void TearDownTestSuite() { dir_.reset(); }
 
   void SetUp() override {
-    testing::offscreenApplication();
-    window_ = std::make_unique<MainWindow>();
-    window_->resize(1600, 1000);
-    window_->show();
-    // The store has no findings yet: the window analyses it after the first paint.
-    QSignalSpy analysed(window_.get(), &MainWindow::analysed);
-    window_->open({store_path_});
-    ASSERT_TRUE(analysed.wait(120'000));
-    ASSERT_TRUE(analysed.front().front().toBool());
+    testing::openAnalysedWindow(window_, {store_path_});
+    ASSERT_FALSE(HasFatalFailure());
     view_ = window_->timelineView();
     for (std::uint32_t t = 0; t < view_->timeline()->tracks.size(); ++t) {
       if (view_->timeline()->tracks[t].series == "host.rss") rss_track_ = t;

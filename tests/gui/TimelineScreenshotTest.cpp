@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
-#include <QSignalSpy>
 
 #include <algorithm>
 #include <filesystem>
@@ -47,14 +46,7 @@ class TimelineScreenshot : public ::testing::TestWithParam<std::string> {
     const std::string trace = std::string(TORCHSCOPE_SHARED_DIR) + "/corpus/kineto/" + GetParam() + ".json.gz";
     auto imported = interop::importToStore({trace}, store_path_);
     ASSERT_TRUE(imported.ok()) << imported.error().message;
-    window_ = std::make_unique<MainWindow>();
-    window_->resize(1600, 1000);
-    window_->show();
-    // An imported trace holds no findings: the window analyses it after the first paint.
-    QSignalSpy analysed(window_.get(), &MainWindow::analysed);
-    window_->open({store_path_});
-    ASSERT_TRUE(analysed.wait(120'000));
-    ASSERT_TRUE(analysed.front().front().toBool());
+    testing::openAnalysedWindow(window_, {store_path_});
   }
   void TearDown() override {
     window_.reset();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "LodPyramid.h"
+
 namespace torchscope::gui {
 
 namespace {
@@ -60,21 +62,7 @@ void CounterLane::buildLevelsFromSamples() {
 }
 
 void CounterLane::buildCoarserLevels() {
-  while (levels_.back().buckets.size() > 1 && levels_.back().shift < 62) {
-    const CounterLevel& finer = levels_.back();
-    CounterLevel coarser{finer.shift + 1, {}};
-    coarser.buckets.reserve(finer.buckets.size() / 2 + 1);
-    for (const CounterBucket& part : finer.buckets) {
-      const std::int64_t bucket = part.bucket >> 1;
-      if (coarser.buckets.empty() || coarser.buckets.back().bucket != bucket) {
-        coarser.buckets.push_back(part);
-        coarser.buckets.back().bucket = bucket;
-      } else {
-        merge(coarser.buckets.back(), part);
-      }
-    }
-    levels_.push_back(std::move(coarser));
-  }
+  addCoarserLevels(levels_, [](auto& into, const auto& part) { merge(into, part); });
 }
 
 void CounterLane::collect(const FrameScale& frame, std::vector<CounterSpan>& out) const {

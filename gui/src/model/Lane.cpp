@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "LodPyramid.h"
+
 namespace torchscope::gui {
 
 namespace {
 
-// Levels stop merging once a level holds this few buckets: a frame never needs fewer.
-constexpr std::size_t kCoarsestBuckets = 1;
 // Candidates examined by hit(): enough for a pixel's worth of tiny slices.
 constexpr int kMaxHitCandidates = 64;
 
@@ -59,21 +59,7 @@ void Lane::buildLevelsFromSlices() {
 }
 
 void Lane::buildCoarserLevels() {
-  while (levels_.back().buckets.size() > kCoarsestBuckets && levels_.back().shift < 62) {
-    const LodLevel& finer = levels_.back();
-    LodLevel coarser{finer.shift + 1, {}};
-    coarser.buckets.reserve(finer.buckets.size() / 2 + 1);
-    for (const LodBucket& part : finer.buckets) {
-      const std::int64_t bucket = part.bucket >> 1;
-      if (coarser.buckets.empty() || coarser.buckets.back().bucket != bucket) {
-        coarser.buckets.push_back(part);
-        coarser.buckets.back().bucket = bucket;
-      } else {
-        merge(coarser.buckets.back(), part);
-      }
-    }
-    levels_.push_back(std::move(coarser));
-  }
+  addCoarserLevels(levels_, [](auto& into, const auto& part) { merge(into, part); });
 }
 
 bool Lane::needsDetail(const FrameScale& frame) const {
