@@ -4,7 +4,7 @@
 #   asan (clang, ASan+UBSan): store, collector, CUPTI decoder, interop and analyzer tests, and the
 #        fuzz targets over their regression corpora, then a fixed number of runs;
 #   tsan (gcc, ThreadSanitizer): the store and collector tests (writer threads, the collector
-#        library under concurrent callers and a fork).
+#        library under concurrent callers and a fork, the queue's memory budget under two producers).
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,12 +43,13 @@ for preset in "${presets[@]}"; do
   case "$preset" in
     asan)
       run_preset asan '^(store|collector|cupti|interop|analyzer|fuzz)$' "$not_native|$too_slow_for_asan" \
-        store_tests collector_unit_tests collector_threads_test cupti_decoder_tests cupti_tracer_tests \
+        store_tests collector_unit_tests collector_threads_test collector_cap_test cupti_decoder_tests cupti_tracer_tests \
         interop_tests analyzer_test analyzer_timeline_test analyzer_corpus_test \
         fuzz_torch_trace fuzz_kineto cupti_buffer_fuzz store_reader_fuzz
       ;;
     tsan)
-      run_preset tsan '^(store|collector)$' "$not_native" store_tests collector_unit_tests collector_threads_test
+      run_preset tsan '^(store|collector)$' "$not_native" store_tests collector_unit_tests collector_threads_test \
+        collector_cap_test
       ;;
     *)
       echo "sanitize: unknown preset $preset (asan or tsan)" >&2
