@@ -2,7 +2,8 @@
 
 SLOW_RANK sleeps before each forward (a straggler the others wait for in their all-reduces),
 RECOMPILE_RANK feeds one batch of another size (an extra recompile on that rank only), CRASH_RANK
-kills itself with SIGKILL at step CRASH_STEP. COMPILE=1 compiles the DDP model (aot_eager).
+kills itself with SIGKILL at step CRASH_STEP. COMPILE=1 compiles the model that DDP wraps (aot_eager):
+DDP(torch.compile(model)); torch.compile(DDP(model)) compiles no graph with torch 2.13.
 """
 import os
 import signal
@@ -21,9 +22,10 @@ CRASH_STEP = int(os.environ.get("CRASH_STEP", "3"))
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
-model = DistributedDataParallel(torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8)))
+model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8))
 if os.environ.get("COMPILE") == "1":
     model = torch.compile(model, backend="aot_eager")
+model = DistributedDataParallel(model)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 
 for step in range(STEPS):
