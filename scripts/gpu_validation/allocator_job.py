@@ -12,6 +12,8 @@ import json
 
 import torch
 
+# The mapping of docs/FORMAT.md written out again on purpose, not imported from the bridge: a check that shared
+# the bridge's table would agree with a wrong key.
 SERIES = {
     "cuda.allocated": "allocated_bytes.all.current",
     "cuda.reserved": "reserved_bytes.all.current",
