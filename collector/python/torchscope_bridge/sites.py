@@ -69,8 +69,17 @@ def _library_roots(torch):
     roots.append(site.getusersitepackages())
     paths = sysconfig.get_paths()
     roots += [paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")]
-    roots += [os.path.dirname(os.path.abspath(torch.__file__)),
-              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    roots.append(os.path.dirname(os.path.abspath(torch.__file__)))
+    return roots + _own_roots()
+
+
+def _own_roots():
+    """torchscope's own Python: this bridge and, under `torchscope fix`, its launcher, which wraps
+    torch.compile and runs the job, so its frames sit between the user's."""
+    roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    launcher = sys.modules.get("torchscope_compiler")
+    if getattr(launcher, "__file__", None):
+        roots.append(os.path.dirname(os.path.abspath(launcher.__file__)))
     return roots
 
 
@@ -88,15 +97,16 @@ def _with_real_paths(roots):
 def discover_roots(torch):
     """Sets and returns the job's CodeScope: its script folder, sys.path[0], editable installs and
     TORCHSCOPE_USER_CODE are the user's; the interpreter's prefixes, site-packages, the standard
-    library, torch and this bridge are not."""
+    library, torch and torchscope's own Python are not."""
     global scope
     extra = [path for path in os.environ.get("TORCHSCOPE_USER_CODE", "").split(os.pathsep) if path]
     try:
         editable = _editable_roots()
     except Exception:
         editable = []
-    scope = parse.CodeScope(_with_real_paths(_script_roots() + editable + extra),
-                            _with_real_paths(_library_roots(torch)))
+    own = _with_real_paths(_own_roots())
+    user = [root for root in _with_real_paths(_script_roots() + editable + extra) if root not in own]
+    scope = parse.CodeScope(user, _with_real_paths(_library_roots(torch)))
     return scope
 
 
