@@ -40,8 +40,8 @@ std::string whyCannotAct(const FixRequest& fix, const RunMeasurement& profile, b
       break;
     case Requirement::kSharedCompileCache:
       if (!shared_compile_cache) {
-        return "every run compiles from an empty cache of its own, so a compile cache has nothing to reuse "
-               "(--shared-compile-cache lets the runs share one)";
+        return "every run compiles into a cache of its own that holds none of the job's graphs, so a compile cache "
+               "has nothing to reuse (--shared-compile-cache lets the runs share one)";
       }
       break;
   }

@@ -215,7 +215,14 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   // The combination is looked at from its first run: the runs of the other variants already
   // measure the noise.
   report.combined_rule = {1, options.repetitions, options.alpha, options.min_total_gain};
+  report.parallel_runs = options.parallel_runs;
   if (options.keep_temp) report.notes.push_back("runs kept in " + temp.path.string());
+  if (const std::string parallel = runner.parallelismNote(); !parallel.empty()) report.notes.push_back(parallel);
+  runner.seedCompileCache();
+  if (runner.compileCacheSeeded()) {
+    report.notes.push_back("every run compiles into a private cache that holds Inductor's CPU-feature probes and "
+                           "none of the job's graphs");
+  }
 
   // The baseline and the runtime fixes run the user's own files (unchanged: the findings name their
   // lines); only source fixes run from private copies.
@@ -227,10 +234,9 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   if (!first) return first.error();
   if ((*first)->exit_code != 0) {
     return makeError(ErrorCode::kInvalidArgument,
-                     fmt::format("the job failed (exit {}) before any fix was applied; see {}", (*first)->exit_code,
-                                 runner.lastStderrPath()));
+                     fmt::format("the job failed before any fix was applied ({})", runner.describeFailure(**first)));
   }
-  const std::string profile_store = runner.collectorUsed() ? runner.lastStorePath() : "";
+  const std::string profile_store = (*first)->store_path;
   if (options.on_profiled) options.on_profiled(profile_store);
   auto verdict = verdictMetric(options, **first);
   if (!verdict) return verdict.error();

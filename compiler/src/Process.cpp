@@ -1,6 +1,7 @@
 #include "torchscope/compiler/Process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -57,6 +58,12 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     return makeError(ErrorCode::kIo, "cannot create the output files of " + spec.argv[0]);
   }
 
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (const int cpu : spec.cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &cpus);
+  }
+
   // The child reports a failed chdir/exec through this pipe; a successful exec closes it.
   int exec_status[2] = {-1, -1};
   if (pipe2(exec_status, O_CLOEXEC) != 0) {
@@ -74,7 +81,9 @@ Result<ProcessResult> runProcess(const ProcessSpec& spec) {
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
     int failure = 0;
-    if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
+    if (!spec.cpus.empty() && sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+      failure = errno;
+    } else if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
       failure = errno;
     } else {
       environ = env_pointers.data();

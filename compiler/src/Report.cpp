@@ -184,6 +184,7 @@ nlohmann::json reportJson(const FixReport& report) {
   out["command"] = report.command;
   out["repetitions"] = report.repetitions;
   out["runs"] = report.runs;
+  out["parallel_runs"] = report.parallel_runs;
   out["steps_source"] = report.steps_source;
   out["collector"] = report.collector_used;
   out["verdict_metric"] = report.verdict_metric;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 
 namespace torchscope::compiler {
 namespace {
@@ -42,16 +43,39 @@ Rounds::Rounds(const FixOptions& options, Runner& runner, FixReport& report, Var
 
 Result<const RunMeasurement*> Rounds::runFirstBaseline() {
   round_ = 1;
-  return runOnce(baseline_, "baseline-1");
+  // Any measurement needs a second baseline run: beside the first, it costs no wall time.
+  std::vector<PlannedRun> plan = {{&baseline_, "baseline-1"}};
+  if (options_.parallel_runs > 1) plan.push_back({&baseline_, "baseline-2"});
+  if (auto ran = runWaves(plan); !ran) return ran.error();
+  if (baseline_.runs.front().exit_code == 0 && baseline_.runs.back().exit_code != 0) {
+    return makeError(ErrorCode::kInvalidArgument, fmt::format("the baseline job failed in its second run ({})",
+                                                              runner_.describeFailure(baseline_.runs.back())));
+  }
+  return &baseline_.runs.front();
 }
 
-Result<const RunMeasurement*> Rounds::runOnce(Variant& variant, const std::string& label) {
-  auto measured = runner_.run(variant, label);
-  if (!measured) return measured.error();
-  variant.runs.push_back(std::move(*measured));
-  ++report_.runs;
-  reportRun(variant, variant.runs.back(), fmt::format("run {}", variant.runs.size()));
-  return &variant.runs.back();
+Result<void> Rounds::runWaves(const std::vector<PlannedRun>& plan) {
+  const auto width = static_cast<std::size_t>(std::max(options_.parallel_runs, 1));
+  for (std::size_t begin = 0; begin < plan.size(); begin += width) {
+    const std::size_t end = std::min(begin + width, plan.size());
+    std::vector<std::future<Result<RunMeasurement>>> wave;
+    for (std::size_t index = begin; index < end; ++index) {
+      const int slot = static_cast<int>(index - begin);
+      wave.push_back(std::async(std::launch::async, [this, &planned = plan[index], slot] {
+        return runner_.run(*planned.variant, planned.label, slot);
+      }));
+    }
+    // Every run of the wave finishes before the first error is returned (the futures wait for them).
+    for (std::size_t index = begin; index < end; ++index) {
+      auto measured = wave[index - begin].get();
+      if (!measured) return measured.error();
+      Variant& variant = *plan[index].variant;
+      variant.runs.push_back(std::move(*measured));
+      ++report_.runs;
+      reportRun(variant, variant.runs.back(), fmt::format("run {}", variant.runs.size()));
+    }
+  }
+  return {};
 }
 
 void Rounds::reportRun(const Variant& variant, const RunMeasurement& run, const std::string& tally) {
@@ -103,7 +127,8 @@ std::string Rounds::timeLeft() const {
     worst += report_.combined_rule.max_runs * fastest;
   }
   if (worst <= 0) return "measuring done";
-  return fmt::format("~{} left, at most {}", duration(expected), duration(worst));
+  const double parallel = std::max(options_.parallel_runs, 1);
+  return fmt::format("~{} left, at most {}", duration(expected / parallel), duration(worst / parallel));
 }
 
 SpeedupInterval Rounds::verdictInterval(const Variant& candidate, const std::vector<const Variant*>& all,
@@ -114,9 +139,8 @@ SpeedupInterval Rounds::verdictInterval(const Variant& candidate, const std::vec
                          metricRuns(candidate, verdict_, options_.warmup_steps), pooledLogNoise(groups), confidence);
 }
 
-bool Rounds::checkLatestRun(Arm& arm, FixOutcome& outcome) {
-  const std::size_t index = arm.variant.runs.size() - 1;
-  const RunMeasurement& run = arm.variant.runs.back();
+bool Rounds::checkRun(Arm& arm, FixOutcome& outcome, std::size_t index) {
+  const RunMeasurement& run = arm.variant.runs[index];
   if (run.exit_code != 0) return true;
   const RunMeasurement& reference = baseline_.runs[std::min(index, baseline_.runs.size() - 1)];
   if (!compareParity({reference.parity_values}, {run.parity_values}, options_.parity_tolerance).ok) return true;
@@ -133,23 +157,24 @@ Result<void> Rounds::runFixes(std::vector<Arm>& arms) {
   for (const Arm& arm : arms) all.push_back(&arm.variant);
   const auto active = [&] { return std::any_of(arms.begin(), arms.end(), [](const Arm& arm) { return !arm.stopped; }); };
   for (round_ = 1; active(); ++round_) {
-    if (round_ > 1) {
-      auto measured = runOnce(baseline_, fmt::format("baseline-{}", round_));
-      if (!measured) return measured.error();
-      if ((*measured)->exit_code != 0) {
-        return makeError(ErrorCode::kInvalidArgument,
-                         fmt::format("the baseline job failed in round {} (exit {}); see {}", round_,
-                                     (*measured)->exit_code, runner_.lastStderrPath()));
-      }
-    }
+    std::vector<PlannedRun> plan;
+    const bool new_baseline = static_cast<int>(baseline_.runs.size()) < round_;
+    if (new_baseline) plan.push_back({&baseline_, fmt::format("baseline-{}", round_)});
+    std::vector<Arm*> running;
     for (Arm& arm : arms) {
       if (arm.stopped) continue;
-      FixOutcome& outcome = report_.fixes[arm.outcome_index];
-      auto measured = runOnce(arm.variant, fmt::format("{}-{}", arm.request.id, round_));
-      if (!measured) return measured.error();
-      if (checkLatestRun(arm, outcome)) {
-        arm.stopped = true;
-        if (options_.progress) options_.progress(arm.variant.name + ": stopped after this run");
+      plan.push_back({&arm.variant, fmt::format("{}-{}", arm.request.id, round_)});
+      running.push_back(&arm);
+    }
+    if (auto ran = runWaves(plan); !ran) return ran.error();
+    if (new_baseline && baseline_.runs.back().exit_code != 0) {
+      return makeError(ErrorCode::kInvalidArgument, fmt::format("the baseline job failed in round {} ({})", round_,
+                                                                runner_.describeFailure(baseline_.runs.back())));
+    }
+    for (Arm* arm : running) {
+      if (checkRun(*arm, report_.fixes[arm->outcome_index], arm->variant.runs.size() - 1)) {
+        arm->stopped = true;
+        if (options_.progress) options_.progress(arm->variant.name + ": stopped after this run");
       }
     }
     for (Arm& arm : arms) {
@@ -173,10 +198,18 @@ Result<void> Rounds::runCombined(Arm& combined, FixOutcome& outcome, const std::
   combined_ = &combined;
   std::vector<const Variant*> all = {&baseline_, &combined.variant};
   for (const Arm& arm : arms) all.push_back(&arm.variant);
-  for (int runs = 1; runs <= report_.combined_rule.max_runs; ++runs) {
-    auto measured = runOnce(combined.variant, fmt::format("combined-{}", runs));
-    if (!measured) return measured.error();
-    if (checkLatestRun(combined, outcome)) break;
+  const int most = report_.combined_rule.max_runs;
+  while (static_cast<int>(combined.variant.runs.size()) < most) {
+    const std::size_t before = combined.variant.runs.size();
+    std::vector<PlannedRun> plan;
+    for (int slot = 0; slot < std::max(options_.parallel_runs, 1) && static_cast<int>(before) + slot < most; ++slot) {
+      plan.push_back({&combined.variant, fmt::format("combined-{}", before + static_cast<std::size_t>(slot) + 1)});
+    }
+    if (auto ran = runWaves(plan); !ran) return ran.error();
+    bool failed = false;
+    for (std::size_t index = before; index < combined.variant.runs.size(); ++index) failed |= checkRun(combined, outcome, index);
+    if (failed) break;
+    const int runs = static_cast<int>(combined.variant.runs.size());
     outcome.verdict = verdictInterval(combined.variant, all, report_.combined_rule.lookConfidence());
     const Judgement judgement = judge(outcome.verdict, runs, report_.combined_rule);
     if (judgement != Judgement::kUndecided) {

@@ -1,7 +1,9 @@
 // The sequential runs of a fix experiment: rounds of one baseline run and one run of every fix
 // still measured, the checks after a fix's first run (effect, parity, exit code), the looks after
 // each round that stop a fix (Sequential.h), the combined variant, and one progress line per run
-// with an estimate of the time left.
+// with an estimate of the time left. With FixOptions::parallel_runs > 1 the runs of a round go in
+// waves of that many at once, the second baseline run beside the first, and the combination's runs
+// in waves of their own.
 #pragma once
 
 #include <string>
@@ -25,7 +27,8 @@ class Rounds {
  public:
   Rounds(const FixOptions& options, Runner& runner, FixReport& report, Variant& baseline);
 
-  // The first baseline run; an Error when it could not be started.
+  // The first baseline run (beside the second when runs go in parallel); an Error when it could not
+  // be started.
   [[nodiscard]] Result<const RunMeasurement*> runFirstBaseline();
   void setVerdictMetric(const Metric& metric) { verdict_ = metric; }
 
@@ -36,11 +39,16 @@ class Rounds {
   [[nodiscard]] Result<void> runCombined(Arm& combined, FixOutcome& outcome, const std::vector<Arm>& arms);
 
  private:
-  [[nodiscard]] Result<const RunMeasurement*> runOnce(Variant& variant, const std::string& label);
+  struct PlannedRun {
+    Variant* variant;
+    std::string label;
+  };
+  // Runs the plan, parallel_runs at a time; each run is appended to its variant in plan order.
+  [[nodiscard]] Result<void> runWaves(const std::vector<PlannedRun>& plan);
   [[nodiscard]] SpeedupInterval verdictInterval(const Variant& candidate, const std::vector<const Variant*>& all,
                                                 double confidence) const;
-  // True when the arm must stop after its latest run: it failed, broke parity or showed no effect.
-  bool checkLatestRun(Arm& arm, FixOutcome& outcome);
+  // True when the arm must stop after its run `index`: it failed, broke parity or showed no effect.
+  bool checkRun(Arm& arm, FixOutcome& outcome, std::size_t index);
   void reportRun(const Variant& variant, const RunMeasurement& run, const std::string& tally);
   [[nodiscard]] std::string timeLeft() const;
 

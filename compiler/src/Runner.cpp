@@ -1,6 +1,7 @@
 #include "Runner.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,46 @@ Runner::Runner(JobLayout job, const FixOptions& options, fs::path temp_root)
   std::error_code error;
   collector_ = options_.use_collector && !options_.collector_library.empty() &&
                fs::is_regular_file(options_.collector_library, error);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) cpus_.push_back(cpu);
+    }
+  }
+}
+
+std::vector<int> Runner::cpusOfSlot(int slot) const {
+  const auto parallel = static_cast<std::size_t>(std::max(options_.parallel_runs, 1));
+  if (parallel == 1 || cpus_.size() < parallel) return {};
+  const std::size_t share = cpus_.size() / parallel;
+  const auto first = cpus_.begin() + static_cast<std::ptrdiff_t>(share * static_cast<std::size_t>(slot));
+  return {first, first + static_cast<std::ptrdiff_t>(share)};
+}
+
+std::string Runner::parallelismNote() const {
+  if (options_.parallel_runs <= 1) return "";
+  const std::vector<int> share = cpusOfSlot(0);
+  if (share.empty()) {
+    return fmt::format("runs {} at a time, unpinned: this process may use only {} CPUs", options_.parallel_runs,
+                       cpus_.size());
+  }
+  return fmt::format("runs {} at a time, each pinned to {} of the {} CPUs with as many threads",
+                     options_.parallel_runs, share.size(), cpus_.size());
+}
+
+void Runner::seedCompileCache() {
+  if (options_.shared_compile_cache) return;
+  const fs::path seed = temp_root_ / "compile-cache-seed";
+  ProcessSpec spec;
+  spec.argv = {job_.python, "-c",
+               "from torch._inductor import cpu_vec_isa\n"
+               "cpu_vec_isa.valid_vec_isa_list()"};
+  spec.environment["TORCHINDUCTOR_CACHE_DIR"] = (seed / "inductor").string();
+  spec.timeout = std::chrono::seconds(300);
+  const auto probed = runProcess(spec);
+  std::error_code error;
+  if (probed && probed->exit_code == 0 && fs::is_directory(seed / "inductor", error)) compile_cache_seed_ = seed;
 }
 
 std::string Runner::pythonPath() const {
@@ -53,7 +94,7 @@ std::string Runner::pythonPath() const {
   return options_.compiler_python_dir + (existing && *existing ? std::string(":") + existing : "");
 }
 
-Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& label) {
+Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& label, int slot) const {
   const fs::path folder = temp_root_ / "runs" / label;
   std::error_code error;
   fs::create_directories(folder, error);
@@ -81,38 +122,49 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
     spec.environment["TORCHSCOPE_FIXES"] = variant.runtime_specs;
   }
   if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
-  // A private, empty compile cache per run: every variant pays the same cold compile, and no run
-  // profits from graphs an earlier run of another variant left behind.
+  // A private compile cache per run, holding none of the job's graphs: every variant pays the same
+  // cold compile, and no run profits from graphs an earlier run of another variant left behind.
   const fs::path cache = folder / "compile-cache";
   if (!options_.shared_compile_cache) {
+    if (!compile_cache_seed_.empty()) fs::copy(compile_cache_seed_, cache, fs::copy_options::recursive, error);
     spec.environment["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
     spec.environment["TRITON_CACHE_DIR"] = (cache / "triton").string();
   }
-  last_store_.clear();
+  spec.cpus = cpusOfSlot(slot);
+  if (!spec.cpus.empty() && std::getenv("OMP_NUM_THREADS") == nullptr) {
+    spec.environment["OMP_NUM_THREADS"] = std::to_string(spec.cpus.size());  // torch's intra-op threads
+  }
+  RunMeasurement measurement;
   if (collector_) {
-    last_store_ = (folder / "run.db").string();
+    measurement.store_path = (folder / "run.db").string();
     spec.environment["LD_PRELOAD"] = options_.collector_library;
-    spec.environment["TORCHSCOPE_OUTPUT"] = last_store_;
+    spec.environment["TORCHSCOPE_OUTPUT"] = measurement.store_path;
   }
   spec.stdout_path = (folder / "stdout.txt").string();
   spec.stderr_path = (folder / "stderr.txt").string();
-  last_stderr_ = spec.stderr_path;
+  measurement.stderr_path = spec.stderr_path;
   spec.timeout = options_.run_timeout;
 
   auto process = runProcess(spec);
   if (!options_.keep_temp) fs::remove_all(cache, error);
   if (!process) return process.error();
-  RunMeasurement measurement;
   measurement.wall_s = process->wall_s;
   measurement.cpu_s = process->cpu_s;
   measurement.peak_rss_bytes = process->peak_rss_bytes;
   measurement.exit_code = process->exit_code;
   (void)readLauncherReport(report_path, measurement);  // absent when the job died hard: no steps then
-  if (collector_ && fs::exists(last_store_)) (void)readStore(last_store_, measurement);
+  if (collector_ && fs::exists(measurement.store_path)) (void)readStore(measurement.store_path, measurement);
   if (measurement.exit_code != 0) measurement.error_tail = lastLines(readTextFile(spec.stderr_path), 3);
   auto values = extractParityValues(readTextFile(spec.stdout_path), options_.parity_pattern);
   if (values) measurement.parity_values = std::move(*values);
   return measurement;
+}
+
+std::string Runner::describeFailure(const RunMeasurement& run) const {
+  const std::string where = options_.keep_temp ? "its whole stderr: " + run.stderr_path
+                                               : "rerun with --keep-temp to keep its whole stderr";
+  return fmt::format("exit {}: {}; {}", run.exit_code, run.error_tail.empty() ? "no output on stderr" : run.error_tail,
+                     where);
 }
 
 Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector<std::string>& specs,

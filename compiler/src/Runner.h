@@ -25,27 +25,36 @@ class Runner {
   Runner(JobLayout job, const FixOptions& options, std::filesystem::path temp_root);
 
   [[nodiscard]] bool collectorUsed() const { return collector_; }
-  // One run; `label` names its folder under the temp root. A job that fails is a result with its
-  // exit code; an Error only when it could not be started.
-  [[nodiscard]] Result<RunMeasurement> run(const Variant& variant, const std::string& label);
+  // Compiles Inductor's CPU-feature probes once into a seed that every run's private compile cache
+  // starts from (a machine that has compiled once keeps them in its default cache); no graph of the
+  // job is in it. Call before the first run; without it, or when it fails, runs start empty.
+  void seedCompileCache();
+  [[nodiscard]] bool compileCacheSeeded() const { return !compile_cache_seed_.empty(); }
+  // One run; `label` names its folder under the temp root; `slot` (0 .. parallel_runs-1) picks its
+  // share of the CPUs when several runs go at once. Safe to call from several threads at a time.
+  // A job that fails is a result with its exit code; an Error only when it could not be started.
+  [[nodiscard]] Result<RunMeasurement> run(const Variant& variant, const std::string& label, int slot = 0) const;
   // Applies source fixes in place to a copy; returns the unified diff (paths relative to the copy).
   // Only the .py files under the job's rewrite root are rewritten, and of those only `executed`
   // (paths relative to the copy) when it is given.
   [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs,
                                             const std::optional<std::vector<std::filesystem::path>>& executed);
-
-  [[nodiscard]] const std::string& lastStderrPath() const { return last_stderr_; }
-  [[nodiscard]] const std::string& lastStorePath() const { return last_store_; }
+  // "exit N: <stderr's last lines>", and where the whole stderr is: the run folders are removed at the
+  // end unless --keep-temp, so a path alone would point at nothing.
+  [[nodiscard]] std::string describeFailure(const RunMeasurement& run) const;
+  // "2 at a time, each on 1 of the 2 CPUs": empty when runs go one at a time.
+  [[nodiscard]] std::string parallelismNote() const;
 
  private:
   [[nodiscard]] std::string pythonPath() const;
+  [[nodiscard]] std::vector<int> cpusOfSlot(int slot) const;
 
   JobLayout job_;
   const FixOptions& options_;
   std::filesystem::path temp_root_;
   bool collector_ = false;
-  std::string last_stderr_;
-  std::string last_store_;
+  std::vector<int> cpus_;                   // the CPUs this process may use
+  std::filesystem::path compile_cache_seed_;  // empty: runs start from an empty cache
 };
 
 // Medians, counts and per-run metric values of a variant's runs (speed-ups are left to the caller).

@@ -1,9 +1,14 @@
 // `torchscope fix` end to end with real torch.compile on CPU, through the built binary.
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "torchscope/compiler/Process.h"
@@ -148,6 +153,18 @@ TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
   EXPECT_EQ(experiments->front().repetitions, 2);
 }
 
+// Chosen from the profile run's findings, a fix names the user's line: the fix launcher wraps
+// torch.compile and the optimizer's constructor, and its frame must not pass for the user's call
+// (the optimizer whose float lr recompiles the step is created at line 6).
+TEST_F(FixEndToEnd, FixesChosenFromFindingsNameTheUsersLine) {
+  const fs::path script = copyScript("lr_scheduler.py");
+  const auto report = fix({"--max-fixes", "1", "--repetitions", "2", "--", TORCHSCOPE_PYTHON, script.string()});
+  ASSERT_TRUE(report.is_object());
+  const auto& tensor_lr = fixNamed(report, "tensor-lr");
+  const std::string finding = tensor_lr["finding"].get<std::string>();
+  EXPECT_EQ(finding, "recompile/python-scalar at " + script.string() + ":6") << report.dump(2);
+}
+
 // Only fixes that can help are run: on a job that compiles nothing, the compile fixes cannot act,
 // cache-compile has no cache to reuse, a finding below --min-impact is skipped, --max-fixes keeps the
 // one with the most impact, and torch-compile, which cannot compile a job without modules, shows no
@@ -169,7 +186,7 @@ TEST_F(FixEndToEnd, OnlyFixesThatCanHelpAreRun) {
   EXPECT_EQ(status["inference-mode"], "not run");
   EXPECT_EQ(status["bf16-autocast"], "not run");
   EXPECT_NE(fixNamed(report, "dynamic-shapes")["reason"].get<std::string>().find("compiles nothing"), std::string::npos);
-  EXPECT_NE(fixNamed(report, "cache-compile")["reason"].get<std::string>().find("empty cache"), std::string::npos);
+  EXPECT_NE(fixNamed(report, "cache-compile")["reason"].get<std::string>().find("none of the job's graphs"), std::string::npos);
   EXPECT_NE(fixNamed(report, "inference-mode")["reason"].get<std::string>().find("--max-fixes"), std::string::npos);
   EXPECT_NE(fixNamed(report, "bf16-autocast")["reason"].get<std::string>().find("--min-impact"), std::string::npos);
   EXPECT_EQ(fixNamed(report, "torch-compile")["runs"], 1);
@@ -214,6 +231,46 @@ for epoch in range(2):
   EXPECT_EQ(diff.find("unused.py"), std::string::npos) << diff;
   EXPECT_TRUE(item["measured"].get<bool>());
   EXPECT_TRUE(item["parity"]["ok"].get<bool>()) << item.dump();
+}
+
+// With --parallel-runs 2 the second baseline run goes beside the first, each pinned to a CPU of its
+// own with as many threads: the job sees its affinity and OMP_NUM_THREADS.
+TEST_F(FixEndToEnd, ParallelRunsArePinnedToCpusOfTheirOwn) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    GTEST_SKIP() << "needs 2 CPUs";
+  }
+  const fs::path script = dir_ / "where.py";
+  std::ofstream(script) << "import os\n"
+                           "print('cpus', sorted(os.sched_getaffinity(0)), 'threads', os.environ.get('OMP_NUM_THREADS'))\n"
+                           "print('loss=0.5')\n";
+  const auto report = fix({"--parallel-runs", "2", "--keep-temp", "--fixes", "torch-compile", "--",
+                           TORCHSCOPE_PYTHON, script.string()});
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(report["parallel_runs"], 2);
+  EXPECT_EQ(report["runs"], 3) << report.dump(2);  // two baseline runs at once, then torch-compile's only run
+  std::string kept;
+  for (const auto& note : report["notes"]) {
+    if (note.get<std::string>().rfind("runs kept in ", 0) == 0) kept = note.get<std::string>().substr(13);
+  }
+  ASSERT_FALSE(kept.empty()) << report.dump(2);
+  // "cpus [0, 1] threads 2" -> {0, 1}, checking that the thread count matches.
+  const auto pinned = [&](const std::string& label) {
+    const std::string out = readTextFile((fs::path(kept) / "runs" / label / "stdout.txt").string());
+    std::set<int> cpus;
+    std::istringstream list(out.substr(out.find('[') + 1, out.find(']') - out.find('[') - 1));
+    for (std::string cpu; std::getline(list, cpu, ',');) cpus.insert(std::stoi(cpu));
+    EXPECT_NE(out.find("threads " + std::to_string(cpus.size()) + "\n"), std::string::npos) << out;
+    return cpus;
+  };
+  const std::set<int> first = pinned("baseline-1");
+  const std::set<int> second = pinned("baseline-2");
+  fs::remove_all(kept);
+  EXPECT_EQ(first.size(), second.size());
+  std::vector<int> shared;
+  std::set_intersection(first.begin(), first.end(), second.begin(), second.end(), std::back_inserter(shared));
+  EXPECT_TRUE(shared.empty()) << "both runs on CPU " << shared.front();
 }
 
 TEST_F(FixEndToEnd, BadInputExitsWithUsageError) {

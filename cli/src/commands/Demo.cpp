@@ -5,6 +5,7 @@
 // findings are printed by this executable's own `advise`, run as a child process, so the demo shows
 // what a user typing that command would see.
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,11 +15,13 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 #include "Commands.h"
 #include "FixTools.h"
 #include "torchscope/compiler/Experiment.h"
+#include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
 
 namespace torchscope::cli {
@@ -27,12 +30,21 @@ namespace {
 
 namespace tc = torchscope::compiler;
 
+// The sample runs on the CPU: two runs at once when there are two CPUs or more for them.
+int defaultParallelRuns() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  return sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) >= 2 ? 2 : 1;
+}
+
 struct DemoOptions {
   std::string scale = "demo";
   std::string workdir;
   int repetitions = 3;
   int max_fixes = 2;
   bool profile_only = false;
+  bool keep_temp = false;
+  int parallel_runs = defaultParallelRuns();
 };
 
 // Runs argv with the working directory `cwd`, inheriting stdout and stderr; returns the exit code.
@@ -74,6 +86,33 @@ void profileOnly(const std::string& self, const std::vector<std::string>& job, c
   }
 }
 
+// The sample needs torch and torch_geometric: say so before the first run instead of after it.
+void checkSamplePython(const std::string& python) {
+  const std::string log = (std::filesystem::temp_directory_path() / fmt::format("torchscope-demo-python-{}", getpid())).string();
+  tc::ProcessSpec spec;
+  // find_spec looks for the packages without importing them (seconds for torch).
+  spec.argv = {python, "-c",
+               "import importlib.util, sys\n"
+               "missing = [m for m in ('torch', 'torch_geometric') if importlib.util.find_spec(m) is None]\n"
+               "sys.exit('missing: ' + ', '.join(missing) if missing else 0)"};
+  spec.stderr_path = log;
+  spec.timeout = std::chrono::seconds(60);
+  const auto result = tc::runProcess(spec);
+  const std::string errors = tc::readTextFile(log);
+  std::error_code ignored;
+  std::filesystem::remove(log, ignored);
+  if (result && result->exit_code == 0) return;
+  std::string reason = !result ? result.error().message : fmt::format("exit {}", result->exit_code);
+  std::istringstream lines(errors);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) reason = line;
+  }
+  fail(kExitFailure, fmt::format("the sample needs torch and torch_geometric, and {} cannot import them ({}); set "
+                                 "TORCHSCOPE_PYTHON to a Python that has them, e.g. the project's .venv/bin/python "
+                                 "(scripts/demo.sh does)",
+                                 python, reason));
+}
+
 void writeFile(const std::string& path, const std::string& text) {
   std::ofstream output(path, std::ios::binary | std::ios::trunc);
   output << text;
@@ -91,6 +130,7 @@ void runDemo(const DemoOptions& options) {
   std::filesystem::create_directories(workdir, error);
   if (error) fail(kExitUsage, fmt::format("cannot create {}: {}", workdir, error.message()));
   const std::string store = workdir + "/rdl_hm.db";
+  checkSamplePython(paths.python);
   const std::vector<std::string> job = {paths.python, "-m", "samples.rdl_hm.train", "--scale", options.scale};
   if (options.profile_only) {
     profileOnly(self, job, store, options.scale);
@@ -105,6 +145,8 @@ void runDemo(const DemoOptions& options) {
   fix.job_working_directory = paths.source_dir;
   fix.repetitions = options.repetitions;
   fix.max_fixes = options.max_fixes;
+  fix.keep_temp = options.keep_temp;
+  fix.parallel_runs = options.parallel_runs;
   fix.progress = [](const std::string& line) { std::cout << "torchscope fix: " << line << "\n" << std::flush; };
   // Runs inside the experiment: it reports problems instead of ending the command.
   fix.on_profiled = [&](const std::string& profile_store) {
@@ -152,6 +194,10 @@ void addDemoCommand(CLI::App& app) {
   cmd->add_option("--max-fixes", options->max_fixes, "How many of the fixes with the most impact to measure (default 2)")
       ->check(CLI::Range(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
+  cmd->add_flag("--keep-temp", options->keep_temp, "Keep every run's copies and outputs in the temporary folder");
+  cmd->add_option("--parallel-runs", options->parallel_runs,
+                  "Runs of the sample at once, each pinned to its share of the CPUs (default: 2 with 2 CPUs or more)")
+      ->check(CLI::Range(1, 64));
   cmd->footer("The sample runs with $TORCHSCOPE_PYTHON (default: the python3 beside torchscope, else python3 on PATH),\n"
               "which needs torch and torch_geometric; scripts/demo.sh sets it to the project's .venv.");
   cmd->callback([options] { runDemo(*options); });

@@ -147,7 +147,13 @@ void addFixCommand(CLI::App& app) {
                 "Apply the accepted source fixes to the job's files that ran (backups: *.torchscope.bak)");
   cmd->add_flag("--no-collector", args->no_collector, "Run without libtorchscope_collector.so (launcher measurements only)");
   cmd->add_flag("--shared-compile-cache", args->options.shared_compile_cache,
-                "Let the runs share the user's Inductor cache (later runs start warm) instead of an empty cache per run");
+                "Let the runs share the user's Inductor cache (later runs start warm) instead of a private cache per "
+                "run that holds only Inductor's CPU-feature probes");
+  cmd->add_option("--parallel-runs", args->options.parallel_runs,
+                  "Runs at once, each pinned to its share of the CPUs (with as many threads); for CPU jobs on a "
+                  "machine with cores to spare, not for jobs that share one GPU")
+      ->default_val(1)
+      ->check(CLI::Range(1, 64));
   cmd->add_flag("--keep-temp", args->options.keep_temp, "Keep the copies and run outputs in the temporary folder");
   cmd->add_option("--timeout", args->timeout_s, "Seconds one run may take before it is killed")->default_val(3600)->check(CLI::Range(1, 604800));
   cmd->add_flag("--list-fixes", args->list, "Print the fix catalogue and exit");

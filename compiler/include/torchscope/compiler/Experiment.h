@@ -53,7 +53,8 @@ struct FixOptions {
   std::string torchscope_executable;   // for `torchscope advise` when the store has no findings
   bool write = false;                  // apply the accepted source fixes to the user's files
   bool keep_temp = false;
-  bool shared_compile_cache = false;   // false: every run compiles from an empty Inductor cache of its own
+  bool shared_compile_cache = false;   // false: every run compiles from a private Inductor cache (Runner.h)
+  int parallel_runs = 1;               // runs at once, each pinned to its share of the CPUs (CPU jobs only)
   bool allow_test_fixes = false;
   std::chrono::seconds run_timeout{3600};
   std::function<void(const std::string&)> progress;  // one line per event, e.g. to stderr
@@ -129,6 +130,7 @@ struct FixReport {
   SequentialRule fix_rule;
   SequentialRule combined_rule;
   int runs = 0;              // runs of the job, the first baseline run included
+  int parallel_runs = 1;     // runs at once (FixOptions::parallel_runs)
   VariantStats baseline;
   std::vector<FixOutcome> fixes;
   std::optional<FixOutcome> combined;

@@ -44,6 +44,8 @@ struct RunMeasurement {
   std::vector<std::string> executed_files;  // absolute paths of the job's own files that ran
   int exit_code = 0;
   std::string error_tail;         // the last lines of stderr of a run that failed
+  std::string stderr_path;        // the run's whole stderr (removed with the run folders unless kept)
+  std::string store_path;         // the run's collector store; empty without the collector
   std::vector<double> parity_values;
   std::string steps_source;       // "store" | "launcher"
   std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes

@@ -23,6 +23,7 @@ struct ProcessSpec {
   std::string stdout_path;                     // empty: /dev/null
   std::string stderr_path;
   std::chrono::seconds timeout{3600};
+  std::vector<int> cpus;  // empty: wherever the scheduler puts it; else pinned to these CPUs (and its children)
 };
 
 struct ProcessResult {
