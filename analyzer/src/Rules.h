@@ -67,6 +67,8 @@ struct Facts {
 std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles);
 // The most any one process spent compiling: processes (ranks) compile side by side, so their times do not add up.
 double compileWallSeconds(const std::vector<store::Compile>& compiles);
+// Compilations that record their graph count and all of them with none: torch.compile ran, nothing was compiled.
+bool compiledNoGraph(const std::vector<store::Compile>& compiles);
 // Compile time of the compilations with this compile id, in seconds.
 double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_id, std::int64_t frame_compile_id);
 // Distinct input shapes the run showed: 1 + the distinct sizes named by shape guard failures

@@ -115,7 +115,13 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   const double share = facts.fraction(compile_s);
   if (share < kCompileShare || compile_s < kMinimumCompileSeconds) return {};
   const CacheOutcome cache = cacheOutcome(facts.compiles);
-  const auto [cache_text, fix] = cacheAdvice(cache);
+  auto [cache_text, fix] = cacheAdvice(cache);
+  if (compiledNoGraph(facts.compiles)) {
+    // Nothing was compiled, so a compile cache has nothing to keep: the time is Dynamo's tracing.
+    cache_text = "None of the compilations produced a graph: torch.compile traced the code and ran all of it eagerly, "
+                 "so a compile cache would save nothing; the graph-break findings say what stopped the capture.";
+    fix = {"", "make the compiled code capturable (the graph-break findings name what stops it), or stop compiling it"};
+  }
   // Only compilations that missed the cache (all of them when no lookup was recorded) can be saved by one.
   const double saveable = !cache.known() ? 1.0
                                          : static_cast<double>(cache.misses) / static_cast<double>(cache.hits + cache.misses);
@@ -241,6 +247,11 @@ double compileWallSeconds(const std::vector<store::Compile>& compiles) {
   double most = 0;
   for (const auto& [pid, seconds] : compileSecondsPerProcess(compiles)) most = std::max(most, seconds);
   return most;
+}
+
+bool compiledNoGraph(const std::vector<store::Compile>& compiles) {
+  return std::any_of(compiles.begin(), compiles.end(), [](const auto& c) { return c.graph_count == 0; }) &&
+         std::none_of(compiles.begin(), compiles.end(), [](const auto& c) { return c.graph_count > 0; });
 }
 
 Result<void> compileRules(const Context& context, std::vector<Finding>& out) {

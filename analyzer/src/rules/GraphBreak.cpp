@@ -164,9 +164,7 @@ Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
     }
   }
 
-  // Compilations that record their graph count and all of them with none: torch.compile ran, nothing was compiled.
-  const bool no_graph = std::any_of(facts.compiles.begin(), facts.compiles.end(), [](const auto& c) { return c.graph_count == 0; }) &&
-                        std::none_of(facts.compiles.begin(), facts.compiles.end(), [](const auto& c) { return c.graph_count > 0; });
+  const bool no_graph = compiledNoGraph(facts.compiles);
   for (auto& [site, group] : groups) {
     group.run_compiled_no_graph = no_graph;
     // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>": that
