@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -217,6 +218,12 @@ std::string rankList(const std::vector<std::int64_t>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + text;
 }
 
+// A title starts with a capital letter, also when it starts with "rank 3".
+std::string capitalized(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
 std::string timesOrNever(std::int64_t count) { return count == 0 ? "never" : times(count); }
 
 double totalStepSeconds(const RankSummary& rank) {
@@ -350,8 +357,8 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const std::string what = divergence.detail + (named_by_id ? ", " + divergence.registry_id : "");
     Finding finding = makeFinding(
         recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", "warning",
-        fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
-                    recompile ? "recompiled" : "broke the graph", location),
+        capitalized(fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
+                                recompile ? "recompiled" : "broke the graph", location)),
         fmt::format("At {} torch.compile {} ({}) a different number of times on {} than on the other {} ({}), as their "
                     "stores recorded it{}. Ranks that compile different graphs run different code: the rank is slower "
                     "while it compiles, the others wait for it in their collectives, and collectives issued from "
