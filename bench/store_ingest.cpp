@@ -265,7 +265,9 @@ void ingestRawSqlite(const std::string& path, std::int64_t records, const std::v
   const int row_parameters = columns + (variant.without_rowid ? 1 : 0);
   Launches launches(variant.layout);
   // The name's id in `strings`, as the store's interner would give it.
-  auto nameId = [&](std::int64_t i) { return static_cast<std::int64_t>(static_cast<std::size_t>(i) % names.size()) + 1; };
+  auto nameId = [&](std::int64_t i) {
+    return static_cast<std::int64_t>(static_cast<std::size_t>(i) % names.size()) + 1;
+  };
   auto bindRow = [&](sqlite3_stmt* stmt, int index, const Kernel& k, std::int64_t i) {
     auto bindAll = [&](std::initializer_list<std::int64_t> values) {
       for (auto v : values) sqlite3_bind_int64(stmt, index++, v);
@@ -367,11 +369,13 @@ int main(int argc, char** argv) {
   variants.push_back({{"store::Writer, records committed (before close)", {}, {}},
                       [&] { return ingestThroughWriter(store_path, records, names, false); }});
   for (const auto& raw : kRawVariants) {
-    variants.push_back({{raw.label, {}, {}}, [&] { return measure([&] { ingestRawSqlite(raw_path, records, names, raw); }); }});
+    variants.push_back(
+        {{raw.label, {}, {}}, [&] { return measure([&] { ingestRawSqlite(raw_path, records, names, raw); }); }});
   }
   // A fourth argument keeps the variant of that label, or else those whose label contains it (to
   // profile one alone).
-  const bool exact = std::any_of(variants.begin(), variants.end(), [&](const Variant& v) { return v.series.label == only; });
+  const bool exact =
+      std::any_of(variants.begin(), variants.end(), [&](const Variant& v) { return v.series.label == only; });
   std::erase_if(variants, [&](const Variant& v) {
     return exact ? v.series.label != only : v.series.label.find(only) == std::string::npos;
   });
