@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "torchscope/store/Result.h"
 
@@ -17,9 +18,12 @@ class Statement {
   Statement() = default;
   explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
   ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(Statement&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  Statement(Statement&& other) noexcept : stmt_(other.stmt_), bound_(std::move(other.bound_)) {
+    other.stmt_ = nullptr;
+  }
   Statement& operator=(Statement&& other) noexcept {
     std::swap(stmt_, other.stmt_);
+    std::swap(bound_, other.bound_);
     return *this;
   }
   Statement(const Statement&) = delete;
@@ -28,6 +32,16 @@ class Statement {
   void bind(int index, std::int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
   void bind(int index, double value) { sqlite3_bind_double(stmt_, index, value); }
   void bind(int index, bool value) { sqlite3_bind_int64(stmt_, index, value ? 1 : 0); }
+  // bind(), skipped when the parameter already holds `value`: bindings outlive reset(), and the rows a
+  // writer inserts repeat most of their integers (process, device, launch geometry) row after row.
+  // A parameter bound this way must never be bound another way.
+  void bindIfChanged(int index, std::int64_t value) {
+    const auto slot = static_cast<std::size_t>(index);
+    if (slot >= bound_.size()) bound_.resize(slot + 1);
+    if (bound_[slot].bound && bound_[slot].value == value) return;
+    sqlite3_bind_int64(stmt_, index, value);
+    bound_[slot] = {value, true};
+  }
   // The text must outlive the next step(): SQLITE_STATIC avoids a copy per row.
   void bind(int index, std::string_view text) {
     sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
@@ -48,7 +62,12 @@ class Statement {
   sqlite3_stmt* get() const { return stmt_; }
 
  private:
+  struct BoundInteger {
+    std::int64_t value = 0;
+    bool bound = false;
+  };
   sqlite3_stmt* stmt_ = nullptr;
+  std::vector<BoundInteger> bound_;  // by parameter index, for bindIfChanged()
 };
 
 class Database {

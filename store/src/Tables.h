@@ -219,6 +219,10 @@ TS_END_TABLE
 #undef TS_TABLE
 #undef TS_END_TABLE
 
+// T's columns as a constant, built at compile time rather than on every row.
+template <class T>
+inline constexpr auto kColumns = Traits<T>::columns();
+
 template <class T>
 constexpr bool hasInterned() {
   return std::apply([](auto... c) { return (c.interned || ...); }, Traits<T>::columns());
@@ -230,8 +234,16 @@ std::string storedName(const C& column) {
   return column.interned ? std::string(column.name) + "_id" : std::string(column.name);
 }
 
+// Parameters a row of T binds.
 template <class T>
-std::string insertSql() {
+constexpr int columnCount() {
+  return static_cast<int>(std::tuple_size_v<decltype(Traits<T>::columns())>);
+}
+
+// INSERT of `rows` rows (VALUES (...), (...)): one statement step for many rows, the rows' parameters
+// numbered in order, row after row.
+template <class T>
+std::string insertSql(int rows = 1) {
   using Tr = Traits<T>;
   std::string names, params;
   if constexpr (Tr::kKeying == Keying::kSingleton) {
@@ -244,7 +256,9 @@ std::string insertSql() {
       },
       Tr::columns());
   const char* verb = Tr::kKeying == Keying::kAppend ? "INSERT INTO " : "INSERT OR REPLACE INTO ";
-  return verb + std::string(Tr::kTable) + " (" + names + ") VALUES (" + params + ")";
+  std::string sql = verb + std::string(Tr::kTable) + " (" + names + ") VALUES (" + params + ")";
+  for (int row = 1; row < rows; ++row) sql += ", (" + params + ")";
+  return sql;
 }
 
 template <class T>
