@@ -36,6 +36,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What one call cost its thread: where a slow call's CPU went (user code, or the kernel: page
+// faults, system calls).
+struct SlowCall {
+  std::int64_t index = 0;
+  std::int64_t cpu_ns = 0;
+  std::int64_t user_us = 0;
+  std::int64_t system_us = 0;
+  std::int64_t minor_faults = 0;
+  std::int64_t switches = 0;  // voluntary and involuntary
+};
+constexpr std::size_t kSlowCallsKept = 8;
+
+// Keeps the kSlowCallsKept calls with the most CPU, most first.
+void keepIfSlow(std::vector<SlowCall>& kept, const SlowCall& call) {
+  if (kept.size() == kSlowCallsKept && call.cpu_ns <= kept.back().cpu_ns) return;
+  if (kept.size() == kSlowCallsKept) kept.pop_back();
+  kept.insert(std::upper_bound(kept.begin(), kept.end(), call,
+                               [](const SlowCall& a, const SlowCall& b) { return a.cpu_ns > b.cpu_ns; }),
+              call);
+}
+
+std::int64_t microseconds(const timeval& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000 + t.tv_usec; }
+
 struct ProducerResult {
   std::int64_t calls = 0;
   std::int64_t refused = 0;          // calls that returned -1 (record not taken)
@@ -45,6 +68,14 @@ struct ProducerResult {
   std::int64_t cpu_over_budget = 0;  // calls that used more CPU than the budget
   std::int64_t waits = 0;            // voluntary context switches inside calls (a lock, I/O)
   std::int64_t preemptions = 0;      // involuntary ones (the scheduler gave the core away)
+  std::vector<SlowCall> slowest_cpu;  // the calls that used the most CPU, most first
+  // The control: a call of fixed user work (no lock, allocation or system call) as long as an
+  // average collector call, timed the same way after every burst. What it is charged above its
+  // work is the machine's (this kernel charges interrupt time to the thread it interrupts).
+  std::int64_t control_calls = 0;
+  std::int64_t control_slowest_cpu_ns = 0;
+  std::int64_t control_cpu_over_budget = 0;
+  std::int64_t control_work_ns = 0;  // what one control call's work takes: the first burst's average call
 };
 
 std::int64_t threadCpuNs() {
@@ -59,6 +90,23 @@ rusage threadUsage() {
   return usage;
 }
 
+// Where the control's result goes, so that its work is not optimised away.
+volatile std::uint64_t g_control_sink = 0;
+
+// Fixed user work: `iterations` steps of a linear congruential generator.
+__attribute__((noinline)) std::uint64_t controlWork(std::int64_t iterations, std::uint64_t seed) {
+  for (std::int64_t k = 0; k < iterations; ++k) seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  return seed;
+}
+
+// Nanoseconds of CPU per controlWork() iteration on this machine.
+double controlNsPerIteration() {
+  constexpr std::int64_t kIterations = 20'000'000;
+  const std::int64_t before = threadCpuNs();
+  g_control_sink = controlWork(kIterations, 1);
+  return static_cast<double>(threadCpuNs() - before) / kIterations;
+}
+
 // Records in bursts of `burst` calls, each burst due at its slot of the schedule.
 ProducerResult produce(double rate, double seconds, std::int64_t budget_ns, int thread_index) {
   ProducerResult result;
@@ -66,18 +114,31 @@ ProducerResult produce(double rate, double seconds, std::int64_t budget_ns, int 
   const auto start = Clock::now();
   const auto burst_period = std::chrono::duration<double>(static_cast<double>(kBurst) / rate);
   const auto total = static_cast<std::int64_t>(rate * seconds);
+  const double ns_per_iteration = controlNsPerIteration();
+  std::int64_t control_iterations = 1;
+  std::int64_t first_burst_cpu_ns = 0;  // the collector's calls only
   for (std::int64_t done = 0; done < total; done += kBurst) {
     std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                               burst_period * static_cast<double>(done / kBurst)));
     // Only the calls run between the two readings: the switches counted are those inside calls.
     const rusage burst_start = threadUsage();
     for (std::int64_t i = done; i < std::min(done + kBurst, total); ++i) {
+      const rusage usage_before = threadUsage();
       const auto before = Clock::now();
       const std::int64_t cpu_before = threadCpuNs();
       if (torchscope_record_step(i, i * 10, i * 10 + 5, thread_index == 0 ? "marker" : "optimizer") != 0) {
         ++result.refused;
       }
       const std::int64_t cpu = threadCpuNs() - cpu_before;
+      if (done == 0) first_burst_cpu_ns += cpu;
+      if (result.slowest_cpu.size() < kSlowCallsKept || cpu > result.slowest_cpu.back().cpu_ns) {
+        const rusage usage_after = threadUsage();
+        keepIfSlow(result.slowest_cpu,
+                   SlowCall{i, cpu, microseconds(usage_after.ru_utime) - microseconds(usage_before.ru_utime),
+                            microseconds(usage_after.ru_stime) - microseconds(usage_before.ru_stime),
+                            usage_after.ru_minflt - usage_before.ru_minflt,
+                            usage_after.ru_nvcsw + usage_after.ru_nivcsw - usage_before.ru_nvcsw - usage_before.ru_nivcsw});
+      }
       const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - before).count();
       result.slowest_ns = std::max<std::int64_t>(result.slowest_ns, took);
       result.slowest_cpu_ns = std::max(result.slowest_cpu_ns, cpu);
@@ -88,6 +149,19 @@ ProducerResult produce(double rate, double seconds, std::int64_t budget_ns, int 
     const rusage burst_end = threadUsage();
     result.waits += burst_end.ru_nvcsw - burst_start.ru_nvcsw;
     result.preemptions += burst_end.ru_nivcsw - burst_start.ru_nivcsw;
+    if (done == 0) {
+      result.control_work_ns = first_burst_cpu_ns / kBurst;
+      control_iterations = std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(static_cast<double>(result.control_work_ns) / ns_per_iteration));
+    }
+    for (std::int64_t k = 0; k < kBurst / 10; ++k) {
+      const std::int64_t cpu_before = threadCpuNs();
+      g_control_sink = controlWork(control_iterations, static_cast<std::uint64_t>(k));
+      const std::int64_t cpu = threadCpuNs() - cpu_before;
+      result.control_slowest_cpu_ns = std::max(result.control_slowest_cpu_ns, cpu);
+      if (cpu > budget_ns) ++result.control_cpu_over_budget;
+      ++result.control_calls;
+    }
   }
   return result;
 }
@@ -176,6 +250,11 @@ int main(int argc, char** argv) {
     total.preemptions += r.preemptions;
     total.slowest_ns = std::max(total.slowest_ns, r.slowest_ns);
     total.slowest_cpu_ns = std::max(total.slowest_cpu_ns, r.slowest_cpu_ns);
+    for (const SlowCall& call : r.slowest_cpu) keepIfSlow(total.slowest_cpu, call);
+    total.control_calls += r.control_calls;
+    total.control_cpu_over_budget += r.control_cpu_over_budget;
+    total.control_slowest_cpu_ns = std::max(total.control_slowest_cpu_ns, r.control_slowest_cpu_ns);
+    total.control_work_ns = std::max(total.control_work_ns, r.control_work_ns);
   }
   std::int64_t stored = -1;
   if (auto reader = torchscope::store::Reader::open(path); reader) {
@@ -189,6 +268,18 @@ int main(int argc, char** argv) {
   fmt::print("slowest call: {:.3f} ms wall, {:.3f} ms of its thread's CPU; calls over the {:.0f} ms budget: {} wall, {} CPU\n",
              static_cast<double>(total.slowest_ns) / 1e6, static_cast<double>(total.slowest_cpu_ns) / 1e6,
              static_cast<double>(kBudgetNs) / 1e6, total.over_budget, total.cpu_over_budget);
+  fmt::print("calls with the most CPU (call index: CPU, user + system as the kernel counts them, minor page faults, "
+             "context switches):");
+  for (const SlowCall& call : total.slowest_cpu) {
+    fmt::print(" #{}: {:.3f} ms, {} + {} us, {} faults, {} switches;", call.index, static_cast<double>(call.cpu_ns) / 1e6,
+               call.user_us, call.system_us, call.minor_faults, call.switches);
+  }
+  fmt::print("\n");
+  fmt::print("control, {} calls of {:.2f} us of fixed user work timed the same way: slowest {:.3f} ms of thread CPU, "
+             "{} over the {:.0f} ms budget (what the machine charges a thread besides its own work)\n",
+             total.control_calls, static_cast<double>(total.control_work_ns) / 1e3,
+             static_cast<double>(total.control_slowest_cpu_ns) / 1e6, total.control_cpu_over_budget,
+             static_cast<double>(kBudgetNs) / 1e6);
   fmt::print("context switches inside calls: {} waits (voluntary), {} preemptions (involuntary)\n", total.waits,
              total.preemptions);
   fmt::print("process CPU: {:.1f} s; resident memory: {:.1f} MiB before recording, peak {:.1f} MiB while recording "

@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "Json.h"
 #include "MemoryFacts.h"
 #include "RankFacts.h"
 #include "Rules.h"
@@ -109,7 +110,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       if (evidence.is_object()) {
         evidence["stores"] = stores[key];
         if (!ranks_with[key].empty()) evidence["ranks"] = ranks_with[key];
-        finding.evidence = evidence.dump();
+        finding.evidence = dumpJson(evidence);
       }
       finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
     }

@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 
+#include "Json.h"
 #include "Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "Stats.h"
@@ -149,7 +150,7 @@ void setImpact(Finding& finding, const Facts& facts, double seconds) {
   finding.impact_fraction = facts.fraction(finding.impact_seconds);
 }
 
-void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = evidence.dump(); }
+void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = dumpJson(evidence); }
 
 std::string formatSeconds(double seconds) {
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);

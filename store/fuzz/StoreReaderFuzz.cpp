@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes as a store file (corrupt pages, hostile schema, a newer
-// schema version) must never crash the reader: open() and every load either succeed or return
-// an error value.
+// schema version, hostile values in a valid file) must never crash what a user's `advise` runs on
+// it: open() and every load either succeed or return an error value, and a store that opens is
+// analysed (every rule) and its findings rendered in every report format.
 #include <unistd.h>
 
 #include <cstddef>
@@ -8,10 +9,13 @@
 #include <cstdio>
 #include <string>
 
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Report.h"
 #include "torchscope/store/Reader.h"
 
 namespace {
 
+namespace analyzer = torchscope::analyzer;
 namespace store = torchscope::store;
 
 // SQLite needs a path; one file per fuzzing process, rewritten for every input.
@@ -31,6 +35,17 @@ void loadEvery(const store::Reader& reader) {
   (((void)reader.load<Records>(), (void)reader.load<Records>(limited)), ...);
 }
 
+void analyseAndRender(const store::Reader& reader) {
+  analyzer::AnalyzeOptions options;
+  options.timeline_buckets = 16;
+  auto analysis = analyzer::analyzeStore(reader, options);
+  if (!analysis) return;
+  for (auto format : {analyzer::Format::kText, analyzer::Format::kJson, analyzer::Format::kMarkdown,
+                      analyzer::Format::kSarif, analyzer::Format::kJunit, analyzer::Format::kHtml}) {
+    (void)analyzer::render(*analysis, format);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -47,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         loadEvery<store::RunAttribute, store::Process, store::Thread, store::Device, store::ApiCall, store::Kernel,
                   store::Memcpy, store::Memset, store::Sync, store::NvtxEvent, store::CpuOp, store::Compile,
                   store::GraphBreak, store::Recompile, store::Step, store::Finding, store::FixExperiment,
-                  store::Diagnostic>(r);
+                  store::MemorySample, store::MemoryEvent, store::MemoryHolder, store::Diagnostic>(r);
+        analyseAndRender(r);
       }
     }
   }

@@ -159,6 +159,21 @@ TEST(Json, FollowsTheDocumentedContract) {
   }
 }
 
+// Text that is not UTF-8 in a store (a kernel name, a graph break's explanation) is replaced in the
+// JSON and SARIF reports instead of making the JSON library throw: the store_reader_fuzz seed
+// that found it, a valid store with such text.
+TEST(Json, TextThatIsNotUtf8IsReplacedNotThrown) {
+  TempDir dir;
+  const std::string store = dir.file("huge-strings.db");
+  std::filesystem::copy_file(sourcePath("store/fuzz/corpus/huge-strings.db"), store);
+  auto analysis = analyze({store});
+  ASSERT_TRUE(analysis.ok()) << analysis.error().message;
+  const std::string json = render(*analysis, Format::kJson);
+  EXPECT_FALSE(nlohmann::json::parse(json, nullptr, false).is_discarded());
+  EXPECT_NE(json.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD where the bytes were
+  EXPECT_FALSE(nlohmann::json::parse(render(*analysis, Format::kSarif), nullptr, false).is_discarded());
+}
+
 // Validates the report against the schema written in docs/rules.md (python jsonschema, from requirements.txt).
 TEST(Json, ValidatesAgainstTheSchemaInRulesDoc) {
   TempDir dir;
