@@ -13,13 +13,19 @@
 #include <thread>
 
 #include "Collector.h"
+#include "Environment.h"
+#include "torchscope/store/Writer.h"
 
 namespace torchscope::collector {
 
 namespace {
 
 constexpr std::array<int, 2> kSignals = {SIGTERM, SIGINT};
-constexpr int kShutdownWaitMs = 3000;
+// How long a handler waits for the store to close before the signal takes its course anyway. The close
+// takes milliseconds; the bound keeps a stuck one from holding the job past its launcher's grace period
+// (docker stop waits 10 s, then kills), which would change how it ends.
+constexpr int kDefaultShutdownWaitMs = 3000;
+int shutdown_wait_ms = kDefaultShutdownWaitMs;  // TORCHSCOPE_SIGNAL_WAIT_MS, read before the handlers exist
 
 struct HelperChannel {
   int request[2] = {-1, -1};  // handler -> helper
@@ -73,6 +79,12 @@ void onSignal(int signal_number, siginfo_t* info, void* context) {
     return;
   }
   if (before.sa_handler == SIG_IGN) return;
+  if (store::callingThreadIsInsideAWriter()) {
+    // This thread holds the store's queue lock, which the close needs: waiting here would only run
+    // out the clock. The signal comes back, on this thread, once the lock is released.
+    store::raiseWhenLeavingTheWriter(signal_number);
+    return;
+  }
   const int saved_errno = errno;
   if (channel.pid.load() == getpid()) {
     const char signal_byte = static_cast<char>(signal_number);
@@ -81,9 +93,9 @@ void onSignal(int signal_number, siginfo_t* info, void* context) {
       timespec start{};
       clock_gettime(CLOCK_MONOTONIC, &start);
       int waited_ms = 0;
-      while (waited_ms < kShutdownWaitMs) {
+      while (waited_ms < shutdown_wait_ms) {
         pollfd reply{channel.reply[0], POLLIN, 0};
-        const int ready = poll(&reply, 1, kShutdownWaitMs - waited_ms);
+        const int ready = poll(&reply, 1, shutdown_wait_ms - waited_ms);
         if (ready == 1) {
           char reply_byte = 0;
           ssize_t ignored = read(channel.reply[0], &reply_byte, 1);
@@ -103,10 +115,20 @@ void onSignal(int signal_number, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
+// TORCHSCOPE_SIGNAL_WAIT_MS when it is a whole number of milliseconds (0: do not wait), else the default.
+int shutdownWaitFromEnvironment() {
+  const std::string value = envString("TORCHSCOPE_SIGNAL_WAIT_MS");
+  if (value.empty() || value.size() > 7 || value.find_first_not_of("0123456789") != std::string::npos) {
+    return kDefaultShutdownWaitMs;
+  }
+  return std::stoi(value);
+}
+
 }  // namespace
 
 void installSignalHandlers() {
   if (installed.exchange(true)) return;
+  shutdown_wait_ms = shutdownWaitFromEnvironment();
   startHelper();
   for (int signal_number : kSignals) {
     struct sigaction action {};
