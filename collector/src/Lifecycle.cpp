@@ -24,6 +24,7 @@ void onExit(int status) {
   try {
     const DeferredTermination deferred;
     Collector::instance().shutdown(status);
+    payOwedSignal();  // delivered when `deferred` lets it through
   } catch (...) {
   }
 }
