@@ -197,6 +197,7 @@ void payOwedSignal() {
 
 void restartSignalHelperInChild() {
   if (!installed.load()) return;
+  owed_signal.store(0);  // the parent's, were it forking while it ran on after a signal
   startHelper();
 }
 
