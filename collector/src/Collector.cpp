@@ -344,6 +344,7 @@ store::Writer* Collector::openAfterFork() {
 }
 
 std::string Collector::storePath() const {
+  const DeferredTermination deferred;  // the SIGTERM helper needs mutex_
   std::lock_guard lock(mutex_);
   return writer_.load() != nullptr ? path_ : std::string();
 }

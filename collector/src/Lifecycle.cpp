@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "Collector.h"
 #include "Environment.h"
@@ -15,11 +16,15 @@ namespace torchscope::collector {
 namespace {
 
 pid_t initialized_pid = -1;
+// From before fork() until after it the forking thread holds the collector's lock (the SIGTERM helper
+// needs it), so it holds SIGTERM/SIGINT back meanwhile, in the parent and in the child.
+thread_local std::optional<DeferredTermination> deferred_during_fork;
 
 void onExit(int status) {
   try {
     const DeferredTermination deferred;
     Collector::instance().shutdown(status);
+    payOwedSignal();  // delivered when `deferred` lets it through
   } catch (...) {
   }
 }
@@ -30,6 +35,7 @@ void onExitWithStatus(int status, void* /*unused*/) { onExit(status); }
 
 void beforeFork() {
   try {
+    deferred_during_fork.emplace();
     Collector::instance().beforeFork();
   } catch (...) {
   }
@@ -40,6 +46,7 @@ void afterForkInParent() {
     Collector::instance().afterForkInParent();
   } catch (...) {
   }
+  deferred_during_fork.reset();
 }
 
 void afterForkInChild() {
@@ -49,6 +56,7 @@ void afterForkInChild() {
     restartSignalHelperInChild();
   } catch (...) {
   }
+  deferred_during_fork.reset();
 }
 
 void initialize() {

@@ -33,7 +33,12 @@ class DeferredTermination {
 // (by a helper thread, since little is safe inside a signal handler), restores SIG_DFL and
 // re-raises, so the process still dies by the same signal.
 void installSignalHandlers();
-// In a forked child: the helper thread did not survive fork(); start a new one.
+// When the close outlasts TORCHSCOPE_SIGNAL_WAIT_MS, the handler lets its thread go on (it may hold a
+// lock the close needs) and the process still owes the signal: the helper raises it once the store is
+// closed, a watchdog after one more wait, and an exit in between (exit(), _exit()) ends by it too, so
+// the job ends as the signal would have ended it. Async-signal-safe.
+void payOwedSignal();
+// In a forked child: the helper threads did not survive fork(); start new ones.
 void restartSignalHelperInChild();
 
 }  // namespace torchscope::collector

@@ -110,6 +110,27 @@ Result<void> bindRow(sqlite::Database& db, sqlite::Statement& stmt, int index, c
   return {};
 }
 
+// How many add()/setRun() calls the thread is inside, and a signal that arrived meanwhile and waits
+// for the last of them to end. initial-exec: read by signal handlers, so never allocated lazily.
+[[gnu::tls_model("initial-exec")]] thread_local volatile std::sig_atomic_t t_producer_calls = 0;
+[[gnu::tls_model("initial-exec")]] thread_local volatile std::sig_atomic_t t_deferred_signal = 0;
+
+// Marks a producer's call for callingThreadIsInsideAWriter(); declared before the queue's lock, so
+// the lock is released before a deferred signal is raised.
+class ProducerCall {
+ public:
+  ProducerCall() { t_producer_calls = t_producer_calls + 1; }
+  ~ProducerCall() {
+    t_producer_calls = t_producer_calls - 1;
+    if (t_producer_calls != 0 || t_deferred_signal == 0) return;
+    const int signal_number = t_deferred_signal;
+    t_deferred_signal = 0;
+    ::raise(signal_number);
+  }
+  ProducerCall(const ProducerCall&) = delete;
+  ProducerCall& operator=(const ProducerCall&) = delete;
+};
+
 // Below this, a budget would not hold a block for each record type.
 constexpr std::size_t kSmallestMemoryBudget = 256 * 1024;
 
@@ -146,6 +167,7 @@ class Writer::Impl {
 
   template <class T>
   void enqueue(T&& record) {
+    const ProducerCall call;
     std::unique_lock lock = lockQueue();
     if (failed_ || closing_) {
       ++dropped_;
@@ -173,6 +195,7 @@ class Writer::Impl {
   }
 
   void setRun(const RunInfo& run) {
+    const ProducerCall call;
     std::lock_guard lock(mutex_);
     pending_run_ = run;
     ++enqueued_;
@@ -414,6 +437,10 @@ class Writer::Impl {
   std::string last_error_;
   std::thread thread_;
 };
+
+bool callingThreadIsInsideAWriter() noexcept { return t_producer_calls != 0; }
+
+void raiseWhenLeavingTheWriter(int signal_number) noexcept { t_deferred_signal = signal_number; }
 
 namespace {
 

@@ -188,6 +188,34 @@ class FaultTest(unittest.TestCase):
     def test_sigint_flushes_the_tail(self):
         self.check_signal(signal.SIGINT, "sigint")
 
+    def test_sigterm_while_recording(self):
+        """SIGTERM lands on the thread that records, often inside the store's queue lock or malloc's, which
+        the close needs: the store must still close and the job die by SIGTERM."""
+        tally = Tally("sigterm_while_recording")
+
+        def trial(index):
+            store = os.path.join(self.fresh(f"storm{index}"), "run.db")
+            job = subprocess.Popen([PYTHON, os.path.join(JOBS, "record_storm.py")], env=job_env(store),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            job.stdout.readline()
+            time.sleep(random.uniform(0.05, 0.3))
+            job.send_signal(signal.SIGTERM)
+            _, err = job.communicate(timeout=HANG_LIMIT_S)
+            if job.returncode != -signal.SIGTERM:
+                raise AssertionError(f"the job ended with {job.returncode}, not by SIGTERM; stderr: {err[-400:]}")
+            db = open_store(store)
+            exit_code, end_ns = run_row(db)
+            db.close()
+            if end_ns < 0:
+                tally.add_lost("stores_not_closed", 1)
+                raise AssertionError("the store was not closed")
+            if exit_code != 128 + signal.SIGTERM:
+                raise AssertionError(f"exit_code {exit_code} stored for SIGTERM")
+
+        for index in range(max(TRIALS, 10)):
+            tally.trial(trial, index)
+        tally.report(self)
+
     # -- exit codes of the plain LD_PRELOAD path ------------------------------------------------------
     def test_exit_code_is_recorded(self):
         tally = Tally("exit_code")

@@ -55,6 +55,15 @@ struct WriterStats {
   std::int64_t longest_lock_wait_ns = 0;  // the longest of those waits (descheduling included)
 };
 
+// For a signal handler that waits for another thread to close a writer (the collector's SIGTERM
+// handler): the close needs the queue's lock, so the wait could never end on a thread interrupted
+// while it holds that lock inside add() or setRun() (with OverflowPolicy::kBlock, also while add()
+// waits for room). Both calls are async-signal-safe.
+// Whether the calling thread is inside add() or setRun() of a writer.
+[[nodiscard]] bool callingThreadIsInsideAWriter() noexcept;
+// Raises `signal_number` again on the calling thread as soon as it leaves that call.
+void raiseWhenLeavingTheWriter(int signal_number) noexcept;
+
 class Writer {
  public:
   [[nodiscard]] static Result<std::unique_ptr<Writer>> open(const std::string& path, WriterOptions options = {});
