@@ -16,7 +16,6 @@ namespace torchscope::gui::detail {
 
 enum class BulkTable : std::uint8_t { kKernels, kMemcpy, kMemset, kApiCalls, kCpuOps, kNvtx };
 inline constexpr std::array<BulkTable, 3> kGpuTables{BulkTable::kMemset, BulkTable::kMemcpy, BulkTable::kKernels};
-inline constexpr std::array<BulkTable, 3> kHostTables{BulkTable::kApiCalls, BulkTable::kCpuOps, BulkTable::kNvtx};
 
 struct BulkSpec {
   std::string_view table;

@@ -128,8 +128,8 @@ class Scanner {
     return {};
   }
 
-  Result<void> hostTables() {
-    for (const BulkTable table : kHostTables) {
+  Result<void> hostTables(std::span<const BulkTable> tables) {
+    for (const BulkTable table : tables) {
       if (setup_.cancelled && setup_.cancelled()) return cancelledError();
       const BulkSpec& spec = bulkSpec(table);
       StatsIndex stats(setup_.origin, setup_.stats_shift);
@@ -137,7 +137,7 @@ class Scanner {
           reader_, store_, table,
           [&](const BulkRow& row) {
             tracks_.add({store_index_, false, row.pid, row.a, 0, spec.track}, row.slice(spec.kind));
-            stats.add(spec.stat, row.name, row.start_ns, row.end_ns - row.start_ns);
+            if (setup_.with_statistics) stats.add(spec.stat, row.name, row.start_ns, row.end_ns - row.start_ns);
           },
           [&] {
             const std::uint32_t store = store_index_;
@@ -154,6 +154,7 @@ class Scanner {
  private:
   void addGpu(const BulkRow& row, RecordKind kind, StatsIndex& stats) {
     tracks_.add({store_index_, true, row.a, row.b, row.pid, TrackKind::kGpuStream}, row.slice(kind));
+    if (!setup_.with_statistics) return;
     stats.add(bulkSpec(bulkTableOf(kind)).stat, row.name, row.start_ns, row.end_ns - row.start_ns);
     busy_.add(store_index_, row);
   }
@@ -233,19 +234,21 @@ std::vector<GpuGap> GpuBusy::finish() {
   return gaps;
 }
 
-Result<ScanResult> scanBulk(const ScanSetup& setup, bool gpu) {
+Result<ScanResult> scanBulk(const ScanSetup& setup, const ScanShare& share) {
   ScanResult result;
   result.stats = StatsIndex(setup.origin, setup.stats_shift);
   TrackSet tracks(setup.origin, setup.shift, setup.exact_limit);
-  GpuBusy busy(Nanos{1} << setup.shift);
+  GpuBusy busy(setup.min_gap_ns);
   const auto& stores = *setup.stores;
   for (std::uint32_t index = 0; index < stores.size(); ++index) {
     if (setup.cancelled && setup.cancelled()) return cancelledError();
     auto reader = store::Reader::open(stores[index].path);
     if (!reader) return reader.error();
     Scanner scanner(setup, index, **reader, result, tracks, busy);
-    auto scanned = gpu ? scanner.gpuTables() : scanner.hostTables();
-    if (!scanned) return scanned.error();
+    if (share.gpu_tables) {
+      if (auto scanned = scanner.gpuTables(); !scanned) return scanned.error();
+    }
+    if (auto scanned = scanner.hostTables(share.host_tables); !scanned) return scanned.error();
   }
   result.tracks = tracks.finish();
   result.gaps = busy.finish();
