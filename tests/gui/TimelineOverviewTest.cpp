@@ -1,6 +1,6 @@
 // The overview a large store is shown with first: a faithful coarse view of the full model (same
-// tracks, lanes, extent, first view, statistics and gaps; at a zoom its buckets can show, the same
-// pixels covered and the same slices counted), handed over once before the full model is returned.
+// tracks, lanes, extent and first view; at a zoom its buckets can show, the same pixels covered and
+// the same slices counted), handed over once before the full model is returned.
 // Small lane limits make the sample store "large" here.
 #include <gtest/gtest.h>
 
@@ -106,7 +106,6 @@ TEST_F(TimelineOverview, HasTheFullModelsTracksLanesAndTimeAxis) {
   EXPECT_EQ(overview_->focus.begin_ns, full_->focus.begin_ns);
   EXPECT_EQ(overview_->focus.end_ns, full_->focus.end_ns);
   EXPECT_EQ(overview_->focus.what, full_->focus.what);
-  EXPECT_EQ(overview_->gaps.size(), full_->gaps.size());
   EXPECT_EQ(overview_->sliceCount(), full_->sliceCount());
 }
 
@@ -130,15 +129,13 @@ TEST_F(TimelineOverview, CoversTheSamePixelsAsTheFullModelWhereItsBucketsFitAPix
   EXPECT_GE(lanes_drawn, 6U);
 }
 
-TEST_F(TimelineOverview, CarriesTheFullModelsStatistics) {
-  const auto coarse = overview_->stats.totals(full_->begin_ns, full_->end_ns);
-  const auto fine = full_->stats.totals(full_->begin_ns, full_->end_ns);
-  ASSERT_EQ(coarse.size(), fine.size());
-  ASSERT_FALSE(fine.empty());
-  for (std::size_t i = 0; i < fine.size(); ++i) {
-    EXPECT_EQ(coarse[i].name, fine[i].name);
-    EXPECT_EQ(coarse[i].count, fine[i].count);
-  }
+// The overview reads no names: no statistics and no gaps (their causes need the launches) until the
+// full model arrives; it still frames what the full model frames (checked above).
+TEST_F(TimelineOverview, WaitsForTheFullModelForStatisticsAndGaps) {
+  EXPECT_TRUE(overview_->stats.totals(full_->begin_ns, full_->end_ns).empty());
+  EXPECT_FALSE(full_->stats.totals(full_->begin_ns, full_->end_ns).empty());
+  EXPECT_TRUE(overview_->gaps.empty());
+  EXPECT_FALSE(full_->gaps.empty());
 }
 
 TEST_F(TimelineOverview, IsNotBuiltForAStoreBelowTheThreshold) {

@@ -2,7 +2,7 @@
 // two scans that run side by side (GPU work and CUDA API calls on a second thread, CPU ops, NVTX and
 // then the memory counters on this one), then the tracks in order, the run's extent, what the first
 // view frames and why the GPUs sat idle. A large store is scanned twice: first for an overview
-// (coarse lanes, with the statistics, idle gaps and counters), then for the full model's lanes.
+// (where and when each row lies, into coarse lanes), then for the full model.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -266,16 +266,14 @@ struct BulkPass {
   std::map<TrackKey, std::vector<Lane>> tracks;
   StatsIndex stats;
   std::vector<GpuGap> gaps;
-  std::map<TrackKey, CounterLane> counters;  // with statistics only
+  std::map<TrackKey, CounterLane> counters;
 };
 
 Result<BulkPass> scanBulkTables(const detail::ScanSetup& setup) {
   std::optional<Result<detail::ScanResult>> gpu;
   std::thread gpu_thread([&] { gpu.emplace(detail::scanBulk(setup, detail::kGpuShare)); });
   auto cpu = detail::scanBulk(setup, detail::kCpuShare);
-  auto counters = !cpu                     ? Result<std::map<TrackKey, CounterLane>>(cpu.error())
-                  : setup.with_statistics ? detail::scanCounters(setup)
-                                          : Result<std::map<TrackKey, CounterLane>>(std::map<TrackKey, CounterLane>{});
+  auto counters = cpu ? detail::scanCounters(setup) : Result<std::map<TrackKey, CounterLane>>(cpu.error());
   gpu_thread.join();
   if (!cpu) return cpu.error();
   if (!counters) return counters.error();
@@ -290,6 +288,41 @@ Result<BulkPass> scanBulkTables(const detail::ScanSetup& setup) {
   pass.gaps = std::move(gpu->value().gaps);
   pass.counters = std::move(counters).value();
   return pass;
+}
+
+// Fills a timeline that holds the small tables and their tracks with a pass over the bulk tables:
+// tracks in order, extent, statistics, gaps and the first view.
+void arrange(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> small, BulkPass pass) {
+  small.merge(pass.tracks);
+  timeline.stats.absorb(std::move(pass.stats));
+  timeline.stats.finish();
+  timeline.gaps = std::move(pass.gaps);
+  std::sort(timeline.gaps.begin(), timeline.gaps.end(), [](const GpuGap& a, const GpuGap& b) {
+    return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
+  });
+  detail::assembleTracks(timeline, std::move(small), std::move(pass.counters));
+  setExtent(timeline);
+  timeline.focus = chooseFocus(timeline);
+}
+
+// The overview: every row read, but only where and when it lies (BulkColumns::kSpans), into coarse
+// lanes. Tracks, lanes, extent and first view come out as the full model's: the first view is
+// chosen from the same gaps and the same GPU operation counts per statistics bucket. Its slices
+// have no names yet, so it carries no statistics and no gaps (their causes need the launches).
+Result<std::shared_ptr<const Timeline>> readOverview(const Timeline& base, std::map<TrackKey, std::vector<Lane>> small,
+                                                     detail::ScanSetup setup, int shift) {
+  setup.shift = shift;
+  setup.columns = detail::BulkColumns::kSpans;
+  auto pass = scanBulkTables(setup);
+  if (!pass) return pass.error();
+  auto overview = std::make_shared<Timeline>(base);
+  overview->resolution = Resolution::kOverview;
+  overview->detail_shift = shift;
+  arrange(*overview, std::move(small), std::move(pass).value());
+  overview->stats = StatsIndex(setup.origin, setup.stats_shift);
+  overview->stats.finish();
+  overview->gaps.clear();
+  return std::shared_ptr<const Timeline>(std::move(overview));
 }
 
 }  // namespace
@@ -340,6 +373,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
     return shift;
   };
   const int shift = finestShift(limits.summary_buckets_log2);
+  timeline->detail_shift = shift;
   // Stats buckets are four times the finest summary bucket: 1/65536 of the run by default.
   const int stats_shift = shift + 2;
   timeline->stats = StatsIndex(low, stats_shift);
@@ -347,50 +381,20 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
 
   detail::ScanSetup setup{&timeline->stores, low, shift, stats_shift, limits.exact_slices_per_lane, cancelled};
   setup.min_gap_ns = Nanos{1} << shift;
-  const bool overview = on_overview && bulk_rows > limits.overview_from_rows;
-  if (overview) {
-    setup.shift = std::max(shift, finestShift(limits.overview_buckets_log2));
-    setup.exact_limit = limits.overview_exact_slices_per_lane;
+  if (on_overview && bulk_rows > limits.overview_from_rows) {
+    detail::ScanSetup coarse = setup;
+    coarse.exact_limit = limits.overview_exact_slices_per_lane;
+    auto overview =
+        readOverview(*timeline, small, std::move(coarse), std::max(shift, finestShift(limits.overview_buckets_log2)));
+    if (!overview) return overview.error();
+    on_overview(std::move(overview).value());
   }
   auto pass = scanBulkTables(setup);
   if (!pass) return pass.error();
-  timeline->detail_shift = setup.shift;
-  timeline->resolution = overview ? Resolution::kOverview : Resolution::kFull;
-  // The full model after an overview: the same small tracks and counters.
-  std::map<TrackKey, std::vector<Lane>> small_tracks = overview ? small : std::map<TrackKey, std::vector<Lane>>{};
-  std::map<TrackKey, CounterLane> counters = overview ? pass->counters : std::map<TrackKey, CounterLane>{};
-
-  std::map<TrackKey, std::vector<Lane>> tracks = std::move(small);
-  tracks.merge(pass->tracks);
-  timeline->stats.absorb(std::move(pass->stats));
-  timeline->stats.finish();
-  timeline->gaps = std::move(pass->gaps);
-  std::sort(timeline->gaps.begin(), timeline->gaps.end(), [](const GpuGap& a, const GpuGap& b) {
-    return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
-  });
-  detail::assembleTracks(*timeline, std::move(tracks), std::move(pass->counters));
-  setExtent(*timeline);
-  timeline->focus = chooseFocus(*timeline);
+  arrange(*timeline, std::move(small), std::move(pass).value());
   if (auto explained = detail::explainGaps(*timeline, limits.explained_gaps); !explained) return explained.error();
   if (cancelled && cancelled()) return cancelledError();
-  if (!overview) return std::shared_ptr<const Timeline>(std::move(timeline));
-
-  std::shared_ptr<const Timeline> shown = std::move(timeline);
-  on_overview(shown);
-  // The full model: the overview's statistics, gaps, extent and first view, its lanes read again
-  // at the finest bucket. Its tracks sort the same way, so they come in the same order.
-  setup.shift = shift;
-  setup.exact_limit = limits.exact_slices_per_lane;
-  setup.with_statistics = false;
-  auto full_pass = scanBulkTables(setup);
-  if (!full_pass) return full_pass.error();
-  auto full = std::make_shared<Timeline>(*shown);
-  full->tracks.clear();
-  full->detail_shift = shift;
-  full->resolution = Resolution::kFull;
-  small_tracks.merge(full_pass->tracks);
-  detail::assembleTracks(*full, std::move(small_tracks), std::move(counters));
-  return std::shared_ptr<const Timeline>(std::move(full));
+  return std::shared_ptr<const Timeline>(std::move(timeline));
 }
 
 }  // namespace torchscope::gui

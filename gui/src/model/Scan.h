@@ -80,10 +80,10 @@ struct ScanSetup {
   int stats_shift = 0;  // the statistics' bucket
   std::size_t exact_limit = 0;
   std::function<bool()> cancelled;
-  // Whether this pass also counts the statistics and finds the GPUs' idle gaps (at least this
-  // long): the overview's pass does, the full model's pass after it does not need to again.
-  bool with_statistics = true;
-  Nanos min_gap_ns = 1;
+  Nanos min_gap_ns = 1;  // shorter idle stretches of a GPU are not gaps
+  // kSpans (the overview): slices without names, statistics counted by kind only, gaps without
+  // their launches' correlation ids.
+  BulkColumns columns = BulkColumns::kAll;
 };
 
 // The share of the bulk tables one loader thread reads. Two shares about even for a training run:

@@ -221,8 +221,11 @@ void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double 
   auto replaced = std::move(source_);  // the view lets go of it first
   source_ = source ? std::move(source).value() : nullptr;
   if (refining) {
-    // Same tracks, lanes, statistics and findings as the overview: only the lanes' detail is new.
+    // Same tracks, lanes and findings as the overview; new: the lanes' detail and names, the
+    // statistics and the idle gaps.
     view_->refineTimeline(timeline_, source_.get());
+    refreshStatistics();
+    if (!search_->text().isEmpty()) runSearch();
     showLoadStatus();
     emit loaded(true);
     return;
@@ -248,7 +251,7 @@ void MainWindow::showLoadStatus() {
   if (!timeline_) return;
   if (timeline_->resolution == Resolution::kOverview) {
     statusBar()->showMessage(tr("Overview of %1 slices on %2 tracks, %3 findings, in %4 s; showing %5; reading "
-                                "every slice for the full detail…")
+                                "names, statistics and full detail…")
                                  .arg(timeline_->sliceCount())
                                  .arg(timeline_->tracks.size())
                                  .arg(findings_->rowCount())
