@@ -15,7 +15,9 @@
 #include <QTextDocument>
 #include <QWheelEvent>
 
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "OffscreenApp.h"
 #include "SampleStore.h"
@@ -79,6 +81,63 @@ class TimelineWindow : public ::testing::Test {
   TimelineView* view_ = nullptr;
 };
 std::string TimelineWindow::store_path_;
+
+// The pixels of the lane area (right of the labels, under the ruler) that differ from its most
+// common colour, the background.
+std::size_t inkInLanes(const QImage& image) {
+  std::map<QRgb, std::size_t> colours;
+  for (int y = TimelineView::kRulerHeight; y < image.height(); ++y) {
+    for (int x = TimelineView::kGutterWidth; x < image.width(); ++x) ++colours[image.pixel(x, y)];
+  }
+  std::size_t total = 0;
+  std::size_t background = 0;
+  for (const auto& [colour, count] : colours) {
+    total += count;
+    background = std::max(background, count);
+  }
+  return total - background;
+}
+
+std::vector<std::tuple<int, int, int, std::uint32_t>> rowGeometry(const TrackLayout& layout) {
+  std::vector<std::tuple<int, int, int, std::uint32_t>> rows;
+  for (const LayoutRow& row : layout.rows()) rows.emplace_back(row.y, row.height, row.track, row.lanes);
+  return rows;
+}
+
+// A store past the overview threshold (lowered here) is painted first from its overview, with
+// every lane drawn; the full model then replaces it without moving the lanes, the rows or the
+// range the user chose meanwhile.
+TEST_F(TimelineWindow, ShowsAnOverviewFirstThenRefinesItInPlace) {
+  LoadLimits limits;
+  limits.overview_from_rows = 0;
+  limits.overview_buckets_log2 = 8;
+  limits.overview_exact_slices_per_lane = 16;
+  QSignalSpy overview(window_.get(), &MainWindow::overviewShown);
+  QSignalSpy loaded(window_.get(), &MainWindow::loaded);
+  window_->open({store_path_}, limits);
+  ASSERT_TRUE(overview.wait(60'000));
+  ASSERT_NE(view_->timeline(), nullptr);
+  ASSERT_EQ(view_->timeline()->resolution, Resolution::kOverview);
+  const QImage first = view_->viewport()->grab().toImage();
+  const std::size_t lane_pixels =
+      static_cast<std::size_t>(first.width() - TimelineView::kGutterWidth) * (first.height() - TimelineView::kRulerHeight);
+  EXPECT_GT(inkInLanes(first), lane_pixels / 50) << "the overview's first frame is blank";
+  const auto rows = rowGeometry(*view_->layout());
+  view_->zoomToRange(testing::kBase + testing::kStepNs, testing::kBase + 3 * testing::kStepNs);
+  const Nanos begin = view_->timeAxis().beginNs();
+  const Nanos end = view_->timeAxis().endNs();
+
+  if (loaded.isEmpty()) {
+    ASSERT_TRUE(loaded.wait(60'000));
+  }
+  ASSERT_TRUE(loaded.front().front().toBool()) << window_->loadError();
+  EXPECT_EQ(overview.size(), 1);
+  EXPECT_EQ(view_->timeline()->resolution, Resolution::kFull);
+  EXPECT_EQ(rowGeometry(*view_->layout()), rows);
+  EXPECT_EQ(view_->timeAxis().beginNs(), begin);
+  EXPECT_EQ(view_->timeAxis().endNs(), end);
+  EXPECT_GT(inkInLanes(view_->viewport()->grab().toImage()), lane_pixels / 50);
+}
 
 TEST_F(TimelineWindow, LoadsTheStoreAndListsFindings) {
   ASSERT_NE(view_->timeline(), nullptr);

@@ -28,6 +28,11 @@ std::string_view columnsSql(BulkTable table) {
   return "";
 }
 
+// Where and when: the first six columns of columnsSql().
+std::string_view spanColumnsSql(BulkTable table) {
+  return bulkSpec(table).gpu ? "id, pid, device, stream, start_ns, end_ns" : "id, pid, tid, -1, start_ns, end_ns";
+}
+
 }  // namespace
 
 const BulkSpec& bulkSpec(BulkTable table) { return kSpecs[static_cast<std::size_t>(table)]; }
@@ -53,8 +58,10 @@ std::string_view labelSql(BulkTable table) {
 
 Result<void> readBulk(const store::Reader& reader, const StoreInfo& store, BulkTable table, std::string_view where,
                       const std::vector<store::QueryParam>& params, std::string_view order,
-                      const std::function<void(const BulkRow&)>& on_row) {
-  std::string sql = fmt::format("SELECT {} FROM {}", columnsSql(table), bulkSpec(table).table);
+                      const std::function<void(const BulkRow&)>& on_row, BulkColumns columns) {
+  const bool spans = columns == BulkColumns::kSpans;
+  std::string sql =
+      fmt::format("SELECT {} FROM {}", spans ? spanColumnsSql(table) : columnsSql(table), bulkSpec(table).table);
   if (const auto label = sql.find("{label}"); label != std::string::npos) sql.replace(label, 7, labelSql(table));
   if (!where.empty()) sql += fmt::format(" WHERE {}", where);
   if (!order.empty()) sql += fmt::format(" ORDER BY {}", order);
@@ -67,6 +74,10 @@ Result<void> readBulk(const store::Reader& reader, const StoreInfo& store, BulkT
     row.b = r.integer(3);
     row.start_ns = r.integer(4) + shift;
     row.end_ns = r.integer(5) + shift;
+    if (spans) {
+      on_row(row);
+      return;
+    }
     const std::int64_t name_id = r.integer(6);
     if (name_id >= 0 && static_cast<std::size_t>(name_id) < store.string_names.size()) {
       row.name = store.string_names[static_cast<std::size_t>(name_id)];

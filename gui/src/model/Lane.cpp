@@ -40,6 +40,7 @@ Lane::Lane(std::vector<Slice> slices) : slices_(std::move(slices)) {
   count_ = slices_.size();
   if (!slices_.empty()) {
     origin_ = slices_.front().start_ns;
+    begin_ns_ = origin_;
     end_ns_ = slices_.back().end_ns;
   }
   buildLevelsFromSlices();
@@ -93,9 +94,24 @@ void Lane::collectFromLevel(const LodLevel& level, const FrameScale& frame, std:
   auto it = std::partition_point(level.buckets.begin(), level.buckets.end(),
                                  [&frame](const LodBucket& bucket) { return bucket.max_end_ns < frame.begin_ns; });
   const Nanos end_ns = frame.endNs();
-  for (; it != level.buckets.end() && it->min_start_ns <= end_ns; ++it) {
-    out.push_back({frame.xAt(it->min_start_ns), frame.xAt(it->max_end_ns), &it->longest, it->count,
-                   busyFraction(it->busy_ns, it->min_start_ns, it->max_end_ns, it->count)});
+  // The chosen level's buckets are half a pixel to a pixel wide: the buckets that start in one pixel
+  // column are folded into one item, so that a zoomed-out frame draws at most one item a pixel.
+  while (it != level.buckets.end() && it->min_start_ns <= end_ns) {
+    const double x0 = frame.xAt(it->min_start_ns);
+    const Nanos boundary_ns = frame.timeAt(std::floor(x0) + 1.0);
+    const Nanos min_start_ns = it->min_start_ns;
+    const LodBucket* longest = &*it;
+    Nanos max_end_ns = it->max_end_ns;
+    Nanos busy_ns = 0;
+    std::uint32_t count = 0;
+    for (auto first = it; it != level.buckets.end() && (it == first || it->min_start_ns < boundary_ns); ++it) {
+      max_end_ns = std::max(max_end_ns, it->max_end_ns);
+      busy_ns += it->busy_ns;
+      count += it->count;
+      if (it->longest.duration() > longest->longest.duration()) longest = &*it;
+    }
+    out.push_back({x0, frame.xAt(max_end_ns), &longest->longest, count,
+                   busyFraction(busy_ns, min_start_ns, max_end_ns, count)});
   }
 }
 
@@ -168,6 +184,8 @@ LaneBuilder::LaneBuilder(Nanos origin, int finest_shift, std::size_t exact_limit
 }
 
 void LaneBuilder::add(const Slice& slice) {
+  // A summarised lane's origin is the timeline's, not its first slice's.
+  if (lane_.count_ == 0) lane_.begin_ns_ = slice.start_ns;
   ++lane_.count_;
   lane_.end_ns_ = std::max(lane_.end_ns_, slice.end_ns);
   addToFinest(slice);

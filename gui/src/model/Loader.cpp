@@ -1,11 +1,13 @@
 // Loads stores into a Timeline: the small tables whole through store::Reader, the bulk tables by
-// two scans that run side by side (GPU tables on a second thread, host tables and then the memory
-// counters on this one), then the tracks in order, the run's extent, what the first view frames and
-// why the GPUs sat idle.
+// two scans that run side by side (GPU work and CUDA API calls on a second thread, CPU ops, NVTX and
+// then the memory counters on this one), then the tracks in order, the run's extent, what the first
+// view frames and why the GPUs sat idle. A large store is scanned twice: first for an overview
+// (where and when each row lies, into coarse lanes), then for the full model.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -102,6 +104,21 @@ Result<void> widenByBulkStarts(const store::Reader& reader, Nanos shift, Nanos& 
     }
   }
   return {};
+}
+
+// About how many rows the bulk tables hold: their largest id, an index lookup each (the writer
+// appends, so ids count rows).
+Result<std::uint64_t> bulkRows(const store::Reader& reader) {
+  std::uint64_t rows = 0;
+  for (const auto table : {detail::BulkTable::kKernels, detail::BulkTable::kMemcpy, detail::BulkTable::kMemset,
+                           detail::BulkTable::kApiCalls, detail::BulkTable::kCpuOps, detail::BulkTable::kNvtx}) {
+    auto done = reader.query(fmt::format("SELECT max(id) FROM {}", detail::bulkSpec(table).table),
+                             [&](const store::Row& row) {
+                               if (!row.isNull(0)) rows += static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.integer(0)));
+                             });
+    if (!done) return done.error();
+  }
+  return rows;
 }
 
 std::string stepLabel(const store::Step& step) { return fmt::format("step {}", step.index); }
@@ -244,15 +261,81 @@ void setExtent(Timeline& timeline) {
   timeline.end_ns = std::max(high, low + 1);
 }
 
+// What one pass over the bulk tables produced, both threads' shares merged.
+struct BulkPass {
+  std::map<TrackKey, std::vector<Lane>> tracks;
+  StatsIndex stats;
+  std::vector<GpuGap> gaps;
+  std::map<TrackKey, CounterLane> counters;
+};
+
+Result<BulkPass> scanBulkTables(const detail::ScanSetup& setup) {
+  std::optional<Result<detail::ScanResult>> gpu;
+  std::thread gpu_thread([&] { gpu.emplace(detail::scanBulk(setup, detail::kGpuShare)); });
+  auto cpu = detail::scanBulk(setup, detail::kCpuShare);
+  auto counters = cpu ? detail::scanCounters(setup) : Result<std::map<TrackKey, CounterLane>>(cpu.error());
+  gpu_thread.join();
+  if (!cpu) return cpu.error();
+  if (!counters) return counters.error();
+  if (!*gpu) return gpu->error();
+  if (setup.cancelled && setup.cancelled()) return cancelledError();
+  BulkPass pass;
+  pass.stats = StatsIndex(setup.origin, setup.stats_shift);
+  for (auto* scan : {&cpu.value(), &gpu->value()}) {
+    pass.tracks.merge(scan->tracks);
+    pass.stats.absorb(std::move(scan->stats));
+  }
+  pass.gaps = std::move(gpu->value().gaps);
+  pass.counters = std::move(counters).value();
+  return pass;
+}
+
+// Fills a timeline that holds the small tables and their tracks with a pass over the bulk tables:
+// tracks in order, extent, statistics, gaps and the first view.
+void arrange(Timeline& timeline, std::map<TrackKey, std::vector<Lane>> small, BulkPass pass) {
+  small.merge(pass.tracks);
+  timeline.stats.absorb(std::move(pass.stats));
+  timeline.stats.finish();
+  timeline.gaps = std::move(pass.gaps);
+  std::sort(timeline.gaps.begin(), timeline.gaps.end(), [](const GpuGap& a, const GpuGap& b) {
+    return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
+  });
+  detail::assembleTracks(timeline, std::move(small), std::move(pass.counters));
+  setExtent(timeline);
+  timeline.focus = chooseFocus(timeline);
+}
+
+// The overview: every row read, but only where and when it lies (BulkColumns::kSpans), into coarse
+// lanes. Tracks, lanes, extent and first view come out as the full model's: the first view is
+// chosen from the same gaps and the same GPU operation counts per statistics bucket. Its slices
+// have no names yet, so it carries no statistics and no gaps (their causes need the launches).
+Result<std::shared_ptr<const Timeline>> readOverview(const Timeline& base, std::map<TrackKey, std::vector<Lane>> small,
+                                                     detail::ScanSetup setup, int shift) {
+  setup.shift = shift;
+  setup.columns = detail::BulkColumns::kSpans;
+  auto pass = scanBulkTables(setup);
+  if (!pass) return pass.error();
+  auto overview = std::make_shared<Timeline>(base);
+  overview->resolution = Resolution::kOverview;
+  overview->detail_shift = shift;
+  arrange(*overview, std::move(small), std::move(pass).value());
+  overview->stats = StatsIndex(setup.origin, setup.stats_shift);
+  overview->stats.finish();
+  overview->gaps.clear();
+  return std::shared_ptr<const Timeline>(std::move(overview));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::string>& paths,
-                                                     const std::function<bool()>& cancelled, const LoadLimits& limits) {
+                                                     const std::function<bool()>& cancelled, const LoadLimits& limits,
+                                                     const OverviewReady& on_overview) {
   auto timeline = std::make_shared<Timeline>();
   Names names(timeline->names);
   Nanos low = std::numeric_limits<Nanos>::max();
   Nanos high = std::numeric_limits<Nanos>::min();
   Nanos anchor = 0;  // wall minus monotonic time of the first store
+  std::uint64_t bulk_rows = 0;
   for (std::uint32_t index = 0; index < paths.size(); ++index) {
     if (cancelled && cancelled()) return cancelledError();
     auto reader = store::Reader::open(paths[index]);
@@ -268,6 +351,9 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
     if (auto small = loadSmallTables(**reader, index, store.shift_ns, timeline->records); !small) return small.error();
     if (auto widened = widenByBulkStarts(**reader, store.shift_ns, low, high); !widened) return widened.error();
     if (auto widened = detail::widenByCounters(**reader, store.shift_ns, low, high); !widened) return widened.error();
+    auto rows = bulkRows(**reader);
+    if (!rows) return rows.error();
+    bulk_rows += *rows;
     timeline->stores.push_back(std::move(store));
   }
   const auto widen = [&](Nanos start, Nanos end) {
@@ -279,10 +365,14 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   for (const auto& compile : timeline->records.compiles) widen(compile.start_ns, compile.end_ns);
   if (low > high) low = high = 0;
 
-  // The finest summary bucket: a power of two about 2^-summary_buckets_log2 of the run.
+  // The finest summary bucket: a power of two about 2^-buckets_log2 of the run.
   const Nanos span = std::max<Nanos>(1, high - low);
-  int shift = 0;
-  while (shift < 62 && (span >> shift) >= (Nanos{1} << limits.summary_buckets_log2)) ++shift;
+  const auto finestShift = [span](int buckets_log2) {
+    int shift = 0;
+    while (shift < 62 && (span >> shift) >= (Nanos{1} << buckets_log2)) ++shift;
+    return shift;
+  };
+  const int shift = finestShift(limits.summary_buckets_log2);
   timeline->detail_shift = shift;
   // Stats buckets are four times the finest summary bucket: 1/65536 of the run by default.
   const int stats_shift = shift + 2;
@@ -290,29 +380,18 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   auto small = smallTracks(timeline->records, names, timeline->stats);
 
   detail::ScanSetup setup{&timeline->stores, low, shift, stats_shift, limits.exact_slices_per_lane, cancelled};
-  std::optional<Result<detail::ScanResult>> gpu;
-  std::thread gpu_thread([&] { gpu.emplace(detail::scanBulk(setup, /*gpu=*/true)); });
-  auto host = detail::scanBulk(setup, /*gpu=*/false);
-  auto counters = host ? detail::scanCounters(setup) : Result<std::map<TrackKey, CounterLane>>(host.error());
-  gpu_thread.join();
-  if (!host) return host.error();
-  if (!counters) return counters.error();
-  if (!*gpu) return gpu->error();
-  if (cancelled && cancelled()) return cancelledError();
-
-  std::map<TrackKey, std::vector<Lane>> tracks = std::move(small);
-  for (auto* scan : {&host.value(), &gpu->value()}) {
-    tracks.merge(scan->tracks);
-    timeline->stats.absorb(std::move(scan->stats));
+  setup.min_gap_ns = Nanos{1} << shift;
+  if (on_overview && bulk_rows > limits.overview_from_rows) {
+    detail::ScanSetup coarse = setup;
+    coarse.exact_limit = limits.overview_exact_slices_per_lane;
+    auto overview =
+        readOverview(*timeline, small, std::move(coarse), std::max(shift, finestShift(limits.overview_buckets_log2)));
+    if (!overview) return overview.error();
+    on_overview(std::move(overview).value());
   }
-  timeline->stats.finish();
-  timeline->gaps = std::move(gpu->value().gaps);
-  std::sort(timeline->gaps.begin(), timeline->gaps.end(), [](const GpuGap& a, const GpuGap& b) {
-    return std::tie(a.store, a.gap.device, a.gap.start_ns) < std::tie(b.store, b.gap.device, b.gap.start_ns);
-  });
-  detail::assembleTracks(*timeline, std::move(tracks), std::move(counters).value());
-  setExtent(*timeline);
-  timeline->focus = chooseFocus(*timeline);
+  auto pass = scanBulkTables(setup);
+  if (!pass) return pass.error();
+  arrange(*timeline, std::move(small), std::move(pass).value());
   if (auto explained = detail::explainGaps(*timeline, limits.explained_gaps); !explained) return explained.error();
   if (cancelled && cancelled()) return cancelledError();
   return std::shared_ptr<const Timeline>(std::move(timeline));

@@ -29,6 +29,8 @@ class StartOrder {
       late_ = true;
       return;
     }
+    // One comparison a row tells whether the pending rows need sorting at all (they rarely do).
+    if (!pending_.empty() && placedBefore(row, pending_.back())) sorted_ = false;
     pending_.push_back(row);
     if (pending_.size() >= 2 * kChunk) release(kChunk);
   }
@@ -43,8 +45,9 @@ class StartOrder {
   static constexpr std::size_t kChunk = std::size_t{1} << 16;
 
   void release(std::size_t count) {
-    if (!std::is_sorted(pending_.begin(), pending_.end(), placedBefore)) {
+    if (!sorted_) {
       std::stable_sort(pending_.begin(), pending_.end(), placedBefore);
+      sorted_ = true;
       if (emitted_any_ && placedBefore(pending_.front(), last_emitted_)) {
         late_ = true;
         return;
@@ -61,19 +64,21 @@ class StartOrder {
   std::function<void(const BulkRow&)> emit_;
   std::vector<BulkRow> pending_;
   BulkRow last_emitted_;
+  bool sorted_ = true;  // pending_ is in placement order
   bool emitted_any_ = false;
   bool late_ = false;
 };
 
 // Reads a whole table in start order: storage order through StartOrder, else index order.
 Result<void> readInStartOrder(const store::Reader& reader, const StoreInfo& store, BulkTable table,
-                              const std::function<void(const BulkRow&)>& on_row, const std::function<void()>& restart) {
+                              BulkColumns columns, const std::function<void(const BulkRow&)>& on_row,
+                              const std::function<void()>& restart) {
   StartOrder order(on_row);
-  auto read = readBulk(reader, store, table, "", {}, "", [&](const BulkRow& row) { order.push(row); });
+  auto read = readBulk(reader, store, table, "", {}, "", [&](const BulkRow& row) { order.push(row); }, columns);
   if (!read) return read;
   if (order.finish()) return {};
   restart();
-  return readBulk(reader, store, table, "", {}, kIndexOrder, on_row);
+  return readBulk(reader, store, table, "", {}, kIndexOrder, on_row, columns);
 }
 
 class Scanner {
@@ -110,7 +115,7 @@ class Scanner {
       }
     };
     auto read = readInStartOrder(
-        reader_, store_, BulkTable::kKernels,
+        reader_, store_, BulkTable::kKernels, setup_.columns,
         [&](const BulkRow& kernel) {
           feed_copies_before(&kernel);
           addGpu(kernel, RecordKind::kKernel, stats);
@@ -128,16 +133,18 @@ class Scanner {
     return {};
   }
 
-  Result<void> hostTables() {
-    for (const BulkTable table : kHostTables) {
+  Result<void> hostTables(std::span<const BulkTable> tables) {
+    for (const BulkTable table : tables) {
       if (setup_.cancelled && setup_.cancelled()) return cancelledError();
       const BulkSpec& spec = bulkSpec(table);
+      // Without names (the overview) only the GPU's operations are counted: the first view needs them.
+      const bool with_statistics = setup_.columns == BulkColumns::kAll;
       StatsIndex stats(setup_.origin, setup_.stats_shift);
       auto read = readInStartOrder(
-          reader_, store_, table,
+          reader_, store_, table, setup_.columns,
           [&](const BulkRow& row) {
             tracks_.add({store_index_, false, row.pid, row.a, 0, spec.track}, row.slice(spec.kind));
-            stats.add(spec.stat, row.name, row.start_ns, row.end_ns - row.start_ns);
+            if (with_statistics) stats.add(spec.stat, row.name, row.start_ns, row.end_ns - row.start_ns);
           },
           [&] {
             const std::uint32_t store = store_index_;
@@ -233,19 +240,21 @@ std::vector<GpuGap> GpuBusy::finish() {
   return gaps;
 }
 
-Result<ScanResult> scanBulk(const ScanSetup& setup, bool gpu) {
+Result<ScanResult> scanBulk(const ScanSetup& setup, const ScanShare& share) {
   ScanResult result;
   result.stats = StatsIndex(setup.origin, setup.stats_shift);
   TrackSet tracks(setup.origin, setup.shift, setup.exact_limit);
-  GpuBusy busy(Nanos{1} << setup.shift);
+  GpuBusy busy(setup.min_gap_ns);
   const auto& stores = *setup.stores;
   for (std::uint32_t index = 0; index < stores.size(); ++index) {
     if (setup.cancelled && setup.cancelled()) return cancelledError();
     auto reader = store::Reader::open(stores[index].path);
     if (!reader) return reader.error();
     Scanner scanner(setup, index, **reader, result, tracks, busy);
-    auto scanned = gpu ? scanner.gpuTables() : scanner.hostTables();
-    if (!scanned) return scanned.error();
+    if (share.gpu_tables) {
+      if (auto scanned = scanner.gpuTables(); !scanned) return scanned.error();
+    }
+    if (auto scanned = scanner.hostTables(share.host_tables); !scanned) return scanned.error();
   }
   result.tracks = tracks.finish();
   result.gaps = busy.finish();

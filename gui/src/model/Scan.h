@@ -2,6 +2,7 @@
 // start order, the GPUs' idle gaps found on the way, and the assembly of the finished tracks.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -75,15 +76,30 @@ struct ScanResult {
 struct ScanSetup {
   const std::vector<StoreInfo>* stores = nullptr;
   Nanos origin = 0;
-  int shift = 0;        // the finest summary bucket
+  int shift = 0;        // the lanes' finest summary bucket
   int stats_shift = 0;  // the statistics' bucket
   std::size_t exact_limit = 0;
   std::function<bool()> cancelled;
+  Nanos min_gap_ns = 1;  // shorter idle stretches of a GPU are not gaps
+  // kSpans (the overview): slices without names, statistics counted by kind only, gaps without
+  // their launches' correlation ids.
+  BulkColumns columns = BulkColumns::kAll;
 };
 
-// Reads the GPU tables (kernels, copies, memsets) or the host tables (CUDA API, CPU ops, NVTX) of
-// every store with a reader of its own, so that the two can run on two threads.
-[[nodiscard]] Result<ScanResult> scanBulk(const ScanSetup& setup, bool gpu);
+// The share of the bulk tables one loader thread reads. Two shares about even for a training run:
+// the GPU's work with the calls that launched it, and the CPU ops with NVTX ranges.
+struct ScanShare {
+  bool gpu_tables = false;                  // kernels, copies and memsets
+  std::span<const BulkTable> host_tables;  // in this order
+};
+inline constexpr std::array<BulkTable, 1> kLaunchTables{BulkTable::kApiCalls};
+inline constexpr std::array<BulkTable, 2> kCpuTables{BulkTable::kCpuOps, BulkTable::kNvtx};
+inline constexpr ScanShare kGpuShare{true, kLaunchTables};
+inline constexpr ScanShare kCpuShare{false, kCpuTables};
+
+// Reads one share of the tables of every store with a reader of its own, so that the two shares
+// can run on two threads.
+[[nodiscard]] Result<ScanResult> scanBulk(const ScanSetup& setup, const ScanShare& share);
 
 // The memory_samples series shown as counter lanes, in track order: host RSS, torch's CPU allocator
 // (imported profiler traces), a GPU's allocated and reserved bytes.

@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QTimer>
 
+#include <limits>
 #include <optional>
 
 #include "torchscope/gui/ItemModels.h"
@@ -38,7 +39,10 @@ bool waitUntilLoaded(MainWindow& window, const std::vector<std::string>& paths) 
   });
   QObject::connect(&window, &MainWindow::analysed, &loop, &QEventLoop::quit);
   QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
-  window.open(paths);
+  // The picture is of the full model: an overview first would only cost a second read.
+  LoadLimits limits;
+  limits.overview_from_rows = std::numeric_limits<std::uint64_t>::max();
+  window.open(paths, limits);
   loop.exec();
   return ok;
 }

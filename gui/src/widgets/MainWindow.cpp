@@ -152,7 +152,7 @@ MainWindow::~MainWindow() {
   if (loader_.joinable()) loader_.join();
 }
 
-void MainWindow::open(const std::vector<std::string>& paths) {
+void MainWindow::open(const std::vector<std::string>& paths, const LoadLimits& limits) {
   const std::uint64_t generation = ++generation_;
   if (loader_.joinable()) loader_.join();
   paths_ = paths;
@@ -170,11 +170,22 @@ void MainWindow::open(const std::vector<std::string>& paths) {
                         (paths.size() > 1 ? tr(" and %1 more").arg(paths.size() - 1) : QString());
   setWindowTitle(QStringLiteral("torchscope — %1").arg(shown));
   statusBar()->showMessage(tr("Loading %1…").arg(shown));
-  loader_ = std::thread([this, paths, generation] {
+  loader_ = std::thread([this, paths, generation, limits] {
     const auto stale = [this, generation] { return generation_.load() != generation; };
     const auto started = std::chrono::steady_clock::now();
-    auto result = loadTimeline(paths, stale);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const auto elapsed = [started] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    const auto show_overview = [this, generation, &elapsed](std::shared_ptr<const Timeline> overview) {
+      QMetaObject::invokeMethod(
+          this,
+          [this, generation, seconds = elapsed(), overview = std::move(overview)] {
+            if (generation == generation_.load()) applyTimeline(overview, seconds);
+          },
+          Qt::QueuedConnection);
+    };
+    auto result = loadTimeline(paths, stale, limits, show_overview);
+    const double seconds = elapsed();
     const bool analyse = result && result.value()->records.findings.empty();
     QMetaObject::invokeMethod(
         this,
@@ -203,15 +214,31 @@ void MainWindow::open(const std::vector<std::string>& paths) {
 }
 
 void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds) {
+  const bool refining = timeline_ && timeline_->resolution == Resolution::kOverview;
   timeline_ = std::move(timeline);
   load_seconds_ = seconds;
   auto source = DetailSource::open(timeline_);
+  auto replaced = std::move(source_);  // the view lets go of it first
   source_ = source ? std::move(source).value() : nullptr;
+  if (refining) {
+    // Same tracks, lanes and findings as the overview; new: the lanes' detail and names, the
+    // statistics and the idle gaps.
+    view_->refineTimeline(timeline_, source_.get());
+    refreshStatistics();
+    if (!search_->text().isEmpty()) runSearch();
+    showLoadStatus();
+    emit loaded(true);
+    return;
+  }
   view_->setTimeline(timeline_, source_.get());
   applyFindings(timeline_->records.findings);
   refreshStatistics();
   if (!search_->text().isEmpty()) runSearch();
-  emit loaded(true);
+  if (timeline_->resolution == Resolution::kOverview) {
+    emit overviewShown();
+  } else {
+    emit loaded(true);
+  }
 }
 
 void MainWindow::applyFindings(std::vector<store::Finding> findings) {
@@ -222,6 +249,16 @@ void MainWindow::applyFindings(std::vector<store::Finding> findings) {
 
 void MainWindow::showLoadStatus() {
   if (!timeline_) return;
+  if (timeline_->resolution == Resolution::kOverview) {
+    statusBar()->showMessage(tr("Overview of %1 slices on %2 tracks, %3 findings, in %4 s; showing %5; reading "
+                                "names, statistics and full detail…")
+                                 .arg(timeline_->sliceCount())
+                                 .arg(timeline_->tracks.size())
+                                 .arg(findings_->rowCount())
+                                 .arg(load_seconds_, 0, 'f', 2)
+                                 .arg(QString::fromStdString(timeline_->focus.what)));
+    return;
+  }
   statusBar()->showMessage(tr("%1 slices on %2 tracks, %3 findings, loaded in %4 s; showing %5")
                                .arg(timeline_->sliceCount())
                                .arg(timeline_->tracks.size())

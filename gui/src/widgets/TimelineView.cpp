@@ -51,17 +51,7 @@ void TimelineView::setTimeline(std::shared_ptr<const Timeline> timeline, DetailS
   selection_flows_.clear();
   highlight_.clear();
   if (timeline_) {
-    fetcher_ = std::make_unique<WindowFetcher>(timeline_, [this](std::shared_ptr<const DetailWindow> window) {
-      QMetaObject::invokeMethod(
-          this,
-          [this, window = std::move(window)] {
-            if (!timeline_) return;
-            window_ = window;
-            viewport()->update();
-            emit detailArrived();
-          },
-          Qt::QueuedConnection);
-    });
+    startFetcher();
     axis_.setBounds(timeline_->begin_ns, timeline_->end_ns);
   }
   relayout();
@@ -69,6 +59,38 @@ void TimelineView::setTimeline(std::shared_ptr<const Timeline> timeline, DetailS
   verticalScrollBar()->setValue(0);
   emit selectionChanged();
   showFocus();
+}
+
+void TimelineView::refineTimeline(std::shared_ptr<const Timeline> timeline, DetailSource* source) {
+  if (!timeline_ || !timeline || timeline->tracks.size() != timeline_->tracks.size()) {
+    setTimeline(std::move(timeline), source);
+    return;
+  }
+  const int scroll = verticalScrollBar()->value();
+  // A window fetched for the overview is dropped: its range may be asked for again at the finer resolution.
+  fetcher_.reset();
+  window_.reset();
+  requested_.reset();
+  timeline_ = std::move(timeline);
+  source_ = source;
+  startFetcher();
+  relayout();
+  verticalScrollBar()->setValue(scroll);
+  rangeMoved();
+}
+
+void TimelineView::startFetcher() {
+  fetcher_ = std::make_unique<WindowFetcher>(timeline_, [this](std::shared_ptr<const DetailWindow> window) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, window = std::move(window)] {
+          if (!timeline_) return;
+          window_ = window;
+          viewport()->update();
+          emit detailArrived();
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 QPoint TimelineView::pointAt(Nanos t, int content_y) const {

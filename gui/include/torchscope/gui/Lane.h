@@ -103,7 +103,7 @@ class Lane {
   [[nodiscard]] const std::vector<LodLevel>& levels() const { return levels_; }
   [[nodiscard]] std::size_t count() const { return count_; }
   [[nodiscard]] Nanos origin() const { return origin_; }
-  [[nodiscard]] Nanos beginNs() const { return count_ == 0 ? 0 : origin_; }
+  [[nodiscard]] Nanos beginNs() const { return begin_ns_; }  // the first slice's start (0 when empty)
   [[nodiscard]] Nanos endNs() const { return end_ns_; }
 
   // True when the frame is finer than this summarised lane's finest bucket: its slices must be
@@ -134,6 +134,7 @@ class Lane {
   std::vector<LodLevel> levels_;  // finest first
   std::size_t count_ = 0;
   Nanos origin_ = 0;
+  Nanos begin_ns_ = 0;
   Nanos end_ns_ = 0;
 };
 

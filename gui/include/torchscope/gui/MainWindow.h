@@ -1,8 +1,9 @@
 // The timeline window: the timeline in the centre with the statistics of the visible range and the
 // source pane under it, findings, the selected finding's explanation and the selection's details on
-// the right, a search box and fit buttons in the toolbar. Stores are loaded on a background thread,
-// then analysed there when they hold no findings (an imported trace); each open() bumps a generation
-// counter so that a stale load is cancelled and its results dropped.
+// the right, a search box and fit buttons in the toolbar. Stores are loaded on a background thread
+// (a large one shown first as an overview, then refined in place), then analysed there when they
+// hold no findings (an imported trace); each open() bumps a generation counter so that a stale load
+// is cancelled and its results dropped.
 #pragma once
 
 #include <QMainWindow>
@@ -39,9 +40,10 @@ class MainWindow : public QMainWindow {
   MainWindow(const MainWindow&) = delete;
   MainWindow& operator=(const MainWindow&) = delete;
 
-  // Starts loading the stores (several: the ranks of one job); loaded() is emitted on the GUI thread
-  // when the timeline is shown, analysed() when findings computed for it arrive.
-  void open(const std::vector<std::string>& paths);
+  // Starts loading the stores (several: the ranks of one job); overviewShown() is emitted on the GUI
+  // thread when the overview of a large store is shown, loaded() when the full timeline is, and
+  // analysed() when findings computed for it arrive.
+  void open(const std::vector<std::string>& paths, const LoadLimits& limits = {});
 
   [[nodiscard]] TimelineView* timelineView() const { return view_; }
   [[nodiscard]] FindingsModel* findingsModel() const { return findings_; }
@@ -63,6 +65,7 @@ class MainWindow : public QMainWindow {
   void refreshStatistics();
 
  signals:
+  void overviewShown();
   void loaded(bool ok);
   void analysed(bool ok);
 

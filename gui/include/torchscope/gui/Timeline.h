@@ -115,7 +115,19 @@ struct LoadLimits {
   std::size_t exact_slices_per_lane = std::size_t{1} << 18;
   int summary_buckets_log2 = 18;  // the finest summary bucket is about 2^-18 of the run
   std::size_t explained_gaps = 20000;  // the longest gaps get their cause from the analyzer
+  // Stores with more bulk rows than this are shown as an overview first (when loadTimeline() is
+  // given a callback for it): lanes of at most `overview_exact_slices_per_lane` exact slices, the
+  // others summarised down to about 2^-overview_buckets_log2 of the run (several buckets per pixel
+  // of a whole-run view 1600 px wide).
+  std::uint64_t overview_from_rows = std::uint64_t{1} << 20;
+  int overview_buckets_log2 = 14;
+  std::size_t overview_exact_slices_per_lane = std::size_t{1} << 12;
 };
+
+// How finely the bulk lanes were read. An overview has the full model's tracks, lanes, extent,
+// first view, statistics and idle gaps; only its summarised lanes stop at a coarser finest bucket
+// (frames finer than that fetch their slices from the store, as the full model's do past its own).
+enum class Resolution : std::uint8_t { kOverview, kFull };
 
 class Timeline {
  public:
@@ -127,6 +139,7 @@ class Timeline {
   Nanos end_ns = 0;
   Focus focus;
   int detail_shift = 0;  // the finest summary bucket is 2^detail_shift ns
+  Resolution resolution = Resolution::kFull;
   StatsIndex stats;
   std::vector<GpuGap> gaps;  // by store, device, then start
 
@@ -156,8 +169,13 @@ struct FindingLocation {
 [[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding);
 
 // Reads the stores with store::Reader and arranges them; `cancelled` is polled between steps.
+// With `on_overview`, a large store (LoadLimits::overview_from_rows) is read twice: a first pass
+// builds the overview and hands it to `on_overview` (on the loading thread), the second the full
+// model, which is returned. Both have the same tracks in the same order with the same lanes.
+using OverviewReady = std::function<void(std::shared_ptr<const Timeline>)>;
 [[nodiscard]] Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::string>& paths,
                                                                    const std::function<bool()>& cancelled = {},
-                                                                   const LoadLimits& limits = {});
+                                                                   const LoadLimits& limits = {},
+                                                                   const OverviewReady& on_overview = {});
 
 }  // namespace torchscope::gui

@@ -32,6 +32,9 @@ class TimelineView : public QAbstractScrollArea {
 
   // Shows a timeline; `source` answers the selection's flows (may be null: no flows).
   void setTimeline(std::shared_ptr<const Timeline> timeline, DetailSource* source);
+  // Replaces an overview by the full model of the same stores (same tracks, same lanes), keeping
+  // the visible range, the scroll position, folded groups, the selection and the highlight.
+  void refineTimeline(std::shared_ptr<const Timeline> timeline, DetailSource* source);
   [[nodiscard]] const Timeline* timeline() const { return timeline_.get(); }
   [[nodiscard]] const Viewport& timeAxis() const { return axis_; }
   [[nodiscard]] const TrackLayout* layout() const { return layout_.get(); }
@@ -80,6 +83,8 @@ class TimelineView : public QAbstractScrollArea {
   [[nodiscard]] const GpuGap* gapAt(QPoint position) const;
   // A tooltip for the counter band under the position: the series' value there; empty if none.
   [[nodiscard]] QString counterTip(QPoint position) const;
+  // A fetch thread for the current timeline's detail windows.
+  void startFetcher();
   void relayout();
   void updateScrollRange();
   // After every change of the visible range: asks for a detail window when the frame needs one.
