@@ -156,25 +156,43 @@ Result<void> Rounds::runFixes(std::vector<Arm>& arms) {
   std::vector<const Variant*> all = {&baseline_};
   for (const Arm& arm : arms) all.push_back(&arm.variant);
   const auto active = [&] { return std::any_of(arms.begin(), arms.end(), [](const Arm& arm) { return !arm.stopped; }); };
+  const auto width = static_cast<std::size_t>(std::max(options_.parallel_runs, 1));
   for (round_ = 1; active(); ++round_) {
     std::vector<PlannedRun> plan;
     const bool new_baseline = static_cast<int>(baseline_.runs.size()) < round_;
     if (new_baseline) plan.push_back({&baseline_, fmt::format("baseline-{}", round_)});
-    std::vector<Arm*> running;
-    for (Arm& arm : arms) {
+    // A run planned per active arm that has fewer than round_ runs, then the wave's free slots
+    // filled with the arms' next runs: a slot left idle costs as much wall time as a run.
+    std::vector<std::pair<Arm*, std::size_t>> running;  // arm, its runs before this round
+    std::vector<int> planned(arms.size(), 0);
+    for (std::size_t index = 0; index < arms.size(); ++index) {
+      Arm& arm = arms[index];
+      planned[index] = static_cast<int>(arm.variant.runs.size());
       if (arm.stopped) continue;
-      plan.push_back({&arm.variant, fmt::format("{}-{}", arm.request.id, round_)});
-      running.push_back(&arm);
+      running.emplace_back(&arm, arm.variant.runs.size());
+      if (planned[index] >= round_) continue;
+      plan.push_back({&arm.variant, fmt::format("{}-{}", arm.request.id, ++planned[index])});
     }
+    for (bool filled = true; filled && plan.size() % width != 0;) {
+      filled = false;
+      for (std::size_t index = 0; index < arms.size() && plan.size() % width != 0; ++index) {
+        if (arms[index].stopped || planned[index] >= report_.fix_rule.max_runs) continue;
+        plan.push_back({&arms[index].variant, fmt::format("{}-{}", arms[index].request.id, ++planned[index])});
+        filled = true;
+      }
+    }
+    if (plan.empty()) continue;  // every arm ran this round's run ahead in an earlier wave
     if (auto ran = runWaves(plan); !ran) return ran.error();
     if (new_baseline && baseline_.runs.back().exit_code != 0) {
       return makeError(ErrorCode::kInvalidArgument, fmt::format("the baseline job failed in round {} ({})", round_,
                                                                 runner_.describeFailure(baseline_.runs.back())));
     }
-    for (Arm* arm : running) {
-      if (checkRun(*arm, report_.fixes[arm->outcome_index], arm->variant.runs.size() - 1)) {
+    for (auto& [arm, before] : running) {
+      for (std::size_t index = before; index < arm->variant.runs.size(); ++index) {
+        if (!checkRun(*arm, report_.fixes[arm->outcome_index], index)) continue;
         arm->stopped = true;
-        if (options_.progress) options_.progress(arm->variant.name + ": stopped after this run");
+        if (options_.progress) options_.progress(fmt::format("{}: stopped after its run {}", arm->variant.name, index + 1));
+        break;
       }
     }
     for (Arm& arm : arms) {

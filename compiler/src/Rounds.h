@@ -2,8 +2,9 @@
 // still measured, the checks after a fix's first run (effect, parity, exit code), the looks after
 // each round that stop a fix (Sequential.h), the combined variant, and one progress line per run
 // with an estimate of the time left. With FixOptions::parallel_runs > 1 the runs of a round go in
-// waves of that many at once, the second baseline run beside the first, and the combination's runs
-// in waves of their own.
+// waves of that many at once, the second baseline run beside the first, a wave's free slots taken
+// by the fixes' next runs (a fix measured alone gets its first two runs in one wave), and the
+// combination's runs in waves of their own.
 #pragma once
 
 #include <string>
