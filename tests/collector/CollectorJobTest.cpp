@@ -412,6 +412,61 @@ TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
   EXPECT_TRUE(fs::exists(dir / "run.db"));
 }
 
+// Runtime fixes patch torch once the job imports it, not at interpreter start: Inductor checks the
+// CPU's vector units in `python -c` children, and with the fixes applied at start each of them
+// imported torch, a dozen CPU-seconds more for every fixed variant than for the baseline.
+TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  ProgramOptions options;
+  options.env["LD_PRELOAD"] = collectorLibrary().string();
+  options.env["TORCHSCOPE_SUMMARY"] = "0";
+  options.env["TORCHSCOPE_FIXES"] = "tensor-lr";
+  options.env["PYTHONPATH"] = std::string(TORCHSCOPE_SOURCE_DIR) + "/compiler/python";
+  options.env["TORCHSCOPE_OUTPUT"] = (dir / "plain.db").string();
+  const ProgramOutcome plain =
+      runProgram({TORCHSCOPE_PYTHON, "-c", "import sys; print('torch' in sys.modules)"}, options);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "False\n");
+  options.env["TORCHSCOPE_OUTPUT"] = (dir / "job.db").string();
+  const ProgramOutcome job = runProgram(
+      {TORCHSCOPE_PYTHON, "-c",
+       "import torch\n"
+       "optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)\n"
+       "print(type(optimizer.param_groups[0]['lr']).__name__)"},
+      options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out, "Tensor\n");
+}
+
+// torch builds a structured-trace event's payload (printed graphs, generated code) for whoever
+// listens: with the collector the only listener, only the events it reads are built; with another
+// handler (TORCH_TRACE, the user's own) every event is.
+TEST(CollectorJob, OnlyTheTraceEventsTheCollectorReadsAreBuilt) {
+  const TempDir scratch;
+  ProgramOptions options;
+  options.env["LD_PRELOAD"] = collectorLibrary().string();
+  options.env["TORCHSCOPE_SUMMARY"] = "0";
+  options.env["TORCHSCOPE_OUTPUT"] = (scratch.path() / "run.db").string();
+  const ProgramOutcome job = runProgram(
+      {TORCHSCOPE_PYTHON, "-c",
+       "import logging, torch\n"
+       "from torch._logging import trace_structured, _internal\n"
+       "built = []\n"
+       "def emit(name):\n"
+       "    trace_structured('artifact', lambda: {'name': name, 'encoding': 'string'},\n"
+       "                     payload_fn=lambda: built.append(name) or 'x')\n"
+       "emit('dynamo_start')  # torch's own handler (TORCH_TRACE unset) leaves at the first event\n"
+       "built.clear()\n"
+       "emit('inductor_output_code'); emit('recompile_reasons')\n"
+       "_internal.trace_log.addHandler(logging.NullHandler())\n"
+       "emit('aot_forward_graph')\n"
+       "print(built)"},
+      options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out, "['recompile_reasons', 'aot_forward_graph']\n");
+}
+
 TEST(CollectorJob, RunRejectsAMissingOutputDirectory) {
   const ProgramOutcome job = runUnderTorchscope("/nonexistent/dir/run.db", {"true"});
   EXPECT_EQ(job.exit_code, 2);

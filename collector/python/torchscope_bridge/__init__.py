@@ -91,7 +91,7 @@ def _restore_pythonpath():
 
 
 def _apply_runtime_fixes(abi):
-    """Runs torchscope_compiler.runtime.apply(ids) for TORCHSCOPE_FIXES before the user's script."""
+    """Runs torchscope_compiler.runtime.apply(ids) for TORCHSCOPE_FIXES once the job has imported torch."""
     fix_ids = [fix.strip() for fix in os.environ.get("TORCHSCOPE_FIXES", "").split(",") if fix.strip()]
     if not fix_ids:
         return
@@ -117,9 +117,11 @@ def start():
     abi.record("run", {"python_version": sys.version.split()[0]})
     from . import hooks
 
+    # Runtime fixes patch torch, so they wait until the job imports it: a Python child that never
+    # does (Inductor's `python -c` CPU-feature checks) would otherwise pay torch's import for them.
     try:
-        hooks.install(abi)
+        hooks.install(abi, lambda: _apply_runtime_fixes(abi))
     except Exception as error:
         abi.diagnostic("error", f"the Python bridge could not install its hooks: {type(error).__name__}: {error}")
-    _apply_runtime_fixes(abi)
+        _apply_runtime_fixes(abi)
     abi.bridge_started()

@@ -36,6 +36,7 @@ _cache_hits = {}
 _frame_code = {}
 _limit_messages = []
 _memory = None  # memory.Memory once torch is imported
+_after_torch_imported = None  # install()'s callback, run once
 
 
 def _now():
@@ -179,10 +180,50 @@ class LimitWarningFilter(logging.Filter):
         return True
 
 
+# The structured-trace events the handler reads; torch builds every other event's payload (printed
+# graphs, generated code, guards) only for whoever listens, at a cost that differs between variants
+# of a job, so when ours is the only handler the others are not built at all.
+_TRACE_EVENTS = ("compilation_metrics",)
+_TRACE_ARTIFACTS = ("dynamo_graph_break_reason", "recompile_reasons")
+_TRACE_ARTIFACT_PREFIXES = ("fx_graph_cache_",)
+
+
+def _wanted_artifact(metadata):
+    name = metadata.get("name", "") if isinstance(metadata, dict) else ""
+    return name in _TRACE_ARTIFACTS or name.startswith(_TRACE_ARTIFACT_PREFIXES)
+
+
+def _filter_trace_events(internal, handler):
+    """Puts a filter in front of torch's trace_structured, in torch._logging and in every module
+    that imported it by name already (modules imported later take the filtered one)."""
+    original = internal.trace_structured
+
+    @functools.wraps(original)
+    def trace_structured(name, metadata_fn=dict, **kwargs):
+        if any(other is not handler for other in internal.trace_log.handlers):  # TORCH_TRACE or the user's own
+            return original(name, metadata_fn, **kwargs)
+        if name == "artifact":
+            metadata = metadata_fn()
+            if not _wanted_artifact(metadata):
+                return None
+            return original(name, lambda: metadata, **kwargs)
+        if name not in _TRACE_EVENTS:
+            return None
+        return original(name, metadata_fn, **kwargs)
+
+    for module in list(sys.modules.values()):
+        try:
+            if getattr(module, "trace_structured", None) is original:
+                module.trace_structured = trace_structured
+        except Exception:
+            pass
+
+
 def _attach_trace_handler():
     from torch._logging import _internal
 
     handler = TraceHandler()
+    _filter_trace_events(_internal, handler)
 
     def attach():
         if handler not in _internal.trace_log.handlers:
@@ -359,7 +400,21 @@ def _record_code_roots(torch):
     _abi.record("code_roots", {"user": list(scope.user_roots), "library": list(scope.library_roots)})
 
 
+def _run_after_torch_imported():
+    global _after_torch_imported
+    callback, _after_torch_imported = _after_torch_imported, None
+    if callback is not None:
+        callback()
+
+
 def _on_torch_imported(torch):
+    try:
+        _hook_torch(torch)
+    finally:
+        _run_after_torch_imported()
+
+
+def _hook_torch(torch):
     global _torch, _prefixes, _optimizer_type, _memory
     try:
         version = str(getattr(torch, "__version__", ""))
@@ -459,9 +514,12 @@ def _after_fork_in_child():
     _frame_code.clear()
 
 
-def install(abi):
-    global _abi
+def install(abi, after_torch_imported=None):
+    """Installs the hooks; `after_torch_imported()` runs once the job has imported torch (at once
+    when it has already), after the torch hooks, or at once when torch is not installed."""
+    global _abi, _after_torch_imported
     _abi = abi
+    _after_torch_imported = after_torch_imported
     atexit.register(_at_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)
     if "torch" in sys.modules:
@@ -469,5 +527,6 @@ def install(abi):
     elif importlib.util.find_spec("torch") is None:
         abi.diagnostic("warning", f"torch is not installed for {sys.executable}: "
                                   "no compile, graph-break or step events were recorded")
+        _run_after_torch_imported()
     else:
         sys.meta_path.insert(0, TorchImportWatcher())

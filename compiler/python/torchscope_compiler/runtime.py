@@ -1,6 +1,7 @@
-"""Runtime fixes: patches applied to torch at interpreter start, before the user's script runs.
+"""Runtime fixes: patches applied to torch before the user's code uses it.
 
-The collector's Python bridge (or torchscope_compiler.launch) calls apply() with the fix ids
+The collector's Python bridge (as soon as the job has imported torch: a Python process that never
+does pays nothing) or torchscope_compiler.launch (before the script) calls apply() with the fix ids
 from TORCHSCOPE_FIXES. Each entry is `id` or `id:arg`. apply() is idempotent: a fix applied
 once is not applied again, so the bridge and the launcher may both call it.
 
