@@ -125,11 +125,11 @@ Result<std::vector<Arm>> prepareArms(const std::vector<Candidate>& candidates, c
   return arms;
 }
 
-// The accepted fixes together: runtime fixes in TORCHSCOPE_FIXES, source fixes on one copy.
+// The accepted fixes together: runtime fixes in TORCHSCOPE_FIXES, source fixes on one copy (runtime
+// fixes alone run the user's own files, as each of them did).
 Result<Arm> combinedArm(const JobLayout& job, Runner& runner, const std::vector<Arm>& arms, const Variant& baseline,
                         const fs::path& temp, FixOutcome& outcome) {
-  Arm combined{Variant{"combined", "", temp / "combined", {}}, FixRequest{}, 0, false};
-  if (auto copied = copyJobTree(job, combined.variant.copy_root); !copied) return copied.error();
+  Arm combined{Variant{"combined", "", baseline.copy_root, {}}, FixRequest{}, 0, false};
   outcome.id = "combined";
   outcome.kind = "combined";
   std::vector<std::string> source_specs;
@@ -142,6 +142,8 @@ Result<Arm> combinedArm(const JobLayout& job, Runner& runner, const std::vector<
     }
   }
   if (!source_specs.empty()) {
+    combined.variant.copy_root = temp / "combined";
+    if (auto copied = copyJobTree(job, combined.variant.copy_root); !copied) return copied.error();
     auto diff = runner.rewrite(combined.variant.copy_root, source_specs, executedFiles(baseline.runs.front(), baseline.copy_root));
     if (!diff) return diff.error();
     outcome.diff = *diff;

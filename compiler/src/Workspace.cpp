@@ -120,38 +120,67 @@ bool skippedFolder(const fs::path& folder) {
 }
 
 constexpr std::size_t kMaxEntries = 20000;
+constexpr int kMaxDepth = 32;  // deeper is a cycle of linked folders
+
+// True when `folder` holds a Python file, looking at most at kMaxEntries entries.
+bool holdsPython(const fs::path& folder) {
+  std::error_code error;
+  std::size_t seen = 0;
+  auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, error);
+  for (; !error && it != fs::recursive_directory_iterator() && ++seen <= kMaxEntries; it.increment(error)) {
+    if (it->path().extension() == ".py") return true;
+  }
+  return false;
+}
+
+class TreeCopy {
+ public:
+  explicit TreeCopy(fs::path root) : root_(std::move(root)) {}
+
+  // .py files are copied (fixes rewrite them), other files linked. A linked folder is copied the same
+  // way when it holds Python files (a package the job imports through a link: rewriting through the
+  // link would edit the user's files) and linked whole otherwise (data).
+  Result<void> copy(const fs::path& from, const fs::path& to, int depth) {
+    std::error_code error;
+    if (depth > kMaxDepth) return makeError(ErrorCode::kInvalidArgument, "linked folders loop at " + from.string());
+    fs::create_directories(to, error);
+    if (error) return makeError(ErrorCode::kIo, "cannot create " + to.string() + ": " + error.message());
+    for (fs::directory_iterator it(from, fs::directory_options::skip_permission_denied, error), end; it != end;
+         it.increment(error)) {
+      if (error) break;
+      if (++entries_ > kMaxEntries) {
+        return makeError(ErrorCode::kInvalidArgument, "the job's folder " + root_.string() + " holds more than 20000 entries");
+      }
+      const fs::path& path = it->path();
+      const fs::path target = to / path.filename();
+      if (it->is_directory(error)) {
+        if (skippedFolder(path)) continue;
+        if (it->is_symlink(error) && !holdsPython(path)) {
+          fs::create_symlink(path, target, error);
+        } else if (auto copied = copy(path, target, depth + 1); !copied) {
+          return copied;
+        }
+      } else if (path.extension() == ".py" && it->is_regular_file(error)) {
+        fs::copy_file(path, target, fs::copy_options::overwrite_existing, error);
+      } else {
+        fs::create_symlink(path, target, error);
+      }
+      if (error) return makeError(ErrorCode::kIo, "cannot copy " + path.string() + ": " + error.message());
+    }
+    if (error) return makeError(ErrorCode::kIo, "cannot read " + from.string() + ": " + error.message());
+    return {};
+  }
+
+ private:
+  fs::path root_;
+  std::size_t entries_ = 0;
+};
 
 }  // namespace
 
 Result<void> copyJobTree(const JobLayout& job, const fs::path& destination) {
   const fs::path root = job.sourceRoot();
-  std::error_code error;
-  fs::create_directories(destination, error);
-  if (error) return makeError(ErrorCode::kIo, "cannot create " + destination.string() + ": " + error.message());
-  std::size_t entries = 0;
-  auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, error);
-  if (error) return makeError(ErrorCode::kIo, "cannot read " + root.string() + ": " + error.message());
-  for (; it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (error) return makeError(ErrorCode::kIo, "cannot read " + root.string() + ": " + error.message());
-    if (++entries > kMaxEntries) {
-      return makeError(ErrorCode::kInvalidArgument, "the job's folder " + root.string() + " holds more than 20000 entries");
-    }
-    const fs::path relative = fs::relative(it->path(), root, error);
-    const fs::path target = destination / relative;
-    if (it->is_directory(error)) {
-      if (skippedFolder(it->path())) {
-        it.disable_recursion_pending();
-      } else {
-        fs::create_directories(target, error);
-      }
-    } else if (it->path().extension() == ".py" && it->is_regular_file(error)) {
-      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, error);
-    } else {
-      fs::create_symlink(it->path(), target, error);
-    }
-    if (error) return makeError(ErrorCode::kIo, "cannot copy " + it->path().string() + ": " + error.message());
-  }
-  return {};
+  return TreeCopy(root).copy(root, destination, 0);
 }
 
 std::vector<fs::path> pythonFiles(const fs::path& root) {

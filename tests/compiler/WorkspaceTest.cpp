@@ -70,6 +70,33 @@ TEST_F(WorkspaceFiles, CopiesSourcesAndLinksData) {
   EXPECT_EQ(inCopy(*job, copy, root_ / "job"), copy);
 }
 
+// A package reached through a linked folder (the demo's samples/ in the build tree) is copied, so
+// that the copy imports it and a rewrite never edits the user's file through the link; a linked
+// folder without Python (data) is linked whole; a loop of links is an error, not a hang.
+TEST_F(WorkspaceFiles, CopiesLinkedPackagesAndLinksLinkedData) {
+  fs::create_directories(root_ / "elsewhere" / "lib" / "sub");
+  std::ofstream(root_ / "elsewhere" / "lib" / "sub" / "layer.py") << "y = 2\n";
+  fs::create_directories(root_ / "datasets");
+  std::ofstream(root_ / "datasets" / "rows.csv") << "1\n";
+  fs::create_directory_symlink(root_ / "elsewhere" / "lib", root_ / "job" / "lib");
+  fs::create_directory_symlink(root_ / "datasets", root_ / "job" / "data");
+  auto job = analyzeJob({"python", "-m", "lib.sub.layer"}, root_ / "job");
+  ASSERT_TRUE(job.ok());
+  const fs::path copy = root_ / "copy";
+  auto copied = copyJobTree(*job, copy);
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  EXPECT_FALSE(fs::is_symlink(copy / "lib"));
+  EXPECT_TRUE(fs::is_regular_file(copy / "lib" / "sub" / "layer.py"));
+  EXPECT_FALSE(fs::is_symlink(copy / "lib" / "sub" / "layer.py"));
+  EXPECT_TRUE(fs::is_symlink(copy / "data"));
+  EXPECT_TRUE(fs::is_regular_file(copy / "data" / "rows.csv"));
+
+  fs::create_directory_symlink(root_ / "job", root_ / "elsewhere" / "lib" / "loop");
+  const auto looped = copyJobTree(*job, root_ / "copy-loop");
+  ASSERT_FALSE(looped.ok());
+  EXPECT_NE(looped.error().message.find("loop"), std::string::npos) << looped.error().message;
+}
+
 TEST_F(WorkspaceFiles, WriteBackKeepsBackups) {
   auto job = analyzeJob({"python", "train.py"}, root_ / "job");
   ASSERT_TRUE(job.ok());
