@@ -93,27 +93,29 @@ std::string Rounds::timeLeft() const {
   int candidates_for_combination = 0;
   double fastest = base;
   if (arms_ != nullptr) {
-    double round_cost = base;
-    bool active = false;
+    // Each active arm needs min_runs (at most max_runs) of its own; a round of the baseline runs
+    // beside the arms until it has as many runs as the longest of them.
+    int expected_rounds = 0;
+    int worst_rounds = 0;
     for (const Arm& arm : *arms_) {
       const double cost = meanWall(arm.variant, base);
+      const int runs = static_cast<int>(arm.variant.runs.size());
       const auto judgement = report_.fixes[arm.outcome_index].verdict;
-      if (!arm.stopped || judge(judgement, static_cast<int>(arm.variant.runs.size()), report_.fix_rule) == Judgement::kFaster) {
+      if (!arm.stopped || judge(judgement, runs, report_.fix_rule) == Judgement::kFaster) {
         ++candidates_for_combination;
         fastest = std::min(fastest, cost);
       }
       if (arm.stopped) continue;
-      active = true;
-      round_cost += cost;
-      if (static_cast<int>(arm.variant.runs.size()) < round_) {  // still to run in this round
-        expected += cost;
-        worst += cost;
-      }
+      const int at_least = std::max(report_.fix_rule.min_runs - runs, 0);
+      const int at_most = std::max(report_.fix_rule.max_runs - runs, 0);
+      expected += at_least * cost;
+      worst += at_most * cost;
+      expected_rounds = std::max(expected_rounds, runs + at_least);
+      worst_rounds = std::max(worst_rounds, runs + at_most);
     }
-    if (active) {
-      expected += std::max(report_.fix_rule.min_runs - round_, 0) * round_cost;
-      worst += std::max(report_.fix_rule.max_runs - round_, 0) * round_cost;
-    }
+    const int baseline_runs = static_cast<int>(baseline_.runs.size());
+    expected += std::max(expected_rounds - baseline_runs, 0) * base;
+    worst += std::max(worst_rounds - baseline_runs, 0) * base;
   }
   if (combined_ != nullptr) {
     const int done = static_cast<int>(combined_->variant.runs.size());
