@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "Rules.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -111,8 +112,8 @@ class WindowScan {
     for (auto& [id, state] : devices_) {
       while (!state.pending.empty()) release(state);
       extendUntil(state, end_);
-      const double window_s = toSeconds(static_cast<double>(end_ - begin_));
-      if (state.busy_until < end_) state.idle_s += toSeconds(static_cast<double>(end_ - state.busy_until));
+      const double window_s = toSeconds(static_cast<double>(store::spanNanos(begin_, end_)));
+      state.idle_s += toSeconds(static_cast<double>(store::spanNanos(state.busy_until, end_)));
       result_.idle_s += state.idle_s;
       result_.devices.push_back({id, state.kernels, window_s - state.idle_s, state.idle_s});
     }
@@ -144,9 +145,10 @@ class WindowScan {
   void countKernel(const Interval& kernel) {
     ++result_.kernels;
     ++device(kernel.device).kernels;
-    if (kernel.end - kernel.start < short_ns_) {
+    const store::Nanos length = store::spanNanos(kernel.start, kernel.end);
+    if (length < short_ns_) {
       ++result_.short_kernels;
-      result_.short_kernel_s += toSeconds(static_cast<double>(kernel.end - kernel.start));
+      result_.short_kernel_s += toSeconds(static_cast<double>(length));
     }
   }
 
@@ -170,7 +172,7 @@ class WindowScan {
   void extend(Device& state, const Interval& interval) {
     const store::Nanos start = std::max(interval.start, begin_);
     if (start > state.busy_until) {
-      addGap(state, start - state.busy_until, interval, state.busy_until);
+      addGap(state, store::spanNanos(state.busy_until, start), interval, state.busy_until);
     }
     state.busy_until = std::max(state.busy_until, std::min(interval.end, end_));
   }
@@ -205,7 +207,9 @@ struct NameTotals {
 
 struct PairHash {
   std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& key) const {
-    return std::hash<std::int64_t>{}(key.first * 1'000'003 + key.second);
+    // Unsigned: the ids are the store's, any int64.
+    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(key.first) * 1'000'003 +
+                                      static_cast<std::uint64_t>(key.second));
   }
 };
 using NameMap = std::unordered_map<std::pair<std::int64_t, std::int64_t>, NameTotals, PairHash>;
@@ -259,17 +263,19 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
   LaunchCost cost;
   double total_s = 0;
   const std::int64_t stride = std::max<std::int64_t>(kLaunchSampleRows, max_id / kLaunchSampleChunks);
-  for (std::int64_t begin = 0; begin <= max_id; begin += stride) {
+  for (std::int64_t begin = 0; begin <= max_id; begin = store::saturatingAdd(begin, stride)) {
+    // total() of clamped spans: sum() fails on an integer overflow, and a span that ends before it starts is none.
     auto done = reader.query(
-        "SELECT count(*), coalesce(sum(end_ns - start_ns), 0) FROM api_calls WHERE id >= ? AND id < ? AND name_id IN "
+        "SELECT count(*), total(max(end_ns - start_ns, 0)) FROM api_calls WHERE id >= ? AND id < ? AND name_id IN "
         "(SELECT id FROM strings WHERE value LIKE 'cudaLaunchKernel%' OR value LIKE 'cuLaunchKernel%' "
         "OR value LIKE 'cudaLaunchCooperativeKernel%')",
         [&](const store::Row& row) {
           cost.launches += row.integer(0);
           total_s += toSeconds(row.real(1));
         },
-        {begin, begin + kLaunchSampleRows});
+        {begin, store::saturatingAdd(begin, kLaunchSampleRows)});
     if (!done) return done.error();
+    if (begin == store::kInt64Max) break;
   }
   cost.mean_s = cost.launches > 0 ? total_s / static_cast<double>(cost.launches) : 0;
   return cost;
@@ -313,7 +319,7 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   if (!nccl_ids) return nccl_ids.error();
   NcclOverlap nccl(std::move(*nccl_ids));
   NameMap kernel_totals;
-  const auto short_ns = static_cast<store::Nanos>(facts.launch.mean_s * 1e9);
+  const store::Nanos short_ns = store::saturatingCast(facts.launch.mean_s * 1e9);
   auto window = scanWindow(reader, facts, short_ns, [&](WindowScan& scan) {
     return reader.query("SELECT device, start_ns, end_ns, pid, correlation_id, name_id FROM kernels",
                         [&](const store::Row& row) {
@@ -321,7 +327,7 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
                           const std::int64_t name_id = row.integer(5);
                           NameTotals& totals = kernel_totals[{name_id, kernel.device}];
                           ++totals.count;
-                          totals.nanos += kernel.end - kernel.start;
+                          totals.nanos = store::saturatingAdd(totals.nanos, store::spanNanos(kernel.start, kernel.end));
                           scan.addKernel(kernel);
                           nccl.addKernel(name_id, kernel.start, kernel.end);
                         });
@@ -345,8 +351,9 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
         const store::Nanos start = row.integer(1), end = row.integer(2);
         NameTotals& totals = op_totals[{name_id, -1}];
         ++totals.count;
-        totals.nanos += end - start;
-        totals.small += end - start < Facts::kSmallOpNanos ? 1 : 0;
+        const store::Nanos length = store::spanNanos(start, end);
+        totals.nanos = store::saturatingAdd(totals.nanos, length);
+        totals.small += length < Facts::kSmallOpNanos ? 1 : 0;
         if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
           facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});
         }

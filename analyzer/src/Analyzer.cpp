@@ -9,7 +9,8 @@
 #include <thread>
 #include <tuple>
 
-#include "Json.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 #include "MemoryFacts.h"
 #include "RankFacts.h"
 #include "Rules.h"
@@ -34,7 +35,7 @@ void rank(std::vector<Finding>& findings) {
 
 Result<std::vector<TimelineBucket>> timeline(const store::Reader& reader, const Facts& facts, int buckets) {
   std::vector<TimelineBucket> result(static_cast<std::size_t>(buckets));
-  const store::Nanos span = std::max<store::Nanos>(1, facts.end_ns - facts.begin_ns);
+  const store::Nanos span = std::max<store::Nanos>(1, store::spanNanos(facts.begin_ns, facts.end_ns));
   const double width_s = toSeconds(static_cast<double>(span)) / buckets;
   for (int i = 0; i < buckets; ++i) result[static_cast<std::size_t>(i)].start_s = width_s * i;
   struct Series {
@@ -43,8 +44,10 @@ Result<std::vector<TimelineBucket>> timeline(const store::Reader& reader, const 
   };
   for (const Series series : {Series{"kernels", &TimelineBucket::gpu_busy_s}, Series{"cpu_ops", &TimelineBucket::cpu_op_s},
                               Series{"syncs", &TimelineBucket::sync_s}}) {
+    // SQLite turns an overflowing product into a REAL (read back clamped); total() of clamped spans cannot overflow.
     auto done = reader.query(
-        fmt::format("SELECT (start_ns - ?) * ? / ? AS b, sum(end_ns - start_ns) FROM {} GROUP BY b", series.table),
+        fmt::format("SELECT (start_ns - ?) * ? / ? AS b, total(max(end_ns - start_ns, 0)) FROM {} GROUP BY b",
+                    series.table),
         [&](const store::Row& row) {
           const std::int64_t bucket = row.integer(0);
           if (bucket >= 0 && bucket < buckets) result[static_cast<std::size_t>(bucket)].*series.field += toSeconds(row.real(1));
@@ -61,7 +64,9 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts) {
   summary.run = facts.run;
   summary.partial = facts.partial;
   summary.duration_s = facts.duration_s;
-  for (const auto& step : facts.steps) summary.step_seconds.push_back(toSeconds(static_cast<double>(step.end_ns - step.start_ns)));
+  for (const auto& step : facts.steps) {
+    summary.step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
+  }
   summary.steady_step_seconds = facts.steady_step_seconds;
   summary.steady_step_median_s = facts.steady_step_median_s;
   summary.compile_seconds = facts.compile_seconds;
@@ -94,7 +99,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       if (inserted) {
         order.push_back(key);
       } else {
-        it->second.count += finding.count;
+        it->second.count = store::saturatingAdd(it->second.count, finding.count);
         it->second.impact_seconds += finding.impact_seconds;
         if (severityRank(finding.severity) < severityRank(it->second.severity)) it->second.severity = finding.severity;
       }
@@ -110,7 +115,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       if (evidence.is_object()) {
         evidence["stores"] = stores[key];
         if (!ranks_with[key].empty()) evidence["ranks"] = ranks_with[key];
-        finding.evidence = dumpJson(evidence);
+        finding.evidence = store::dumpJson(evidence);
       }
       finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
     }

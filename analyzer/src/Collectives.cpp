@@ -26,13 +26,15 @@ std::vector<CollectiveSpan> NcclOverlap::finish() {
   spans.reserve(nccl_.size());
   for (const auto& nccl : nccl_) {
     // A kernel that overlaps this one starts at most longest_compute_ before it.
-    auto kernel = std::lower_bound(compute_.begin(), compute_.end(), nccl.start - longest_compute_,
+    auto kernel = std::lower_bound(compute_.begin(), compute_.end(), store::saturatingSub(nccl.start, longest_compute_),
                                    [](const Interval& k, store::Nanos start) { return k.start < start; });
     store::Nanos overlapped = 0;
     for (; kernel != compute_.end() && kernel->start < nccl.end; ++kernel) {
-      if (kernel->end > nccl.start) overlapped += std::min(kernel->end, nccl.end) - std::max(kernel->start, nccl.start);
+      const store::Nanos overlap = store::spanNanos(std::max(kernel->start, nccl.start), std::min(kernel->end, nccl.end));
+      overlapped = store::saturatingAdd(overlapped, overlap);
     }
-    const double hidden = std::min(static_cast<double>(nccl.end - nccl.start), static_cast<double>(overlapped));
+    const double hidden =
+        static_cast<double>(std::min(store::spanNanos(nccl.start, nccl.end), overlapped));
     spans.push_back({nccl.start, nccl.end, false, false, true, toSeconds(hidden)});
   }
   nccl_.clear();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -43,7 +44,7 @@ class NcclOverlap {
       nccl_.push_back({start_ns, end_ns});
     } else {
       compute_.push_back({start_ns, end_ns});
-      longest_compute_ = std::max(longest_compute_, end_ns - start_ns);
+      longest_compute_ = std::max(longest_compute_, store::spanNanos(start_ns, end_ns));
     }
   }
 

@@ -5,7 +5,8 @@
 #include <regex>
 #include <set>
 
-#include "Json.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 #include "Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "Stats.h"
@@ -53,7 +54,7 @@ Result<Facts> collectFacts(const store::Reader& reader) {
       facts.end_ns = facts.begin_ns;
     }
   }
-  facts.duration_s = toSeconds(static_cast<double>(facts.end_ns - facts.begin_ns));
+  facts.duration_s = toSeconds(static_cast<double>(store::spanNanos(facts.begin_ns, facts.end_ns)));
 
   auto steps = reader.load<store::Step>();
   if (!steps) return steps.error();
@@ -74,7 +75,9 @@ Result<Facts> collectFacts(const store::Reader& reader) {
     if (std::any_of(compiles->begin(), compiles->end(), [&](const auto& c) { return overlaps(step, c); })) continue;
     steady.push_back(step);
   }
-  for (const auto& step : steady) facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(step.end_ns - step.start_ns)));
+  for (const auto& step : steady) {
+    facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
+  }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
   if (!steady.empty()) {
     facts.steady_begin_ns = steady.front().start_ns;
@@ -105,7 +108,7 @@ double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_i
   double seconds = 0;
   for (const auto& compile : facts.compiles) {
     if (compile.pid == pid && compile.frame_id == frame_id && compile.frame_compile_id == frame_compile_id) {
-      seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+      seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
     }
   }
   return seconds;
@@ -150,7 +153,7 @@ void setImpact(Finding& finding, const Facts& facts, double seconds) {
   finding.impact_fraction = facts.fraction(finding.impact_seconds);
 }
 
-void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = dumpJson(evidence); }
+void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = store::dumpJson(evidence); }
 
 std::string formatSeconds(double seconds) {
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);

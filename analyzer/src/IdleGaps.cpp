@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "torchscope/store/Saturating.h"
+
 namespace torchscope::analyzer {
 
 namespace {
@@ -48,7 +50,9 @@ Result<void> explainIdleGaps(const store::Reader& reader, std::vector<IdleGap>& 
           fmt::format("SELECT correlation_id, tid, min(start_ns) FROM api_calls WHERE pid = ? AND correlation_id IN ({}) "
                       "GROUP BY correlation_id",
                       list),
-          [&](const store::Row& row) { of_process[row.integer(0)] = {row.integer(1), row.integer(2) + offset_ns}; },
+          [&](const store::Row& row) {
+            of_process[row.integer(0)] = {row.integer(1), store::saturatingAdd(row.integer(2), offset_ns)};
+          },
           {pid});
       if (!done) return done.error();
     }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "Stats.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -64,8 +65,11 @@ Result<MemoryFacts> collectMemoryFacts(const store::Reader& reader) {
 std::optional<Growth> growthOf(const StepSeries& series, std::int64_t first_step) {
   std::vector<double> x;
   std::vector<double> y;
+  Growth growth;
   for (std::size_t i = 0; i < series.values.size(); ++i) {
     if (series.steps[i] < first_step) continue;
+    if (x.empty()) growth.first_step = series.steps[i];
+    growth.last_step = series.steps[i];
     x.push_back(static_cast<double>(series.steps[i]));
     y.push_back(static_cast<double>(series.values[i]));
   }
@@ -85,10 +89,7 @@ std::optional<Growth> growthOf(const StepSeries& series, std::int64_t first_step
     variance += (x[i] - mean_x) * (x[i] - mean_x);
     if (i > 0 && y[i] >= y[i - 1]) ++rising;
   }
-  Growth growth;
   growth.per_step = variance > 0 ? covariance / variance : 0;
-  growth.first_step = static_cast<std::int64_t>(x.front());
-  growth.last_step = static_cast<std::int64_t>(x.back());
   growth.points = static_cast<std::int64_t>(x.size());
   growth.rising_share = static_cast<double>(rising) / (n - 1);
   return growth;
@@ -99,7 +100,7 @@ std::optional<std::int64_t> cudaGraphPoolEstimate(const MemoryFacts& memory, std
   const auto peak = memory.maximum("cuda.peak_allocated", device);
   if (allocated == nullptr || allocated->empty() || !peak) return std::nullopt;
   std::vector<double> values(allocated->values.begin(), allocated->values.end());
-  return std::max<std::int64_t>(0, *peak - static_cast<std::int64_t>(median(values)));
+  return std::max<std::int64_t>(0, store::saturatingSub(*peak, store::saturatingCast(median(values))));
 }
 
 MemorySummary summarizeMemory(const MemoryFacts& memory, std::int64_t first_steady_step) {

@@ -13,6 +13,7 @@
 #include "Stats.h"
 #include "rules/RecompileAdvice.h"
 #include "torchscope/store/RunFolder.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -53,14 +54,14 @@ double unionSeconds(std::vector<std::pair<store::Nanos, store::Nanos>> intervals
   store::Nanos open = 0, close = -1;
   for (const auto& [begin, end] : intervals) {
     if (begin > close) {
-      if (close > open) total += static_cast<double>(close - open);
+      total += static_cast<double>(store::spanNanos(open, close));
       open = begin;
       close = end;
     } else {
       close = std::max(close, end);
     }
   }
-  if (close > open) total += static_cast<double>(close - open);
+  total += static_cast<double>(store::spanNanos(open, close));
   return toSeconds(total);
 }
 
@@ -80,7 +81,7 @@ double exposedSeconds(const std::vector<CollectiveSpan>& spans) {
     } else if (span.blocking) {
       waited.emplace_back(span.start_ns, span.end_ns);
     } else if (span.gpu) {
-      kernels_exposed += toSeconds(static_cast<double>(span.end_ns - span.start_ns)) - span.hidden_s;
+      kernels_exposed += toSeconds(static_cast<double>(store::spanNanos(span.start_ns, span.end_ns))) - span.hidden_s;
     }
   }
   return unionSeconds(std::move(waited)) + std::max(0.0, kernels_exposed);
@@ -105,7 +106,7 @@ void summarizeRank(RankFacts& facts) {
     for (std::size_t j = next; j < facts.collectives.size() && facts.collectives[j].start_ns < step.end_ns; ++j) {
       in_step.push_back(facts.collectives[j]);
     }
-    const double seconds = toSeconds(static_cast<double>(step.end_ns - step.start_ns));
+    const double seconds = toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns)));
     const double exposed = std::min(seconds, exposedSeconds(in_step));
     summary.step_seconds.push_back(seconds);
     summary.exposed_seconds.push_back(exposed);
@@ -218,6 +219,39 @@ std::string rankList(const std::vector<std::int64_t>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + text;
 }
 
+// The ranks of [0, world_size) that left no store, as ranges [first, last], found from the ranks present: a store's
+// world_size can be any number, so the world is never walked rank by rank.
+std::vector<std::pair<std::int64_t, std::int64_t>> missingRanks(const std::set<std::int64_t>& present,
+                                                                std::int64_t world_size) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> missing;
+  std::int64_t next = 0;  // the lowest rank not accounted for yet
+  for (const std::int64_t rank : present) {  // in order, none negative
+    if (rank >= world_size) break;  // outside the world it declared
+    if (rank > next) missing.emplace_back(next, rank - 1);
+    next = rank + 1;
+  }
+  if (next < world_size) missing.emplace_back(next, world_size - 1);
+  return missing;
+}
+
+// "rank 2", "ranks 1 and 3", "ranks 1, 4 to 9 and 12": runs of three or more as a range.
+std::string rankRangeList(const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+  std::vector<std::string> items;
+  for (const auto& [first, last] : ranges) {
+    if (last - first >= 2) {
+      items.push_back(fmt::format("{} to {}", first, last));
+    } else {
+      for (std::int64_t rank = first; rank <= last; ++rank) items.push_back(std::to_string(rank));
+    }
+  }
+  std::string text;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  }
+  const bool one = ranges.size() == 1 && ranges.front().first == ranges.front().second;
+  return (one ? "rank " : "ranks ") + text;
+}
+
 // A title starts with a capital letter, also when it starts with "rank 3".
 std::string capitalized(std::string text) {
   if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
@@ -288,12 +322,9 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks) {
     sorted_occurrences.push_back(std::move(rank_occurrences[i]));
   }
   analysis.ranks = std::move(sorted_ranks);
-  if (analysis.world_size > 0 && static_cast<std::int64_t>(analysis.ranks.size()) < analysis.world_size) {
-    std::vector<std::int64_t> missing;
-    for (std::int64_t r = 0; r < analysis.world_size; ++r) {
-      if (!seen.count(r)) missing.push_back(r);
-    }
-    analysis.partial_reasons.push_back(fmt::format("{} of the world of {} left no store", rankList(missing), analysis.world_size));
+  if (const auto missing = missingRanks(seen, analysis.world_size); !missing.empty()) {
+    analysis.partial_reasons.push_back(
+        fmt::format("{} of the world of {} left no store", rankRangeList(missing), analysis.world_size));
   }
   analysis.partial = !analysis.partial_reasons.empty();
   if (analysis.ranks.size() < 2) return analysis;

@@ -7,6 +7,7 @@
 
 #include "torchscope/compiler/Statistics.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -148,28 +149,28 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
       const bool compiled = std::any_of(compiles->begin(), compiles->end(), [&](const store::Compile& c) {
         return c.start_ns < step.end_ns && c.end_ns > step.start_ns;
       });
-      run.steps.push_back({static_cast<double>(step.start_ns - origin) / kSecond,
-                           static_cast<double>(step.end_ns - origin) / kSecond, compiled});
+      run.steps.push_back({static_cast<double>(store::saturatingSub(step.start_ns, origin)) / kSecond,
+                           static_cast<double>(store::saturatingSub(step.end_ns, origin)) / kSecond, compiled});
     }
     run.steps_source = "store";
   }
   if (!compiles->empty()) {
     run.compiles = static_cast<std::int64_t>(compiles->size());
     run.compile_time_s = 0;
-    for (const auto& c : *compiles) run.compile_time_s += static_cast<double>(c.end_ns - c.start_ns) / kSecond;
+    for (const auto& c : *compiles) run.compile_time_s += static_cast<double>(store::spanNanos(c.start_ns, c.end_ns)) / kSecond;
     run.recompiles = static_cast<std::int64_t>(recompiles->size());
     run.recompiles_by_cause.clear();
     for (const auto& recompile : *recompiles) ++run.recompiles_by_cause[recompile.cause];
     run.graph_breaks = static_cast<std::int64_t>(breaks->size());
   }
   run.syncs = static_cast<std::int64_t>(syncs->size());
-  // Summed over the devices: what the job needs on its GPUs.
+  // Summed over the devices: what the job needs on its GPUs (total(): sum() fails on an integer overflow).
   auto done = (*reader)->query(
-      "SELECT series, sum(peak) FROM (SELECT series, device, max(value) AS peak FROM memory_samples "
+      "SELECT series, total(peak) FROM (SELECT series, device, max(value) AS peak FROM memory_samples "
       "WHERE series IN ('cuda.peak_allocated', 'cuda.peak_reserved') GROUP BY series, device) GROUP BY series",
       [&](const store::Row& row) {
         (row.text(0) == "cuda.peak_allocated" ? run.gpu_peak_allocated_bytes : run.gpu_peak_reserved_bytes) =
-            row.integer(1);
+            store::saturatingCast(row.real(1));
       });
   if (!done) return done.error();
   return {};

@@ -9,7 +9,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -22,9 +24,9 @@ constexpr std::int64_t kCompileTrack = 0x7fffff00;
 // Process ids of store i in a merged trace start at (i + 1) * kMergedPidStride.
 constexpr std::int64_t kMergedPidStride = 100'000'000;
 
-std::string quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string quoted(const std::string& text) { return store::dumpJson(Json(text)); }
 
-std::string dumped(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dumped(const Json& value) { return store::dumpJson(value); }
 
 Json parsedOr(const std::string& text, Json fallback) {
   Json value = Json::parse(text, nullptr, false);
@@ -60,11 +62,17 @@ class ChromeWriter {
     pid_offset_ = pid_offset;
   }
 
-  // Microseconds with the nanoseconds kept exactly as three decimals.
+  // Microseconds with the nanoseconds kept exactly as three decimals; the magnitude unsigned, so that INT64_MIN
+  // has one.
   static std::string micros(store::Nanos ns) {
-    const store::Nanos magnitude = ns < 0 ? -ns : ns;
+    const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
     return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
   }
+
+  // A time from the trace's origin: clamped to the int64 range, as the store's times can be any two int64s.
+  [[nodiscard]] std::string sinceOrigin(store::Nanos ns) const { return micros(store::saturatingSub(ns, origin_)); }
+
+  [[nodiscard]] std::int64_t tracePid(std::int64_t pid) const { return store::saturatingAdd(pid, pid_offset_); }
 
   void raw(const std::string& event) {
     out_ << (events_ == 0 ? "\n" : ",\n") << event;
@@ -72,37 +80,37 @@ class ChromeWriter {
   }
 
   void name(std::string_view kind, std::int64_t pid, std::int64_t tid, const std::string& label) {
-    raw(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", kind, pid + pid_offset_, tid,
+    raw(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", kind, tracePid(pid), tid,
                     quoted(label)));
   }
 
   void sortIndex(std::int64_t pid, std::int64_t index) {
     raw(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-                    pid + pid_offset_, index));
+                    tracePid(pid), index));
   }
 
   void slice(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos start,
              store::Nanos end, const Json& args) {
     raw(fmt::format(R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", category,
-                    quoted(label), pid + pid_offset_, tid, micros(start - origin_), micros(std::max<store::Nanos>(0, end - start)),
+                    quoted(label), tracePid(pid), tid, sinceOrigin(start), micros(store::spanNanos(start, end)),
                     dumped(args)));
   }
 
   void instant(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos ts,
                const Json& args) {
     raw(fmt::format(R"({{"ph":"i","s":"t","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", category,
-                    quoted(label), pid + pid_offset_, tid, micros(ts - origin_), dumped(args)));
+                    quoted(label), tracePid(pid), tid, sinceOrigin(ts), dumped(args)));
   }
 
   void counter(const std::string& label, std::int64_t pid, store::Nanos ts, const Json& args) {
     // Counters belong to the process; the tid only keeps every event's fields alike.
     raw(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", quoted(label), pid, pid,
-                    micros(ts - origin_), dumped(args)));
+                    sinceOrigin(ts), dumped(args)));
   }
 
   void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, store::Nanos ts) {
     raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase,
-                    id + pid_offset_, pid + pid_offset_, tid, micros(ts - origin_), phase == 'f' ? R"(,"bp":"e")" : ""));
+                    tracePid(id), tracePid(pid), tid, sinceOrigin(ts), phase == 'f' ? R"(,"bp":"e")" : ""));
   }
 
   [[nodiscard]] std::int64_t events() const { return events_; }
@@ -277,7 +285,7 @@ void writeMemory(const StoreContents& store, ChromeWriter& writer) {
   for (const auto& event : store.memory_events) {
     const bool device = event.device >= 0;
     writer.instant("cpu_instant_event", "[memory]", event.pid, event.pid, event.ts_ns,
-                   {{"Bytes", event.operation == "free" ? -event.bytes : event.bytes},
+                   {{"Bytes", event.operation == "free" ? store::saturatingSub(0, event.bytes) : event.bytes},
                     {"Addr", event.address},
                     {"Total Allocated", event.total_allocated},
                     {"Total Reserved", event.total_reserved},
@@ -360,7 +368,8 @@ Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostre
   if (!span) return span.error();
   const StoreContents& store = *contents;
   const store::Nanos origin = span->has_value() ? (*span)->begin_ns : store.run.start_ns;
-  const store::Nanos origin_wall = store.run.start_wall_ns + (origin - store.run.start_ns);
+  const store::Nanos origin_wall =
+      store::saturatingAdd(store.run.start_wall_ns, store::saturatingSub(origin, store.run.start_ns));
 
   ChromeWriter writer(out, origin);
   out << R"({"schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":)" << origin_wall
@@ -404,7 +413,8 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
     if (!span) return span.error();
     Part part{path, std::move(*contents), 0, -1};
     const store::Nanos begin = span->has_value() ? (*span)->begin_ns : part.contents.run.start_ns;
-    part.begin_wall_ns = part.contents.run.start_wall_ns + (begin - part.contents.run.start_ns);
+    part.begin_wall_ns =
+        store::saturatingAdd(part.contents.run.start_wall_ns, store::saturatingSub(begin, part.contents.run.start_ns));
     for (const auto& process : part.contents.processes) {
       if (process.rank >= 0) {
         part.rank = process.rank;
@@ -427,7 +437,9 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
     const Part& part = parts[i];
     // Above any Linux pid (pid_max is at most 2^22), so that ranks and their GPUs never share a track.
     const std::int64_t offset = static_cast<std::int64_t>(i + 1) * kMergedPidStride;
-    writer.startStore(origin_wall - (part.contents.run.start_wall_ns - part.contents.run.start_ns), offset);
+    const store::Nanos wall_minus_monotonic =
+        store::saturatingSub(part.contents.run.start_wall_ns, part.contents.run.start_ns);
+    writer.startStore(store::saturatingSub(origin_wall, wall_minus_monotonic), offset);
     const std::string prefix = part.rank >= 0 ? fmt::format("rank {}: ", part.rank) : fmt::format("store {}: ", i);
     writeNames(part.contents, writer, prefix);
     for (const auto& process : part.contents.processes) writer.sortIndex(process.pid, static_cast<std::int64_t>(i) * 2);

@@ -57,9 +57,6 @@ inline std::string getString(const Json& object, std::string_view key) {
   return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
 }
 
-// A JSON document as text; invalid UTF-8 from a foreign file is replaced, not thrown on.
-inline std::string dumpJson(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 // Microseconds (a JSON number, integral or fractional) to integer nanoseconds.
 inline std::optional<std::int64_t> microsToNanos(const Json* value) {
   if (value == nullptr) return std::nullopt;

@@ -12,6 +12,8 @@
 #include "JsonFields.h"
 #include "TraceOps.h"
 #include "torchscope/interop/Trace.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -168,7 +170,7 @@ class KinetoParser {
     const Json* args_value = find(event, "args");
     const Json& args = args_value != nullptr && args_value->is_object() ? *args_value : kNoArgs;
     const std::string name = getString(event, "name");
-    const std::int64_t end = *start + *duration;
+    const std::int64_t end = store::saturatingAdd(*start, *duration);
     const std::int64_t correlation = getInt(args, "correlation");
     if (category == "kernel") {
       store::Kernel kernel;
@@ -242,7 +244,7 @@ class KinetoParser {
       op.name = name;
       op.category = category;
       op.correlation_id = getInt(args, "External id");
-      op.args = json_fields::dumpJson(args);
+      op.args = store::dumpJson(args);
       noteHost(*pid, *tid);
       if (category == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
         const std::string digits = name.substr(13);
@@ -272,7 +274,7 @@ class KinetoParser {
     record.device = cuda ? getInt(*args, "Device Id", 0) : -1;
     record.ts_ns = *ts;
     record.operation = bytes >= 0 ? "alloc" : "free";
-    record.bytes = bytes >= 0 ? bytes : -bytes;
+    record.bytes = bytes >= 0 ? bytes : store::saturatingSub(0, bytes);
     record.address = getInt(*args, "Addr");
     record.memory_kind = cuda ? "device" : "cpu";
     record.total_allocated = getInt(*args, "Total Allocated");
@@ -322,14 +324,14 @@ class KinetoParser {
         device.compute_minor = getInt(properties, "computeMinor");
         device.total_memory_bytes = getInt(properties, "totalGlobalMem");
         device.multiprocessor_count = getInt(properties, "numSms");
-        device.properties = json_fields::dumpJson(properties);
+        device.properties = store::dumpJson(properties);
         out_.devices.push_back(std::move(device));
       }
     }
     if (const Json* info = find(root, "distributedInfo"); info != nullptr && info->is_object()) {
       rank_ = getInt(*info, "rank");
       world_size_ = getInt(*info, "world_size");
-      out_.attributes.push_back({fmt::format("distributed.{}", name_), json_fields::dumpJson(*info)});
+      out_.attributes.push_back({fmt::format("distributed.{}", name_), store::dumpJson(*info)});
     }
     out_.run.cuda_version = cudaVersionText(getInt(root, "cuda_runtime_version"));
     out_.run.driver_version = cudaVersionText(getInt(root, "cuda_driver_version"));

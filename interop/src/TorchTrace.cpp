@@ -12,6 +12,8 @@
 #include "WallClock.h"
 #include "torchscope/interop/Trace.h"
 #include "torchscope/store/Classify.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -158,7 +160,9 @@ class TorchTraceParser {
   }
 
   std::int64_t naiveNanos(std::int64_t year, const GlogPrefix& prefix) const {
-    return daysFromCivil(year, prefix.month, prefix.day) * 86'400 * kNanosPerSecond + prefix.nanos_of_day;
+    // Clamped: an anchor near INT64_MAX nanoseconds (year 2262) makes the year after it out of range.
+    const std::int64_t day_ns = store::saturatingMul(daysFromCivil(year, prefix.month, prefix.day), 86'400 * kNanosPerSecond);
+    return store::saturatingAdd(day_ns, prefix.nanos_of_day);
   }
 
   // glog prints local time without a year; an event that also carries a Unix timestamp fixes
@@ -192,14 +196,16 @@ class TorchTraceParser {
       const auto [entry, unix_ns] = *anchor;
       const std::int64_t year = yearOf(unix_ns);
       std::int64_t best = year;
+      const auto distance = [this, prefix = entry->prefix, anchor_ns = unix_ns](std::int64_t candidate) {
+        const std::int64_t naive = naiveNanos(candidate, prefix);
+        return std::max(store::spanNanos(naive, anchor_ns), store::spanNanos(anchor_ns, naive));
+      };
       for (std::int64_t candidate : {year - 1, year, year + 1}) {
-        if (std::llabs(unix_ns - naiveNanos(candidate, entry->prefix)) <
-            std::llabs(unix_ns - naiveNanos(best, entry->prefix))) {
-          best = candidate;
-        }
+        if (distance(candidate) < distance(best)) best = candidate;
       }
       year_ = static_cast<int>(best);
-      const double quarters = static_cast<double>(unix_ns - naiveNanos(best, entry->prefix)) / kQuarterHour;
+      const double quarters =
+          static_cast<double>(store::saturatingSub(unix_ns, naiveNanos(best, entry->prefix))) / kQuarterHour;
       offset_ns_ = static_cast<std::int64_t>(std::llround(quarters)) * kQuarterHour;
     } else {
       out_.diagnostics.push_back({"import", "info",
@@ -213,12 +219,12 @@ class TorchTraceParser {
     for (auto& entry : entries_) {
       if (entry.prefix.month < last_month) ++year;
       last_month = entry.prefix.month;
-      entry.wall_ns = naiveNanos(year, entry.prefix) + offset_ns_;
+      entry.wall_ns = store::saturatingAdd(naiveNanos(year, entry.prefix), offset_ns_);
     }
   }
 
   static std::optional<std::int64_t> startOfCompile(const Json& metrics) {
-    if (auto us = json_fields::asInt(find(metrics, "start_time_us")); us && *us > 0) return *us * 1000;
+    if (auto us = json_fields::asInt(find(metrics, "start_time_us")); us && *us > 0) return store::saturatingMul(*us, 1000);
     if (auto seconds = getDouble(metrics, "start_time"); seconds && *seconds > 0 && *seconds < 9.2e9) {
       return std::llround(*seconds * 1e9);
     }
@@ -304,7 +310,7 @@ class TorchTraceParser {
     };
     // New field names first, then the ones torch logged before 2.5.
     const auto duration = micros("duration_us").has_value() ? micros("duration_us") : seconds("entire_frame_compile_time_s");
-    compile.end_ns = duration ? compile.start_ns + *duration : std::max(compile.start_ns, entry.wall_ns);
+    compile.end_ns = duration ? store::saturatingAdd(compile.start_ns, *duration) : std::max(compile.start_ns, entry.wall_ns);
     compile.dynamo_ns = micros("dynamo_cumulative_compile_time_us").value_or(seconds("entire_frame_compile_time_s").value_or(-1));
     compile.aot_ns = micros("aot_autograd_cumulative_compile_time_us").value_or(seconds("backend_compile_time_s").value_or(-1));
     compile.inductor_ns = micros("inductor_cumulative_compile_time_us").value_or(seconds("inductor_compile_time_s").value_or(-1));
@@ -322,7 +328,7 @@ class TorchTraceParser {
         if (reason.is_string()) reasons.push_back(reason);
       }
     }
-    compile.restart_reasons = json_fields::dumpJson(reasons);
+    compile.restart_reasons = store::dumpJson(reasons);
     if (torch_version_.empty()) torch_version_ = getString(metrics, "pytorch_version");
     for (std::size_t index : pending.recompiles) {
       auto& recompile = out_.recompiles[index];
@@ -371,7 +377,7 @@ class TorchTraceParser {
     }
     std::string joined;
     for (const auto& failure : failures) joined += failure.get<std::string>() + "\n";
-    recompile.guard_failures = json_fields::dumpJson(failures);
+    recompile.guard_failures = store::dumpJson(failures);
     store::RecompileCause cause = store::classifyRecompileCause(joined);
     recompile.cause = std::move(cause.cause);
     recompile.cause_detail = std::move(cause.detail);

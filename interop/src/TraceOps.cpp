@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "torchscope/store/Saturating.h"
+
 namespace torchscope::interop {
 
 namespace {
@@ -55,11 +57,12 @@ std::pair<store::Nanos, store::Nanos> ImportedTrace::span() const {
 
 void shiftTimes(ImportedTrace& trace, store::Nanos delta_ns) {
   if (delta_ns == 0) return;
-  const auto interval = [delta_ns](auto& row) {
-    row.start_ns += delta_ns;
-    row.end_ns += delta_ns;
+  const auto shifted = [delta_ns](store::Nanos ns) { return store::saturatingAdd(ns, delta_ns); };
+  const auto interval = [shifted](auto& row) {
+    row.start_ns = shifted(row.start_ns);
+    row.end_ns = shifted(row.end_ns);
   };
-  const auto instant = [delta_ns](auto& row) { row.ts_ns += delta_ns; };
+  const auto instant = [shifted](auto& row) { row.ts_ns = shifted(row.ts_ns); };
   forEach(trace.api_calls, interval);
   forEach(trace.kernels, interval);
   forEach(trace.memcpys, interval);
@@ -72,9 +75,9 @@ void shiftTimes(ImportedTrace& trace, store::Nanos delta_ns) {
   forEach(trace.recompiles, instant);
   forEach(trace.memory_samples, instant);
   forEach(trace.memory_events, instant);
-  forEach(trace.processes, [delta_ns](store::Process& row) {
-    row.start_ns += delta_ns;
-    if (row.end_ns >= 0) row.end_ns += delta_ns;
+  forEach(trace.processes, [shifted](store::Process& row) {
+    row.start_ns = shifted(row.start_ns);
+    if (row.end_ns >= 0) row.end_ns = shifted(row.end_ns);
   });
 }
 

@@ -56,7 +56,7 @@ def fill_empty_tables(db, rows=3):
 
 
 def extreme_values(db):
-    """Times and counts at the edges: overflowing sums and spans, start after end, negative ids."""
+    """Times and counts at the edges: overflowing sums and spans, start after end, negative ids, hostile ranks."""
     palette = [INT64_MAX, INT64_MIN, -1, 0, INT64_MAX - 1, -(2**62)]
     real_palette = [1e308, -1e308, float("inf"), float("-inf"), -0.0, 5e-324]
     for table in tables(db):
@@ -69,6 +69,11 @@ def extreme_values(db):
                 db.execute(f'UPDATE OR IGNORE "{table}" SET "{name}" = ? WHERE rowid % 2 = 1', (palette[(position + 1) % 6],))
             elif "REAL" in kind:
                 db.execute(f'UPDATE "{table}" SET "{name}" = ?', (real_palette[position % len(real_palette)],))
+    # Hostile ranks: a world of INT64_MAX ranks, and a rank outside the world it declares.
+    db.execute("UPDATE processes SET rank = 0, world_size = ? WHERE pid = (SELECT min(pid) FROM processes)", (INT64_MAX,))
+    db.execute("INSERT OR REPLACE INTO processes (pid, parent_pid, name, command_line, rank, local_rank, world_size,"
+               " start_ns, end_ns) VALUES (?, -1, 'python', 'train.py', ?, 0, 2, ?, ?)",
+               (INT64_MIN + 1, INT64_MAX, INT64_MIN, INT64_MAX))
 
 
 def huge_strings(db, size):

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "torchscope/store/JsonText.h"
+
 namespace torchscope::store {
 
 namespace {
@@ -61,7 +63,7 @@ CodeRoots codeRootsFrom(const std::vector<RunAttribute>& attributes) {
 }
 
 std::string rootsJson(const std::vector<std::string>& roots) {
-  return json(roots).dump(-1, ' ', false, json::error_handler_t::replace);
+  return dumpJson(json(roots));
 }
 
 std::vector<SourceFrame> parseStack(std::string_view text) {
@@ -87,7 +89,7 @@ std::vector<SourceFrame> parseStack(std::string_view text) {
 std::string stackJson(const std::vector<SourceFrame>& frames) {
   json array = json::array();
   for (const auto& frame : frames) array.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
-  return array.dump(-1, ' ', false, json::error_handler_t::replace);
+  return dumpJson(array);
 }
 
 const SourceFrame* innermostUserFrame(const std::vector<SourceFrame>& stack, const CodeRoots& roots) {

@@ -165,6 +165,21 @@ TEST(Ranks, AMissingRankMakesTheRunPartial) {
   EXPECT_NE(analysis->ranks.partial_reasons[0].find("rank 2"), std::string::npos);
 }
 
+// The missing ranks come from the gaps between the ranks present, as ranges; a rank outside the world its
+// stores declare is not counted as one of the world's.
+TEST(Ranks, MissingRanksAreTheGapsBetweenThePresentOnes) {
+  TempDir dir;
+  const std::vector<std::string> stores = {dir.file("run.rank0.1.db"), dir.file("run.rank5.1.db"),
+                                           dir.file("run.rank9.1.db")};
+  writeRank(stores[0], {0}, 8);
+  writeRank(stores[1], {5}, 8);
+  writeRank(stores[2], {9}, 8);
+  auto analysis = analyze(stores);
+  ASSERT_TRUE(analysis.ok());
+  ASSERT_EQ(analysis->ranks.partial_reasons.size(), 1u);
+  EXPECT_EQ(analysis->ranks.partial_reasons[0], "ranks 1 to 4, 6 and 7 of the world of 8 left no store");
+}
+
 TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) {
   TempDir dir;
   const fs::path logs = corpusPath("torch_trace/multi_rank_logs");

@@ -2,12 +2,14 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "torchscope/store/Writer.h"
+#include "torchscope/testing/ExtremeStore.h"
 #include "torchscope/testing/Paths.h"
 #include "torchscope/testing/Subprocess.h"
 #include "torchscope/testing/TempDir.h"
@@ -96,6 +98,31 @@ TEST(Cli, StatsJsonCountsEveryKind) {
   EXPECT_EQ(stats["steps"], 1);
   EXPECT_EQ(stats["recompiles"], 1);
   EXPECT_EQ(stats["syncs"], 0);
+}
+
+// Text that is not UTF-8 (command line, diagnostics) and times and counts at the int64 edges: `stats --format json`
+// replaces the bytes with U+FFFD instead of failing, and clamps the run's duration instead of overflowing.
+TEST(Cli, StatsJsonReplacesTextThatIsNotUtf8AndClampsTheDuration) {
+  testing::TempDir dir;
+  const std::string path = dir.file("extreme.db");
+  ASSERT_EQ(testing::writeExtremeValuesStore(path), "");
+  const ProgramOutcome outcome = testing::runTorchscope("stats " + path + " --format json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.out << outcome.err;
+  const auto stats = nlohmann::json::parse(outcome.out, nullptr, false);
+  ASSERT_FALSE(stats.is_discarded()) << outcome.out;
+  const std::string replacement = "\xEF\xBF\xBD";  // U+FFFD
+  EXPECT_THAT(stats["run"]["command_line"].get<std::string>(), ::testing::HasSubstr(replacement));
+  bool replaced_diagnostic = false;
+  for (const auto& diagnostic : stats["diagnostics"]) {
+    replaced_diagnostic |= diagnostic["message"].get<std::string>().find(replacement) != std::string::npos &&
+                           diagnostic["count"] == std::numeric_limits<std::int64_t>::max();
+  }
+  EXPECT_TRUE(replaced_diagnostic) << stats["diagnostics"].dump();
+  // INT64_MIN + 1 to INT64_MAX: longer than any int64, clamped to INT64_MAX nanoseconds.
+  EXPECT_NEAR(stats["run"]["duration_s"].get<double>(), 9223372036.854775807, 1e-3);
+  const ProgramOutcome text = runCli("stats " + path);
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, ::testing::HasSubstr("memory (highest / last)"));
 }
 
 TEST(Cli, StatsOnNonStoreIsUsageError) {

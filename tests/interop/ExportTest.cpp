@@ -2,7 +2,10 @@
 // back through the Kineto importer that keeps every count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -10,6 +13,7 @@
 #include "torchscope/interop/ChromeExport.h"
 #include "torchscope/interop/Import.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/testing/ExtremeStore.h"
 #include "torchscope/testing/TempDir.h"
 
 namespace torchscope::interop {
@@ -153,6 +157,54 @@ TEST(ChromeExport, MemoryBecomesCounterTracksAndItsEventsSurviveTheRoundTrip) {
   EXPECT_EQ(again->malformed, 0);
   EXPECT_EQ(counts(dir.file("second.db")).at("memory_events"), rows.at("memory_events"));
   EXPECT_EQ(testing::summarizeStore(dir.file("first.db"))["memory"], testing::summarizeStore(dir.file("second.db"))["memory"]);
+}
+
+// Times at the int64 edges (INT64_MIN to INT64_MAX, ends before starts): every time from the origin (the earliest
+// event, INT64_MIN) is clamped to the int64 range and printed exactly in microseconds, no duration is negative, a
+// release of INT64_MIN bytes keeps its sign, and the trace imports back.
+TEST(ChromeExport, TimesAtTheInt64EdgesExportClampedAndImportBack) {
+  TempDir dir;
+  ASSERT_EQ(torchscope::testing::writeExtremeValuesStore(dir.file("extreme.db")), "");
+  const json trace = exportToJson(dir.file("extreme.db"), dir.file("trace.json"));
+  expectWellFormed(trace);
+  double latest = 0;
+  bool replaced = false;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") == "M") {
+      replaced |= event["args"]["name"].get<std::string>().find("\xEF\xBF\xBD") != std::string::npos;
+      continue;
+    }
+    const double ts = event.at("ts").get<double>();
+    EXPECT_GE(ts, 0.0) << event.dump();
+    latest = std::max(latest, ts);
+    if (event.value("name", "") == "[memory]" && event["args"]["operation"] == "free") {
+      EXPECT_EQ(event["args"]["Bytes"], std::numeric_limits<std::int64_t>::max()) << event.dump();
+    }
+  }
+  EXPECT_DOUBLE_EQ(latest, 9223372036854775.807);  // INT64_MAX nanoseconds after INT64_MIN: clamped
+  EXPECT_TRUE(replaced);  // names that are not UTF-8
+  std::ifstream text(dir.file("trace.json"));
+  const std::string exported((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  EXPECT_NE(exported.find("\"ts\":9223372036854775.807"), std::string::npos);
+  EXPECT_NE(exported.find("\"dur\":9223372036854775.807"), std::string::npos);
+
+  auto merged = exportMergedChromeTrace({dir.file("extreme.db"), dir.file("extreme.db")}, dir.file("merged.json"));
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  std::ifstream merged_file(dir.file("merged.json"));
+  const json merged_trace = json::parse(merged_file, nullptr, false);
+  ASSERT_FALSE(merged_trace.is_discarded());
+  for (const auto& event : merged_trace["traceEvents"]) {
+    if (event.value("ph", "") == "M") continue;
+    EXPECT_TRUE(event.at("ts").is_number()) << event.dump();
+    if (event.value("ph", "") == "X") {
+      EXPECT_GE(event.at("dur").get<double>(), 0.0) << event.dump();
+    }
+  }
+
+  // Times beyond INT64_MAX nanoseconds are skipped as malformed; the rest imports.
+  auto again = importToStore({dir.file("trace.json")}, dir.file("again.db"));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_GT(counts(dir.file("again.db")).at("kernels"), 0);
 }
 
 TEST(ChromeExport, NotAStoreIsAnError) {

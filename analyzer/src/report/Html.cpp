@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "../Json.h"
+#include "torchscope/store/JsonText.h"
 #include "Reports.h"
 
 namespace torchscope::analyzer::report {
@@ -116,7 +116,7 @@ std::string html(const Analysis& analysis) {
         location(finding).empty() ? "" : "<code>" + escapeXml(location(finding)) + "</code> &middot; ", finding.count,
         finding.impact_seconds, finding.impact_fraction * 100,
         finding.fix_id.empty() ? "" : " <code>" + escapeXml(finding.fix_id) + "</code> (" + escapeXml(finding.fix_kind) + ")",
-        escapeXml(finding.fix_summary), escapeXml(evidence.is_discarded() ? finding.evidence : dumpJson(evidence, 2)));
+        escapeXml(finding.fix_summary), escapeXml(evidence.is_discarded() ? finding.evidence : store::dumpJson(evidence, 2)));
   }
   out += "</body></html>\n";
   return out;

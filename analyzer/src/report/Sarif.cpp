@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <map>
 
-#include "../Json.h"
+#include "torchscope/store/JsonText.h"
 #include "Reports.h"
 
 namespace torchscope::analyzer::report {
@@ -79,7 +79,7 @@ std::string sarif(const Analysis& analysis) {
   nlohmann::json document = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
                              {"version", "2.1.0"},
                              {"runs", nlohmann::json::array({run})}};
-  return dumpJson(document, 2) + "\n";
+  return store::dumpJson(document, 2) + "\n";
 }
 
 }  // namespace torchscope::analyzer::report

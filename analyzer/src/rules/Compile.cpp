@@ -10,6 +10,7 @@
 #include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -76,7 +77,7 @@ std::vector<FrameCompileTime> compileTimeByFrame(const std::vector<store::Compil
     frame.file = compile.co_filename;
     frame.line = compile.co_firstlineno;
     frame.function = compile.co_name;
-    frame.seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+    frame.seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
     ++frame.compiles;
   }
   std::vector<FrameCompileTime> ranked;
@@ -128,7 +129,7 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   const double steps_equivalent = facts.steady_step_median_s > 0 ? compile_s / facts.steady_step_median_s : 0;
   double summed_s = 0;
   for (const auto& compile : facts.compiles) {
-    summed_s += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+    summed_s += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
   }
   const std::string steps =
       steps_equivalent > 0 ? fmt::format(", as long as {:.0f} steady-state steps", steps_equivalent) : "";
@@ -235,7 +236,7 @@ std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store:
     store::Nanos covered = 0;
     store::Nanos until = spans.front().first;
     for (const auto& [start, end] : spans) {
-      covered += std::max<store::Nanos>(0, end - std::max(start, until));
+      covered = store::saturatingAdd(covered, store::spanNanos(std::max(start, until), end));
       until = std::max(until, end);
     }
     seconds[pid] = toSeconds(static_cast<double>(covered));

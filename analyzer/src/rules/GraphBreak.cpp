@@ -10,6 +10,7 @@
 #include "../Rules.h"
 #include "GraphBreakAdvice.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -58,7 +59,7 @@ double resumeCompileSeconds(const Facts& facts, const std::string& function, std
   const std::string resume = fmt::format("torch_dynamo_resume_in_{}_at_{}", function, line);
   double seconds = 0;
   for (const auto& compile : facts.compiles) {
-    if (compile.co_name == resume) seconds += toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+    if (compile.co_name == resume) seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
   }
   return seconds;
 }
@@ -120,7 +121,7 @@ Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
   std::map<CompileKey, double> compile_seconds;
   for (const auto& compile : facts.compiles) {
     compile_seconds[{compile.pid, compile.frame_id, compile.frame_compile_id}] +=
-        toSeconds(static_cast<double>(std::max<store::Nanos>(0, compile.end_ns - compile.start_ns)));
+        toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
   }
   std::map<CompileKey, int> breaks_per_compile;
   for (const auto& row : *rows) ++breaks_per_compile[{row.pid, row.frame_id, row.frame_compile_id}];
@@ -183,7 +184,7 @@ Result<void> graphBreakRules(const Context& context, std::vector<Finding>& out) 
   // Blocked sync time per user line: an item() or nonzero break also syncs there at run time.
   std::map<std::pair<std::string, std::int64_t>, double> sync_seconds;
   auto synced = context.reader.query(
-      "SELECT s.value, t.line, t.ns FROM (SELECT file_id, line, sum(end_ns - start_ns) AS ns FROM syncs "
+      "SELECT s.value, t.line, t.ns FROM (SELECT file_id, line, total(max(end_ns - start_ns, 0)) AS ns FROM syncs "
       "GROUP BY file_id, line) t JOIN strings s ON s.id = t.file_id",
       [&](const store::Row& row) { sync_seconds[{row.text(0), row.integer(1)}] = toSeconds(row.real(2)); });
   if (!synced) return synced.error();

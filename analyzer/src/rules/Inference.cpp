@@ -6,6 +6,7 @@
 
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -143,7 +144,7 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
     state.last_end = op.end_ns;
     if (!op.softmax && state.stage == 2) {
       ++blocks;
-      block_s += toSeconds(static_cast<double>(op.end_ns - state.block_start));
+      block_s += toSeconds(static_cast<double>(store::spanNanos(state.block_start, op.end_ns)));
       state.stage = 1;
       state.block_start = op.start_ns;
     } else if (!op.softmax) {

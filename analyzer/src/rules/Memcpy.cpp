@@ -3,6 +3,7 @@
 
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -19,15 +20,16 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
   std::int64_t bytes = 0;
   double seconds = 0;
   nlohmann::json by_kind = nlohmann::json::object();
+  // total(), not sum(): sum() fails on an integer overflow. A span that ends before it starts is none.
   auto done = context.reader.query(
-      "SELECT copy_kind, count(*), sum(bytes), sum(end_ns - start_ns), sum(async) FROM memcpy "
+      "SELECT copy_kind, count(*), total(bytes), total(max(end_ns - start_ns, 0)), sum(async != 0) FROM memcpy "
       "WHERE pageable = 1 AND copy_kind IN ('HtoD', 'DtoH') GROUP BY copy_kind",
       [&](const store::Row& row) {
         copies += row.integer(1);
-        bytes += row.integer(2);
+        bytes = store::saturatingAdd(bytes, store::saturatingCast(row.real(2)));
         seconds += toSeconds(row.real(3));
         async_copies += row.integer(4);
-        by_kind[row.text(0)] = {{"copies", row.integer(1)}, {"bytes", row.integer(2)},
+        by_kind[row.text(0)] = {{"copies", row.integer(1)}, {"bytes", store::saturatingCast(row.real(2))},
                                 {"seconds", toSeconds(row.real(3))}};
       });
   if (!done) return done.error();

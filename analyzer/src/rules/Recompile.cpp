@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "../Json.h"
+#include "torchscope/store/JsonText.h"
 #include "../Locations.h"
 #include "../Rules.h"
 #include "RecompileAdvice.h"
@@ -58,7 +58,7 @@ std::string joinedGuards(const std::string& guard_failures) {
   const auto guards = nlohmann::json::parse(guard_failures, nullptr, false);
   if (!guards.is_array()) return guard_failures;
   std::string joined;
-  for (const auto& guard : guards) joined += (guard.is_string() ? guard.get<std::string>() : dumpJson(guard)) + "\n";
+  for (const auto& guard : guards) joined += (guard.is_string() ? guard.get<std::string>() : store::dumpJson(guard)) + "\n";
   return joined;
 }
 

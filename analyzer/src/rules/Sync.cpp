@@ -10,6 +10,7 @@
 #include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -91,12 +92,12 @@ struct SyncStacks {
 Result<SyncStacks> groupByStack(const store::Reader& reader) {
   SyncStacks stacks;
   auto done = reader.query(
-      "SELECT op_id, file_id, line, function, stack, end_ns - start_ns, sync_kind FROM syncs", [&](const store::Row& row) {
+      "SELECT op_id, file_id, line, function, stack, start_ns, end_ns, sync_kind FROM syncs", [&](const store::Row& row) {
         StackRows& rows = stacks.rows[{row.integer(0), row.integer(1), row.integer(2), row.text(3), row.text(4)}];
-        std::string kind = row.text(6);
+        std::string kind = row.text(7);
         if (rows.count == 0 || kind < rows.kind) rows.kind = std::move(kind);
         ++rows.count;
-        rows.nanos += row.integer(5);
+        rows.nanos = store::saturatingAdd(rows.nanos, store::spanNanos(row.integer(5), row.integer(6)));
       });
   if (!done) return done.error();
   std::set<std::int64_t> ids;

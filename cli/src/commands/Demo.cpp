@@ -23,6 +23,7 @@
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::cli {
 
@@ -167,7 +168,7 @@ void runDemo(const DemoOptions& options) {
 
   stage(4, "Result");
   std::cout << tc::renderText(*report);
-  writeFile(workdir + "/fix.json", tc::reportJson(*report).dump(2) + "\n");
+  writeFile(workdir + "/fix.json", store::dumpJson(tc::reportJson(*report), 2) + "\n");
   if (auto saved = tc::saveFixExperiments(*report, store); !saved) {
     std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";
   }

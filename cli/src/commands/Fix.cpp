@@ -13,6 +13,7 @@
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::cli {
 namespace {
@@ -80,7 +81,7 @@ void runFix(FixArguments& args) {
   }
   std::string text;
   if (args.format == "json") {
-    text = tc::reportJson(*report).dump(2) + "\n";
+    text = store::dumpJson(tc::reportJson(*report), 2) + "\n";
   } else if (args.format == "markdown") {
     text = tc::renderMarkdown(*report);
   } else if (args.format == "html") {

@@ -75,8 +75,9 @@ Result<void> widenByCounters(const store::Reader& reader, Nanos shift, Nanos& lo
                                            "ORDER BY ts_ns{} LIMIT 1",
                                            order),
                                [&](const store::Row& row) {
-                                 low = std::min(low, row.integer(0) + shift);
-                                 high = std::max(high, row.integer(0) + shift);
+                                 const Nanos ts = store::saturatingAdd(row.integer(0), shift);
+                                 low = std::min(low, ts);
+                                 high = std::max(high, ts);
                                },
                                {std::string(kSeries[index].series), device});
       if (!done) return done;
@@ -105,7 +106,7 @@ Result<std::map<TrackKey, CounterLane>> scanCounters(const ScanSetup& setup) {
             if (it == builders.end()) {
               it = builders.try_emplace(key, setup.origin, setup.shift, setup.exact_limit).first;
             }
-            it->second.add({row.integer(1) + shift, row.integer(2)});
+            it->second.add({store::saturatingAdd(row.integer(1), shift), row.integer(2)});
           },
           {std::string(kSeries[index].series), device});
     });

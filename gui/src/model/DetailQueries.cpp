@@ -7,6 +7,7 @@
 
 #include "DetailImpl.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -63,8 +64,9 @@ Result<std::vector<Flow>> DetailSource::flowsOf(const SliceRef& ref) {
       wanted[t] = timeline_->tracks[t].gpu() && timeline_->tracks[t].store == track.store &&
                   timeline_->tracks[t].pid == track.pid;
     }
-    DetailWindow window{ref.slice.start_ns, ref.slice.end_ns + 1, {}, {}};
-    auto lanes = impl.fetchLanes(ref.slice.start_ns, ref.slice.end_ns + 1, wanted);
+    const Nanos end_ns = store::saturatingAdd(ref.slice.end_ns, 1);
+    DetailWindow window{ref.slice.start_ns, end_ns, {}, {}};
+    auto lanes = impl.fetchLanes(ref.slice.start_ns, end_ns, wanted);
     if (!lanes) return lanes.error();
     window.lanes = std::move(lanes).value();
     if (auto flow = impl.syncFlow(window, ref)) flows.push_back(*flow);
@@ -77,7 +79,7 @@ Result<std::vector<Flow>> DetailSource::flowsOf(const SliceRef& ref) {
     if (!impl.summarised[other]) return laneStartingAt(timeline_->tracks[other].lanes, start_ns);
     std::vector<bool> wanted(timeline_->tracks.size(), false);
     wanted[other] = true;
-    auto lanes = impl.fetchLanes(start_ns, start_ns + 1, wanted);
+    auto lanes = impl.fetchLanes(start_ns, store::saturatingAdd(start_ns, 1), wanted);
     if (!lanes) return lanes.error();
     return laneStartingAt((*lanes)[other], start_ns);
   };

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "torchscope/gui/Text.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -19,8 +20,8 @@ std::string experimentText(const store::FixExperiment& experiment) {
                                  experiment.accepted ? "accepted" : "rejected");
   if (experiment.baseline_step_median_s > 0) {
     text += fmt::format(" Step median {} -> {}, speed-up {:.2f}x (95% CI {:.2f}-{:.2f}).",
-                        formatDuration(static_cast<store::Nanos>(experiment.baseline_step_median_s * 1e9)),
-                        formatDuration(static_cast<store::Nanos>(experiment.candidate_step_median_s * 1e9)),
+                        formatDuration(store::saturatingCast(experiment.baseline_step_median_s * 1e9)),
+                        formatDuration(store::saturatingCast(experiment.candidate_step_median_s * 1e9)),
                         experiment.speedup_median, experiment.speedup_ci_low, experiment.speedup_ci_high);
   }
   if (!experiment.reason.empty()) text += fmt::format(" {}", experiment.reason);
@@ -39,7 +40,7 @@ std::string findingText(const store::Finding& finding, const std::vector<store::
   if (!finding.message.empty()) text += fmt::format("\n{}\n", finding.message);
   if (finding.impact_seconds > 0) {
     text += fmt::format("\nCost: {} ({:.1f}% of the run).\n",
-                        formatDuration(static_cast<store::Nanos>(finding.impact_seconds * 1e9)),
+                        formatDuration(store::saturatingCast(finding.impact_seconds * 1e9)),
                         100 * finding.impact_fraction);
   }
   if (!finding.fix_summary.empty()) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "torchscope/store/Clock.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -52,7 +53,7 @@ struct Slice {
   std::uint32_t name = 0;  // index into Timeline::names
   RecordKind kind = RecordKind::kKernel;
 
-  [[nodiscard]] Nanos duration() const { return end_ns - start_ns; }
+  [[nodiscard]] Nanos duration() const { return store::spanNanos(start_ns, end_ns); }
   friend bool operator==(const Slice&, const Slice&) = default;
 };
 
@@ -71,14 +72,16 @@ struct LodLevel {
   std::vector<LodBucket> buckets;  // non-empty buckets only, by bucket index
 };
 
-// Mapping between time and pixels for one frame.
+// Mapping between time and pixels for one frame; times at the int64 edges clamp instead of overflowing.
 struct FrameScale {
   Nanos begin_ns = 0;
   double ns_per_px = 1;
   double width_px = 0;
 
-  [[nodiscard]] double xAt(Nanos t) const { return static_cast<double>(t - begin_ns) / ns_per_px; }
-  [[nodiscard]] Nanos timeAt(double x) const { return begin_ns + static_cast<Nanos>(x * ns_per_px); }
+  [[nodiscard]] double xAt(Nanos t) const { return static_cast<double>(store::saturatingSub(t, begin_ns)) / ns_per_px; }
+  [[nodiscard]] Nanos timeAt(double x) const {
+    return store::saturatingAdd(begin_ns, store::saturatingCast(x * ns_per_px));
+  }
   [[nodiscard]] Nanos endNs() const { return timeAt(width_px); }
 };
 
