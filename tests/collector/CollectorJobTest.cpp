@@ -35,6 +35,16 @@ ProgramOutcome runPlain(const std::string& script) {
   return runProgram({TORCHSCOPE_PYTHON, scriptPath(script).string()}, options);
 }
 
+// The plain LD_PRELOAD path: the collector preloaded into a job that writes `store`, without the
+// summary line on stderr.
+ProgramOptions preloaded(const fs::path& store) {
+  ProgramOptions options;
+  options.env["LD_PRELOAD"] = collectorLibrary().string();
+  options.env["TORCHSCOPE_OUTPUT"] = store.string();
+  options.env["TORCHSCOPE_SUMMARY"] = "0";
+  return options;
+}
+
 // Output lines that torchscope itself adds to the job's stderr.
 std::string withoutTorchscopeLines(const std::string& text) {
   std::istringstream in(text);
@@ -399,10 +409,7 @@ TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
     std::ofstream site(dir / "sitecustomize.py");
     site << "import sys\nprint('environment sitecustomize ran', file=sys.stderr)\n";
   }
-  ProgramOptions options;
-  options.env["LD_PRELOAD"] = collectorLibrary().string();
-  options.env["TORCHSCOPE_OUTPUT"] = (dir / "run.db").string();
-  options.env["TORCHSCOPE_SUMMARY"] = "0";
+  ProgramOptions options = preloaded(dir / "run.db");
   options.env["PYTHONPATH"] = dir.string();
   const ProgramOutcome job = runProgram(
       {TORCHSCOPE_PYTHON, "-c", "import os, torchscope_bridge; print(os.environ['PYTHONPATH'])"}, options);
@@ -418,12 +425,9 @@ TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
 TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
   const TempDir scratch;
   const fs::path& dir = scratch.path();
-  ProgramOptions options;
-  options.env["LD_PRELOAD"] = collectorLibrary().string();
-  options.env["TORCHSCOPE_SUMMARY"] = "0";
+  ProgramOptions options = preloaded(dir / "plain.db");
   options.env["TORCHSCOPE_FIXES"] = "tensor-lr";
   options.env["PYTHONPATH"] = std::string(TORCHSCOPE_SOURCE_DIR) + "/compiler/python";
-  options.env["TORCHSCOPE_OUTPUT"] = (dir / "plain.db").string();
   const ProgramOutcome plain =
       runProgram({TORCHSCOPE_PYTHON, "-c", "import sys; print('torch' in sys.modules)"}, options);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
@@ -444,10 +448,6 @@ TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
 // handler (TORCH_TRACE, the user's own) every event is.
 TEST(CollectorJob, OnlyTheTraceEventsTheCollectorReadsAreBuilt) {
   const TempDir scratch;
-  ProgramOptions options;
-  options.env["LD_PRELOAD"] = collectorLibrary().string();
-  options.env["TORCHSCOPE_SUMMARY"] = "0";
-  options.env["TORCHSCOPE_OUTPUT"] = (scratch.path() / "run.db").string();
   const ProgramOutcome job = runProgram(
       {TORCHSCOPE_PYTHON, "-c",
        "import logging, torch\n"
@@ -462,7 +462,7 @@ TEST(CollectorJob, OnlyTheTraceEventsTheCollectorReadsAreBuilt) {
        "_internal.trace_log.addHandler(logging.NullHandler())\n"
        "emit('aot_forward_graph')\n"
        "print(built)"},
-      options);
+      preloaded(scratch.path() / "run.db"));
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, "['recompile_reasons', 'aot_forward_graph']\n");
 }
