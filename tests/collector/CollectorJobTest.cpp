@@ -443,6 +443,22 @@ TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
   EXPECT_EQ(job.out, "Tensor\n");
 }
 
+// torch.compiler.is_compiling() is True on every thread while any thread compiles (torch 2.13): the
+// steps of a thread that trains while another one compiles must all be recorded.
+TEST(CollectorJob, StepsOfAThreadRunningWhileAnotherCompilesAreRecorded) {
+  const TempDir scratch;
+  const fs::path& dir = scratch.path();
+  const ProgramOutcome job = runScript(dir / "run.db", "steps_while_compiling.py");
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(dir / "run.db");
+  ASSERT_TRUE(reader);
+  const auto steps = rows<store::Step>(*reader);
+  // Four iterations: the first zero_grad() opens step 0, each optimizer.step() closes one.
+  ASSERT_EQ(steps.size(), 4u) << job.out;
+  for (const auto& step : steps) EXPECT_EQ(step.source, "optimizer");
+  EXPECT_EQ(rows<store::Compile>(*reader).size(), 1u);
+}
+
 // torch builds a structured-trace event's payload (printed graphs, generated code) for whoever
 // listens: with the collector the only listener, only the events it reads are built; with another
 // handler (TORCH_TRACE, the user's own) every event is.

@@ -4,6 +4,8 @@ import json
 import os
 import tempfile
 import textwrap
+import threading
+import time
 import unittest
 
 from torchscope_bridge import origins, parse, steps
@@ -251,6 +253,24 @@ class StepsTest(unittest.TestCase):
         self.steps.optimizer_stepped(1)
         self.steps.marker()
         self.assertEqual(self.recorded, [(0, b"marker")])
+
+    def test_markers_from_many_threads_get_distinct_indexes_and_contiguous_intervals(self):
+        recorded = []
+
+        def record(index, start, end, source):
+            time.sleep(0)  # lets another thread run inside the call, as the ctypes call to the collector does
+            recorded.append((index, start, end))
+
+        shared = steps.Steps(record)
+        threads = [threading.Thread(target=lambda: [shared.marker() for _ in range(200)]) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(sorted(index for index, _, _ in recorded), list(range(8 * 200 - 1)))
+        by_index = sorted(recorded)
+        for (_, _, end), (_, start, _) in zip(by_index, by_index[1:]):
+            self.assertEqual(end, start)
 
 
 class CompileRecordTest(unittest.TestCase):

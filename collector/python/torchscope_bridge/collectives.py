@@ -11,6 +11,8 @@ import functools
 import threading
 import time
 
+from . import tracing
+
 # torch.distributed functions timed from the call to their return (or their work's completion).
 _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
                 "broadcast", "reduce", "all_to_all", "all_to_all_single", "gather", "scatter", "barrier",
@@ -18,6 +20,7 @@ _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sc
 
 _record = None
 _torch = None
+_traced = tracing.not_traced
 _inside = threading.local()  # set while a timed collective runs: the collectives it calls are its own
 
 
@@ -48,7 +51,7 @@ def _timed(name, original):
     @functools.wraps(original)
     def collective(*args, **kwargs):
         # Must stay first: under torch.compile Dynamo folds this to a constant and traces the original.
-        if _torch.compiler.is_compiling() or getattr(_inside, "active", False):
+        if _traced() or getattr(_inside, "active", False):
             return original(*args, **kwargs)
         start_ns = time.monotonic_ns()
         tid = threading.get_native_id()
@@ -112,7 +115,7 @@ def _hook_ddp(ddp_class):
     def __init__(self, *args, **kwargs):  # noqa: N807 - replaces DistributedDataParallel.__init__
         original_init(self, *args, **kwargs)
         reducer = getattr(self, "reducer", None)
-        if reducer is None or _torch.compiler.is_compiling():
+        if reducer is None or _traced():
             return
         try:
             slot = _HookSlot(self.process_group)
@@ -155,10 +158,10 @@ def _hook_ddp(ddp_class):
 
 def install(torch, record):
     """Times torch.distributed's collectives and DDP's buckets; `record(kind, fields)` stores a row."""
-    global _record, _torch
+    global _record, _torch, _traced
     if not torch.distributed.is_available():
         return
-    _record, _torch = record, torch
+    _record, _torch, _traced = record, torch, tracing.checker(torch)
     distributed = torch.distributed
     for name in _COLLECTIVES:
         original = getattr(distributed, name, None)

@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import collectives, memory, parse, sites, steps
+from . import collectives, memory, parse, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -26,6 +26,7 @@ _SYNC_OPS = re.compile(r"\.(item|cpu|tolist|numpy|nonzero|repeat_interleave|to|c
 
 _abi = None
 _torch = None
+_traced = tracing.not_traced  # tracing.checker(torch) once torch is imported
 _optimizer_type = ()
 _prefixes = ()  # torch's and the bridge's folders: frames a sync's stack leaves out
 _lock = threading.Lock()
@@ -272,7 +273,7 @@ _steps = steps.Steps(_record_step)
 
 def _on_optimizer_step(optimizer, args, kwargs):
     # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
-    if _torch.compiler.is_compiling():
+    if _traced():
         return
     _steps.optimizer_stepped(id(optimizer))
 
@@ -284,14 +285,14 @@ def _hook_optimizer(optimizer_class):
 
     @functools.wraps(original_zero_grad)
     def zero_grad(self, *args, **kwargs):
-        if not _torch.compiler.is_compiling():
+        if not _traced():
             _steps.zero_grad(id(self))
         return original_zero_grad(self, *args, **kwargs)
 
     @functools.wraps(original_init)
     def __init__(self, *args, **kwargs):  # noqa: N807 - replaces Optimizer.__init__
         original_init(self, *args, **kwargs)
-        if not _torch.compiler.is_compiling():
+        if not _traced():
             try:
                 sites.note_optimizer(self, sys._getframe(1))
             except Exception:
@@ -307,7 +308,7 @@ def _step_counting(compiled, entry):
 
     @functools.wraps(compiled)
     def compiled_call(*args, **kwargs):
-        if _torch.compiler.is_compiling():
+        if _traced():
             return compiled(*args, **kwargs)
         steps_before = _steps.index
         result = compiled(*args, **kwargs)
@@ -343,7 +344,7 @@ def mark_step():
     """torchscope.step(): the end of one training step."""
     if _abi is None:
         return
-    if _torch is not None and _torch.compiler.is_compiling():
+    if _traced():
         return
     _steps.marker()
 
@@ -415,7 +416,7 @@ def _on_torch_imported(torch):
 
 
 def _hook_torch(torch):
-    global _torch, _prefixes, _optimizer_type, _memory
+    global _torch, _traced, _prefixes, _optimizer_type, _memory
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -425,6 +426,7 @@ def _hook_torch(torch):
             _abi.diagnostic("warning", f"torch {version} is older than 2.5: compile events were not recorded")
             return
         _torch = torch
+        _traced = tracing.checker(torch)
         _prefixes = parse.internal_prefixes(torch)
         _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
         _attach_trace_handler()

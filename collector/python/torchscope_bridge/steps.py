@@ -6,6 +6,7 @@ step when it returns; `zero_grad()` marks steps when neither is seen; `torchscop
 replace all of them.
 """
 
+import threading
 import time
 
 
@@ -16,6 +17,7 @@ def _now():
 class Steps:
     def __init__(self, record_step):
         self._record_step = record_step
+        self._lock = threading.Lock()
         self.index = 0
         self.last_ns = None
         self.optimizer_id = None  # several optimizers: the first one to step marks the steps
@@ -23,11 +25,16 @@ class Steps:
         self.markers = False
 
     def end_step(self, source):
-        now = _now()
-        if self.last_ns is not None:
-            self._record_step(self.index, self.last_ns, now, source)
+        # Threads may mark steps at once, and the record call lets other threads run (ctypes drops the GIL):
+        # each step takes its index and its start under the lock, so no two share them.
+        with self._lock:
+            now = _now()
+            index, start_ns = self.index, self.last_ns
+            self.last_ns = now
+            if start_ns is None:
+                return
             self.index += 1
-        self.last_ns = now
+        self._record_step(index, start_ns, now, source)
 
     def _is_tracked(self, optimizer_id):
         if self.optimizer_id is None:

@@ -165,7 +165,9 @@ class _Recorder:
             import torch.optim.optimizer as optimizer_module
         except Exception:  # no torch: the job runs and only the wall time is reported
             return
-        self._is_compiling = torch.compiler.is_compiling
+        # Dynamo folds it to True where it traces; unlike torch.compiler.is_compiling() it stays False on a
+        # thread that steps while another one compiles (torchscope_bridge/tracing.py).
+        self._is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
         optimizer_module.register_optimizer_step_post_hook(self._on_step)
         original_backward = torch.Tensor.backward
         recorder = self
