@@ -116,6 +116,38 @@ TEST_F(WorkspaceFiles, WriteBackKeepsBackups) {
   EXPECT_EQ(readTextFile((root_ / "job" / "train.py.torchscope.bak.1").string()), "print('fixed')\n");
 }
 
+TEST_F(WorkspaceFiles, WriteBackReplacesFilesWholeKeepingModeAndLinks) {
+  // The user's script is executable and reached through a symlink; model.py is the link's target.
+  const fs::path script = root_ / "job" / "train.py";
+  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  fs::create_directories(root_ / "shared");
+  std::ofstream(root_ / "shared" / "model.py") << "x = 1\n";
+  fs::remove(root_ / "job" / "pkg" / "model.py");
+  fs::create_symlink(root_ / "shared" / "model.py", root_ / "job" / "pkg" / "model.py");
+  auto job = analyzeJob({"python", "train.py"}, root_ / "job");
+  ASSERT_TRUE(job.ok());
+  const fs::path copy = root_ / "copy";
+  ASSERT_TRUE(copyJobTree(*job, copy).ok());
+  std::ofstream(copy / "train.py", std::ios::trunc) << "print('fixed')\n";
+  fs::remove(copy / "pkg" / "model.py");
+  std::ofstream(copy / "pkg" / "model.py") << "x = 2\n";
+
+  auto written = writeBack(*job, copy);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  ASSERT_EQ(written->size(), 2U);
+  EXPECT_EQ(readTextFile(script.string()), "print('fixed')\n");
+  EXPECT_EQ(fs::status(script).permissions(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  EXPECT_TRUE(fs::is_symlink(root_ / "job" / "pkg" / "model.py"));
+  EXPECT_EQ(readTextFile((root_ / "shared" / "model.py").string()), "x = 2\n");
+  EXPECT_EQ(readTextFile((root_ / "job" / "pkg" / "model.py.torchscope.bak").string()), "x = 1\n");
+  // Nothing but the files and their backups is left beside them.
+  for (const fs::path& folder : {root_ / "job", root_ / "shared"}) {
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      EXPECT_EQ(entry.path().filename().string().find(".torchscope.tmp"), std::string::npos) << entry.path();
+    }
+  }
+}
+
 TEST(Process, RunsWithEnvironmentAndReportsExitCodes) {
   const torchscope::testing::TempDir dir;
   const std::string out = dir.file("out.txt");
