@@ -1,5 +1,7 @@
 #include "Locations.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "Rules.h"
@@ -12,6 +14,16 @@ std::string displayFunction(std::string_view name) {
   const std::string_view rest = name.substr(kResume.size());
   const auto at = rest.rfind("_at_");
   return std::string(at == std::string_view::npos ? rest : rest.substr(0, at));
+}
+
+bool isCompileWrapper(const Location& frame) {
+  return frame.function == "inner" && frame.file.ends_with("/_dynamo/external_utils.py");
+}
+
+std::string compiledFrameText(const Location& frame, const Location& entry) {
+  if (isCompileWrapper(frame) && entry.known()) return "the code compiled at " + formatLocation(entry.file, entry.line);
+  return fmt::format("{}`{}` ({})", isCompileWrapper(frame) ? "torch's compile wrapper " : "", frame.function,
+                     formatLocation(frame.file, frame.line));
 }
 
 Location locationOf(const store::SourceFrame& frame) { return {frame.file, frame.line, displayFunction(frame.function)}; }

@@ -23,6 +23,13 @@ struct Location {
 // The user's function of a Dynamo resume function: "torch_dynamo_resume_in_forward_at_41" -> "forward".
 std::string displayFunction(std::string_view name);
 
+// torch.compile of a torch.nn module or of one of torch's own functions compiles torch's wrapper around it (`inner` in
+// torch/_dynamo/external_utils.py), a frame whose name says nothing to the user: name it by its torch.compile call.
+bool isCompileWrapper(const Location& frame);
+// "the code compiled at train.py:36" for such a wrapper with a known torch.compile call, "torch's compile wrapper
+// `inner` (...)" without one, else "`forward` (model.py:10)".
+std::string compiledFrameText(const Location& frame, const Location& entry);
+
 Location locationOf(const store::SourceFrame& frame);
 // The innermost user frame of a stored stack, or an unknown location.
 Location innermostUserLocation(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);

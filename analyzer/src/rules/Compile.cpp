@@ -105,6 +105,28 @@ Result<Location> regionCallOfLibraryFrames(const Context& context, const std::ve
   return Location{};
 }
 
+// The torch.compile call of the costliest frame that recompiled with one recorded (compiles keep no call site).
+Location entryOfFrames(const Facts& facts, const std::vector<FrameCompileTime>& frames) {
+  for (const auto& frame : frames) {
+    for (const auto& recompile : facts.recompiles) {
+      if (recompile.co_filename == frame.file && recompile.co_firstlineno == frame.line && !recompile.entry_file.empty()) {
+        return {recompile.entry_file, recompile.entry_line, ""};
+      }
+    }
+  }
+  return {};
+}
+
+// "`forward` (model.py:10)", or for a Dynamo resume function "the rest of `forward` after its graph break at
+// model.py:41", or for torch's wrapper "the code compiled at train.py:36".
+std::string frameText(const FrameCompileTime& frame, const Location& entry) {
+  const std::string function = displayFunction(frame.function);
+  if (function != frame.function) {
+    return fmt::format("the rest of `{}` after its graph break at {}", function, formatLocation(frame.file, frame.line));
+  }
+  return compiledFrameText({frame.file, frame.line, function}, entry);
+}
+
 std::string compilations(std::size_t count) {
   return count == 1 ? "1 compilation" : fmt::format("{} compilations", count);
 }
@@ -147,22 +169,31 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   const std::string where =
       costliest_user == frames.end()
           ? ""
-          : fmt::format(" Your code that cost the most is `{}` ({}): {} in {}.", costliest_user->function,
-                        formatLocation(costliest_user->file, costliest_user->line),
+          : fmt::format(" Your code that cost the most is {}: {} in {}.", frameText(*costliest_user, {}),
                         formatSeconds(costliest_user->seconds),
                         compilations(static_cast<std::size_t>(costliest_user->compiles)));
+  // Without a compiled frame of the user's, the finding points at the user's call into the region, else at the
+  // torch.compile call that compiled it.
   Location region_call;
+  Location entry;
   if (costliest_user == frames.end()) {
     auto call = regionCallOfLibraryFrames(context, frames);
     if (!call) return call.error();
     region_call = std::move(*call);
+    if (!region_call.known()) entry = entryOfFrames(facts, frames);
   }
-  const std::string entered =
-      region_call.known() && !frames.empty()
-          ? fmt::format(" None of the compiled frames is your code: the costliest, `{}` ({}), is compiled from your "
-                        "call at {}.", frames.front().function, formatLocation(frames.front().file, frames.front().line),
-                        describe(region_call))
-          : "";
+  std::string entered;
+  if (!frames.empty() && isCompileWrapper({frames.front().file, frames.front().line, frames.front().function}) &&
+      entry.known()) {
+    entered = fmt::format(" The costliest is {}: {} in {}.", frameText(frames.front(), entry),
+                          formatSeconds(frames.front().seconds),
+                          compilations(static_cast<std::size_t>(frames.front().compiles)));
+  } else if (!frames.empty() && (region_call.known() || entry.known())) {
+    entered = fmt::format(" None of the compiled frames is your code: the costliest, {}, {}.",
+                          frameText(frames.front(), entry),
+                          region_call.known() ? "is compiled from your call at " + describe(region_call)
+                                              : "comes from the torch.compile call at " + describe(entry));
+  }
   Finding finding = makeFinding(
       "compile/time", share >= 0.3 ? "warning" : "info",
       fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
@@ -171,11 +202,12 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   if (costliest_user != frames.end()) {
     finding.file = costliest_user->file;
     finding.line = costliest_user->line;
-    finding.function = costliest_user->function;
-  } else if (region_call.known()) {
-    finding.file = region_call.file;
-    finding.line = region_call.line;
-    finding.function = region_call.function;
+    finding.function = displayFunction(costliest_user->function);
+  } else if (region_call.known() || entry.known()) {
+    const Location& user = region_call.known() ? region_call : entry;
+    finding.file = user.file;
+    finding.line = user.line;
+    finding.function = user.function;
   }
   constexpr std::size_t kFramesInEvidence = 5;
   nlohmann::json frames_json = nlohmann::json::array();

@@ -2,25 +2,36 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdio>
+#include <string_view>
+
 #include "torchscope/analyzer/FixIds.h"
 
 namespace torchscope::analyzer {
 
 namespace {
 
-// "forward (model.py:37)" or "forward (model.py:37) and 3 other frames"
+std::string here(const Location& location, const std::string& fallback) {
+  return location.known() ? formatLocation(location.file, location.line) : fallback;
+}
+
+// "`forward` (model.py:37)", "`forward` (model.py:37) and 3 other frames" or "the code compiled at train.py:36"
 std::string framesText(const RecompileGroup& group) {
   if (group.frames.empty()) return "the compiled function";
-  const RecompiledFrame& main = group.frames.front();
-  std::string text = fmt::format("`{}` ({})", main.frame.function, formatLocation(main.frame.file, main.frame.line));
+  std::string text = compiledFrameText(group.frames.front().frame, group.entry);
   if (group.frames.size() > 1) {
     text += fmt::format(" and {} other frame{}", group.frames.size() - 1, group.frames.size() == 2 ? "" : "s");
   }
   return text;
 }
 
+// The subject of a title or a first sentence: "`forward`" or "The code compiled at train.py:36".
 std::string mainFunction(const RecompileGroup& group) {
-  return group.frames.empty() ? "the compiled function" : "`" + group.frames.front().frame.function + "`";
+  if (group.frames.empty()) return "The compiled function";
+  const Location& frame = group.frames.front().frame;
+  if (isCompileWrapper(frame) && group.entry.known()) return "The code compiled at " + here(group.entry, "");
+  return "`" + frame.function + "`";
 }
 
 // The first failing guard, without torch's "0/1: " compile id: "tensor 'x' size mismatch at index 0. expected 3, actual 4".
@@ -56,12 +67,23 @@ std::string whereText(const RecompileGroup& group) {
   return "";
 }
 
-std::string here(const Location& location, const std::string& fallback) {
-  return location.known() ? formatLocation(location.file, location.line) : fallback;
+// torch's wrapper takes the user's arguments as `*args`: "args[0]" is the first argument of the user's call.
+std::string tensorText(const RecompileGroup& group) {
+  if (group.detail.empty()) return "an input";
+  static constexpr std::array<std::string_view, 5> kOrdinals = {"first", "second", "third", "fourth", "fifth"};
+  int index = -1;
+  if (!group.frames.empty() && isCompileWrapper(group.frames.front().frame) &&
+      std::sscanf(group.detail.c_str(), "args[%d]", &index) == 1 && index >= 0 &&
+      group.detail == fmt::format("args[{}]", index)) {
+    return index < static_cast<int>(kOrdinals.size())
+               ? fmt::format("its {} argument", kOrdinals[static_cast<std::size_t>(index)])
+               : fmt::format("its argument {}", index + 1);
+  }
+  return "`" + group.detail + "`";
 }
 
 RecompileAdvice dynamicShape(const RecompileGroup& group, const Facts& facts) {
-  const std::string tensor = group.detail.empty() ? "an input" : "`" + group.detail + "`";
+  const std::string tensor = tensorText(group);
   return {
       fmt::format("{} recompiled {} for new input sizes", mainFunction(group), times(group.count)),
       fmt::format("torch.compile specialised {} to the sizes of its first inputs; a new size of {} ({}) failed its "
