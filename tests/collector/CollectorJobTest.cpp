@@ -29,6 +29,22 @@ ProgramOutcome runScript(const fs::path& store, const std::string& script, std::
   return runUnderTorchscope(store, job, options);
 }
 
+// A script run under `torchscope run` into a store of its own, and that store opened: where most tests begin.
+struct RecordedScript {
+  explicit RecordedScript(const std::string& script)
+      : path(scratch.path() / "run.db"), job(runScript(path, script)), reader(openStore(path)) {}
+  // Whether the job exited 0 and its store opened, with the job's stderr when not.
+  ::testing::AssertionResult recorded() const {
+    if (job.exit_code != 0) return ::testing::AssertionFailure() << "the job exited " << job.exit_code << ": " << job.err;
+    if (!reader) return ::testing::AssertionFailure() << "no store at " << path;
+    return ::testing::AssertionSuccess();
+  }
+  const TempDir scratch;
+  const fs::path path;  // the store
+  const ProgramOutcome job;
+  const std::unique_ptr<store::Reader> reader;
+};
+
 ProgramOutcome runPlain(const std::string& script) {
   ProgramOptions options;
   options.env["LD_PRELOAD"] = "";
@@ -85,13 +101,9 @@ TEST(CollectorJob, PlainLdPreloadRecordsADataDependentBranchAtTheUserLine) {
 }
 
 TEST(CollectorJob, ItemInForwardIsABreakAtThatLine) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "item_in_forward.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
-  const auto breaks = rows<store::GraphBreak>(*reader);
+  const RecordedScript run("item_in_forward.py");
+  ASSERT_TRUE(run.recorded());
+  const auto breaks = rows<store::GraphBreak>(*run.reader);
   ASSERT_GE(breaks.size(), 1u);
   EXPECT_NE(breaks[0].break_type.find("Tensor.item()"), std::string::npos) << breaks[0].break_type;
   EXPECT_EQ(breaks[0].file, scriptPath("item_in_forward.py").string());
@@ -100,13 +112,9 @@ TEST(CollectorJob, ItemInForwardIsABreakAtThatLine) {
 }
 
 TEST(CollectorJob, ChangingBatchSizesRecompileAsDynamicShape) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "batch_size_recompile.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
-  const auto recompiles = rows<store::Recompile>(*reader);
+  const RecordedScript run("batch_size_recompile.py");
+  ASSERT_TRUE(run.recorded());
+  const auto recompiles = rows<store::Recompile>(*run.reader);
   ASSERT_EQ(recompiles.size(), 2u);
   for (const auto& recompile : recompiles) {
     EXPECT_EQ(recompile.cause, "dynamic-shape") << recompile.guard_failures;
@@ -118,7 +126,7 @@ TEST(CollectorJob, ChangingBatchSizesRecompileAsDynamicShape) {
   }
   EXPECT_EQ(recompiles[0].frame_compile_id, 1);
   EXPECT_EQ(recompiles[1].frame_compile_id, 2);
-  EXPECT_TRUE(rows<store::GraphBreak>(*reader).empty());
+  EXPECT_TRUE(rows<store::GraphBreak>(*run.reader).empty());
 }
 
 TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs) {
@@ -178,13 +186,9 @@ TEST(CollectorJob, SchedulerLrRecompilesAsPythonScalarAndDynamoSeesTheSameGraphs
 }
 
 TEST(CollectorJob, RecompileLimitHitIsRecorded) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "recompile_limit.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
-  const auto recompiles = rows<store::Recompile>(*reader);
+  const RecordedScript run("recompile_limit.py");
+  ASSERT_TRUE(run.recorded());
+  const auto recompiles = rows<store::Recompile>(*run.reader);
   ASSERT_GE(recompiles.size(), 2u);
   EXPECT_FALSE(recompiles.front().limit_hit);
   EXPECT_TRUE(recompiles.back().limit_hit);
@@ -206,15 +210,11 @@ struct ExpectedRecompile {
 
 // Each cause class in its own compiled function: the class, what changed, and the user's lines.
 TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "recompile_causes.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
+  const RecordedScript run("recompile_causes.py");
+  ASSERT_TRUE(run.recorded());
   const std::string script = scriptPath("recompile_causes.py").string();
   const auto line = [](const std::string& tag) { return scriptLine("recompile_causes.py", tag); };
-  const auto recompiles = rows<store::Recompile>(*reader);
+  const auto recompiles = rows<store::Recompile>(*run.reader);
   // The line a user calls the compiled code from: the innermost frame of the stack in the script.
   const auto call_line = [&](const store::Recompile& recompile) -> std::int64_t {
     const auto stack = store::parseStack(recompile.stack);
@@ -252,7 +252,7 @@ TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
   EXPECT_EQ(item.value_kind, "item");
   EXPECT_EQ(item.value_file, script);
   EXPECT_EQ(item.value_line, line("item"));
-  auto attributes = reader->load<store::RunAttribute>();
+  auto attributes = run.reader->load<store::RunAttribute>();
   ASSERT_TRUE(attributes.ok());
   const store::CodeRoots roots = store::codeRootsFrom(*attributes);
   EXPECT_TRUE(roots.isUserFile(script));
@@ -268,15 +268,11 @@ TEST(CollectorJob, RecompileCausesNameTheLineToChange) {
 // Both breaks torch logs at a comprehension it cannot resume in are one finding there, naming the branch that
 // caused them; every finding names a line of the script.
 TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "comprehension_break.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const RecordedScript run("comprehension_break.py");
+  ASSERT_TRUE(run.recorded());
   const std::string script = scriptPath("comprehension_break.py").string();
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
   int skipped = 0;
-  for (const auto& graph_break : rows<store::GraphBreak>(*reader)) {
+  for (const auto& graph_break : rows<store::GraphBreak>(*run.reader)) {
     EXPECT_EQ(graph_break.break_type.find("Failed to handle"), std::string::npos) << graph_break.break_type;
     if (!graph_break.frame_skipped) continue;
     ++skipped;
@@ -284,7 +280,7 @@ TEST(CollectorJob, ABreakInsideAComprehensionFallsBackToEagerThere) {
   }
   EXPECT_EQ(skipped, 2);
   const ProgramOutcome advise =
-      runProgram({torchscopeExecutable().string(), "advise", (dir / "run.db").string(), "--format", "json"});
+      runProgram({torchscopeExecutable().string(), "advise", run.path.string(), "--format", "json"});
   ASSERT_EQ(advise.exit_code, 0) << advise.err;
   const auto report = nlohmann::json::parse(advise.out);
   int fallbacks = 0;
@@ -335,19 +331,15 @@ TEST(CollectorJob, CleanTrainingKeepsOutputAndExitCodeAndHasNoBreaksOrRecompiles
 }
 
 TEST(CollectorJob, DataLoaderWorkersForkAndEveryStoreIsConsistent) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "dataloader_fork.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  EXPECT_EQ(job.out, "done\n");
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
-  EXPECT_EQ(rows<store::Step>(*reader).size(), 16u);  // 2 epochs x 8 batches, step 0 opened by zero_grad()
-  const auto processes = rows<store::Process>(*reader);
+  const RecordedScript run("dataloader_fork.py");
+  ASSERT_TRUE(run.recorded());
+  EXPECT_EQ(run.job.out, "done\n");
+  EXPECT_EQ(rows<store::Step>(*run.reader).size(), 16u);  // 2 epochs x 8 batches, step 0 opened by zero_grad()
+  const auto processes = rows<store::Process>(*run.reader);
   ASSERT_EQ(processes.size(), 1u);
   const std::int64_t main_pid = processes[0].pid;
   int workers = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  for (const auto& entry : fs::directory_iterator(run.scratch.path())) {
     const std::string name = entry.path().filename().string();
     EXPECT_EQ(name.find("-wal"), std::string::npos) << name << " left behind";
     if (name == "run.db") continue;
@@ -446,17 +438,13 @@ TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
 // torch.compiler.is_compiling() is True on every thread while any thread compiles (torch 2.13): the
 // steps of a thread that trains while another one compiles must all be recorded.
 TEST(CollectorJob, StepsOfAThreadRunningWhileAnotherCompilesAreRecorded) {
-  const TempDir scratch;
-  const fs::path& dir = scratch.path();
-  const ProgramOutcome job = runScript(dir / "run.db", "steps_while_compiling.py");
-  ASSERT_EQ(job.exit_code, 0) << job.err;
-  auto reader = openStore(dir / "run.db");
-  ASSERT_TRUE(reader);
-  const auto steps = rows<store::Step>(*reader);
+  const RecordedScript run("steps_while_compiling.py");
+  ASSERT_TRUE(run.recorded());
+  const auto steps = rows<store::Step>(*run.reader);
   // Four iterations: the first zero_grad() opens step 0, each optimizer.step() closes one.
-  ASSERT_EQ(steps.size(), 4u) << job.out;
+  ASSERT_EQ(steps.size(), 4u) << run.job.out;
   for (const auto& step : steps) EXPECT_EQ(step.source, "optimizer");
-  EXPECT_EQ(rows<store::Compile>(*reader).size(), 1u);
+  EXPECT_EQ(rows<store::Compile>(*run.reader).size(), 1u);
 }
 
 // torch builds a structured-trace event's payload (printed graphs, generated code) for whoever
