@@ -321,6 +321,14 @@ __attribute__((visibility("default"))) void torchscope_flush(void) {
   }
 }
 
+__attribute__((visibility("default"))) int torchscope_gpu_handover(const char* reason) {
+  try {
+    return Collector::instance().handOverGpu(reason != nullptr ? reason : "another tool needs CUPTI") ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 __attribute__((visibility("default"))) void torchscope_finish(int exit_code) {
   try {
     const torchscope::collector::DeferredTermination deferred;

@@ -356,6 +356,20 @@ void Collector::flush() {
   if (store::Writer* writer = writer_.load(std::memory_order_acquire)) writer->flush();
 }
 
+bool Collector::handOverGpu(const std::string& reason) {
+  const DeferredTermination deferred;  // the SIGTERM helper needs mutex_
+  std::lock_guard lock(mutex_);
+  store::Writer* writer = writer_.load(std::memory_order_acquire);
+  if (!gpu_started_ || writer == nullptr) return false;
+  stopGpuTracingNow();
+  gpu_started_ = false;
+  const std::string message = "GPU tracing stopped: " + reason + ", which needs CUPTI; the store's GPU timeline "
+                              "ends here and the job's own profiler gets every GPU record from now on";
+  writer->add(store::Diagnostic{"cupti", "warning", message, 1});
+  writeStderr("torchscope: " + message);
+  return true;
+}
+
 void Collector::setCodeRoots(store::CodeRoots roots) {
   std::lock_guard lock(roots_mutex_);
   code_roots_ = std::move(roots);

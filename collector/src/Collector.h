@@ -60,6 +60,8 @@ class Collector {
     return true;
   }
   void flush();
+  // Stops GPU tracing for a tool that needs CUPTI (torchscope_gpu_handover in collector.h); false when it was not on.
+  bool handOverGpu(const std::string& reason);
 
   // Updates one field of the run's metadata (python_version, torch_version, ...).
   bool setRunField(const std::string& key, const std::string& value);

@@ -5,8 +5,9 @@
 Each check runs a job under the collector and says what it found:
   injection     CUDA_INJECTION64_PATH instead of LD_PRELOAD: the driver loads the collector at cuInit, and the
                 store has the counts cuda_syncs printed for itself (compare_counts.py program, as check 1)
-  profiler      a job that starts torch.profiler itself: its output and exit code unchanged, one line saying
-                that CUPTI is in use by another tool, the Python side (steps) still recorded
+  profiler      a job that starts torch.profiler itself (CUDA activities): its output and exit code unchanged (its
+                profiler sees the kernels), one line saying that GPU tracing was handed over to it at the job's
+                line, the Python side (steps) still recorded
   dataloader    a DataLoader with 4 forked workers feeding a CUDA model: the job ends, every store opens
   sigterm       SIGTERM in the middle of a training loop: the job dies by it (143), the store is closed and
                 holds the kernels of the steps before it
@@ -99,14 +100,15 @@ def check_profiler(args, directory):
                            timeout=300)
     traced = subprocess.run([args.python, "-c", PROFILER_JOB], env=traced_env(args.collector, directory),
                             capture_output=True, text=True, timeout=300)
-    in_use = [line for line in traced.stderr.splitlines() if "in use by another" in line]
+    handed_over = [line for line in traced.stderr.splitlines() if "GPU tracing stopped" in line]
     diagnostics = [row[0] for path in stores(directory)
                    for row in [query(path, "SELECT group_concat(message, ' | ') FROM diagnostics")] if row[0]]
     steps = sum(query(path, "SELECT count(*) FROM steps")[0] for path in stores(directory))
     return {"passed": traced.returncode == plain.returncode == 0 and traced.stdout == plain.stdout
-            and (len(in_use) == 1 or any("in use by another" in text for text in diagnostics)) and steps > 0,
+            and len(handed_over) == 1 and "torch.profiler at " in handed_over[0] and steps > 0,
             "exit_codes": [plain.returncode, traced.returncode], "stdout_equal": traced.stdout == plain.stdout,
-            "in_use_lines": in_use, "diagnostics": diagnostics, "steps": steps, "stderr": traced.stderr[-600:]}
+            "stdout": [plain.stdout, traced.stdout], "handover_lines": handed_over, "diagnostics": diagnostics,
+            "steps": steps, "stderr": traced.stderr[-600:]}
 
 
 def check_dataloader(args, directory):

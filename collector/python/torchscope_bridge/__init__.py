@@ -37,6 +37,9 @@ class Abi:
         self._finish = library.torchscope_finish
         self._finish.restype = None
         self._finish.argtypes = [ctypes.c_int]
+        self._gpu_handover = library.torchscope_gpu_handover
+        self._gpu_handover.restype = ctypes.c_int
+        self._gpu_handover.argtypes = [ctypes.c_char_p]
 
     def active(self):
         return self._is_active() == 1
@@ -55,6 +58,10 @@ class Abi:
 
     def finish(self, exit_code):
         self._finish(exit_code)
+
+    def gpu_handover(self, reason):
+        """Stops GPU tracing for a tool that needs CUPTI; True when it was on."""
+        return self._gpu_handover(reason.encode(errors="replace")) == 1
 
     def store_path(self):
         return (self._store_path() or b"").decode(errors="replace")

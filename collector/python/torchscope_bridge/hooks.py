@@ -349,6 +349,38 @@ def mark_step():
     _steps.marker()
 
 
+# --- the job's own torch.profiler ----------------------------------------------------------------
+
+
+def _hook_profiler(torch):
+    """CUPTI serves one tool at a time: when the job starts torch.profiler with CUDA activities, the collector
+    hands GPU tracing over (flushing what it traced) instead of both fighting over CUPTI's buffers, which
+    would leave the job's profiler, or the store, with GPU records missing and no word of it."""
+    profile = torch.autograd.profiler.profile
+    cuda = torch._C._profiler.ProfilerActivity.CUDA
+    # torch.profiler.profile prepares the trace (where kineto takes CUPTI) in its warm-up, then starts it;
+    # torch.autograd.profiler.profile's __enter__ does both.
+    for name in ("_prepare_trace", "_start_trace"):
+        original = getattr(profile, name, None)
+        if original is not None:
+            setattr(profile, name, _handing_gpu_over(original, cuda))
+
+
+def _handing_gpu_over(original, cuda):
+    @functools.wraps(original)
+    def start(self, *args, **kwargs):
+        try:
+            if cuda in getattr(self, "kineto_activities", ()):
+                where = sites.innermost_user(sites.stack_of(sys._getframe(1)))
+                at = f" at {where.file}:{where.line}" if where is not None else ""
+                _abi.gpu_handover(f"the job started torch.profiler{at}")
+        except Exception:  # the job's profiler starts whatever happens here
+            pass
+        return original(self, *args, **kwargs)
+
+    return start
+
+
 # --- host-device syncs ------------------------------------------------------------------------
 
 
@@ -435,6 +467,7 @@ def _hook_torch(torch):
         optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
         _hook_optimizer(optimizer_module.Optimizer)
         _hook_compile(torch)
+        _hook_profiler(torch)
         _enable_sync_warnings()
         if os.environ.get("TORCHSCOPE_COLLECTIVES", "1").lower() not in ("0", "false", "off", "no"):
             collectives.install(torch, _abi.record)

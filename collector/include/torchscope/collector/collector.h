@@ -53,6 +53,12 @@ void torchscope_bridge_started(void);
 /* Commits everything recorded so far. */
 void torchscope_flush(void);
 
+/* The job is about to start a tool that needs CUPTI for itself (torch.profiler with CUDA activities): stop GPU
+ * tracing now, flushing what was traced, so that the tool gets CUPTI whole. `reason` ("the job started
+ * torch.profiler at train.py:12") goes into a warning diagnostic and one stderr line. Returns 1 when tracing was
+ * stopped, 0 when it was not on. */
+int torchscope_gpu_handover(const char* reason);
+
 /* The process is about to end without running exit handlers (Python re-raising SIGINT after an
  * uncaught KeyboardInterrupt): close the store now, recording exit_code (128+n for signal n). */
 void torchscope_finish(int exit_code);
