@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
 
 #include "torchscope/compiler/Process.h"
 #include "torchscope/testing/TempDir.h"
@@ -38,18 +39,54 @@ assert conv.weight.is_contiguous(memory_format=torch.channels_last)
 print("ok")
 )";
 
-TEST(RuntimeFixes, PatchTorchAsDocumented) {
+// The main thread runs the user's code while another thread is inside torch.compile (its backend
+// waits until the main thread is done): the fixes must still apply there. torch 2.13's
+// torch.compiler.is_compiling() is True on every thread during any compile.
+constexpr const char* kWhileAnotherThreadCompiles = R"(
+import threading
+import torch
+from torchscope_compiler import runtime
+assert runtime.apply("inference-mode,channels-last") == ["inference-mode", "channels-last"]
+compiling, done = threading.Event(), threading.Event()
+def waiting_backend(graph_module, example_inputs):
+    compiling.set()
+    done.wait(timeout=120)
+    return graph_module.forward
+def worker():
+    torch.compile(lambda x: x.sin() + 1, backend=waiting_backend)(torch.randn(4))
+thread = threading.Thread(target=worker)
+thread.start()
+assert compiling.wait(timeout=120), "the other thread never compiled"
+try:
+    with torch.no_grad():
+        inference = torch.is_inference_mode_enabled()
+    conv = torch.nn.Conv2d(3, 4, 3)
+    conv(torch.randn(1, 3, 8, 8))
+    channels_last = conv.weight.is_contiguous(memory_format=torch.channels_last)
+finally:
+    done.set()
+    thread.join()
+print(f"inference mode: {inference}, channels last: {channels_last}")
+)";
+
+std::string runChecks(const char* code) {
   const torchscope::testing::TempDir scratch;
   const auto& dir = scratch.path();
   ProcessSpec spec;
-  spec.argv = {TORCHSCOPE_PYTHON, "-c", kCheck};
+  spec.argv = {TORCHSCOPE_PYTHON, "-c", code};
   spec.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
   spec.stdout_path = (dir / "out.txt").string();
   spec.stderr_path = (dir / "err.txt").string();
   auto result = runProcess(spec);
-  ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->exit_code, 0) << readTextFile(spec.stderr_path);
-  EXPECT_EQ(readTextFile(spec.stdout_path), "ok\n");
+  if (!result.ok()) return "could not run Python: " + result.error().message;
+  if (result->exit_code != 0) return "exit code " + std::to_string(result->exit_code) + ": " + readTextFile(spec.stderr_path);
+  return readTextFile(spec.stdout_path);
+}
+
+TEST(RuntimeFixes, PatchTorchAsDocumented) { EXPECT_EQ(runChecks(kCheck), "ok\n"); }
+
+TEST(RuntimeFixes, ApplyOnAThreadThatRunsWhileAnotherCompiles) {
+  EXPECT_EQ(runChecks(kWhileAnotherThreadCompiles), "inference mode: True, channels last: True\n");
 }
 
 }  // namespace

@@ -165,9 +165,9 @@ class _Recorder:
             import torch.optim.optimizer as optimizer_module
         except Exception:  # no torch: the job runs and only the wall time is reported
             return
-        # Dynamo folds it to True where it traces; unlike torch.compiler.is_compiling() it stays False on a
-        # thread that steps while another one compiles (torchscope_bridge/tracing.py).
-        self._is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+        from torchscope_compiler.runtime import traced_check
+
+        self._traced = traced_check()
         optimizer_module.register_optimizer_step_post_hook(self._on_step)
         original_backward = torch.Tensor.backward
         recorder = self
@@ -204,7 +204,7 @@ class _Recorder:
 
     def _on_step(self, *_args) -> None:
         # Traced inside a compiled optimizer step, this is a constant no-op: no graph break.
-        if not self._is_compiling():
+        if not self._traced():
             self._mark("step", self.step_ends)
 
     def _on_compile_start(self, args) -> None:

@@ -31,6 +31,18 @@ import sys
 _applied: set[str] = set()
 
 
+def traced_check():
+    """A function that is True where torch.compile traces the calling code.
+
+    Dynamo folds is_dynamo_compiling() to True in what it traces. torch.compiler.is_compiling() cannot
+    serve: from torch 2.13 it reads a module-wide flag held for a whole compile, so a fix would skip the
+    calls of every thread that runs while another one compiles.
+    """
+    import torch
+
+    return getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+
+
 def _torch_dir() -> str:
     import torch
 
@@ -113,6 +125,7 @@ def _inference_mode() -> None:
 
     torch_dir = _torch_dir()
     original = torch.no_grad
+    traced = traced_check()
 
     class no_grad(original):  # noqa: N801 - keeps torch's public name
         """torch.no_grad that runs the user's own blocks under torch.inference_mode."""
@@ -129,7 +142,7 @@ def _inference_mode() -> None:
             return self.__class__(_from_user=self._from_user)
 
         def __enter__(self):
-            if not self._from_user or torch.compiler.is_compiling():
+            if not self._from_user or traced():
                 return super().__enter__()
             self._inference = torch.inference_mode()
             return self._inference.__enter__()
@@ -147,9 +160,10 @@ def _channels_last() -> None:
     import torch
 
     original = torch.nn.Conv2d.forward
+    traced = traced_check()
 
     def forward(self, input):
-        if not torch.compiler.is_compiling():
+        if not traced():
             if not self.weight.is_contiguous(memory_format=torch.channels_last):
                 self.weight.data = self.weight.data.contiguous(memory_format=torch.channels_last)
             if input.dim() == 4:
@@ -179,10 +193,11 @@ def _torch_compile() -> None:
     import torch
 
     original = torch.nn.Module.__call__
+    traced = traced_check()
     state = {"depth": 0}
 
     def __call__(self, *args, **kwargs):
-        if torch.compiler.is_compiling():
+        if traced():
             return original(self, *args, **kwargs)
         if state["depth"] == 0 and not getattr(self, "_torchscope_seen", False):
             object.__setattr__(self, "_torchscope_seen", True)
