@@ -9,6 +9,11 @@ inputs that reach new coverage are merged into the repository corpus (`-merge=1 
 as docs/reliability.md describes), and every crash, leak, timeout or OOM input is listed: each must
 become a regression file in the corpus once fixed.
 
+A campaign survives its own end: OUT/progress.json holds the CPU time each target has used, rewritten
+every poll, and the fuzzers die with this script (SIGINT from the kernel). Running the same command
+again with the same OUT resumes: each unfinished target continues from its working corpus with what is
+left of its budget, its log gains a new segment, and the figures add up over the segments.
+
     python3 scripts/fuzz_campaign.py --cpu-seconds 3600 --out /tmp/campaign      # all four targets
     python3 scripts/fuzz_campaign.py --cpu-seconds 600 fuzz_kineto store_reader_fuzz
     python3 scripts/fuzz_campaign.py --background ...    # on a shared machine: only its idle CPU
@@ -18,6 +23,7 @@ Prints one JSON line per target (also written to OUT/results.jsonl). Build the t
 """
 
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -28,6 +34,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TICKS = os.sysconf("SC_CLK_TCK")
+PR_SET_PDEATHSIG = 1
 
 # target -> (binary under the build folder, corpus folders (the first one receives the merge), options)
 TARGETS = {
@@ -42,7 +49,9 @@ TARGETS = {
 }
 SEEDS = {"fuzz_torch_trace": "interop/fuzz/seeds/torch_trace", "fuzz_kineto": "interop/fuzz/seeds/kineto"}
 FINDINGS = re.compile(r"^(crash|leak|timeout|oom|slow-unit)-")
-STATUS = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+)")
+# "#5646016  REDUCE cov: 2634 ft: 15242 ..." and, under -fork, "#300263: cov: 54355 ft: 53843 ..."
+STATUS = re.compile(r"^#(\d+):?\s+(?:\w+\s+)?cov: (\d+) ft: (\d+)", re.MULTILINE)
+SEGMENT = "fuzz_campaign: segment "
 
 
 def session_cpu_seconds(session):
@@ -61,27 +70,69 @@ def session_cpu_seconds(session):
     return ticks / TICKS
 
 
-def run_target(name, build, out, cpu_budget, background):
+def die_with_parent():
+    """Runs in the fuzzer before exec: it gets SIGINT (its figures, then exit) when this script dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
+
+
+def log_figures(log):
+    """Executions summed over the log's segments; coverage and features as the last segment ends."""
+    executions, coverage, features = 0, 0, 0
+    for segment in log.split(SEGMENT):
+        last = None
+        for last in STATUS.finditer(segment):
+            pass
+        if last:
+            executions += int(last.group(1))
+            coverage, features = int(last.group(2)), int(last.group(3))
+    return executions, coverage, features
+
+
+class Progress:
+    """OUT/progress.json: per target, the CPU and wall time of its finished segments, and whether it is done."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, "progress.json")
+        try:
+            with open(self.path) as source:
+                self.targets = json.load(source)
+        except FileNotFoundError:
+            self.targets = {}
+
+    def of(self, name):
+        return self.targets.setdefault(name, {"cpu_s": 0.0, "wall_s": 0.0, "segments": 0, "done": False})
+
+    def save(self):
+        temporary = f"{self.path}.tmp"
+        with open(temporary, "w") as sink:
+            json.dump(self.targets, sink, indent=1)
+        os.replace(temporary, self.path)
+
+
+def start_target(name, arguments, state):
     binary, corpora, options = TARGETS[name]
-    binary = os.path.join(build, binary)
+    binary = os.path.join(arguments.build, binary)
     if not os.access(binary, os.X_OK):
         sys.exit(f"fuzz_campaign: {binary} is not built (bash scripts/sanitize.sh asan)")
-    work = os.path.join(out, "corpus", name)
-    artifacts = os.path.join(out, "artifacts", name)
+    work = os.path.join(arguments.out, "corpus", name)
+    artifacts = os.path.join(arguments.out, "artifacts", name)
     os.makedirs(work, exist_ok=True)
     os.makedirs(artifacts, exist_ok=True)
-    inputs = [os.path.join(ROOT, folder) for folder in corpora]
-    if name in SEEDS and os.path.isdir(os.path.join(build, SEEDS[name])):
-        inputs.append(os.path.join(build, SEEDS[name]))
-    log_path = os.path.join(out, f"{name}.log")
+    inputs = [os.path.join(arguments.corpus_root, folder) for folder in corpora]
+    if name in SEEDS and os.path.isdir(os.path.join(arguments.build, SEEDS[name])):
+        inputs.append(os.path.join(arguments.build, SEEDS[name]))
+    log_path = os.path.join(arguments.out, f"{name}.log")
     command = [binary, *options, "-timeout=60", "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}/", work, *inputs]
     environment = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
                        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    started = time.monotonic()
-    with open(log_path, "w") as log:
+    state["segments"] += 1
+    with open(log_path, "a") as log:
+        log.write(f"{SEGMENT}{state['segments']}: {arguments.cpu_seconds - state['cpu_s']:.1f} CPU-s left "
+                  f"of {arguments.cpu_seconds:.1f}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        log.flush()
         fuzzer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment,
-                                  start_new_session=True)
-    if background:
+                                  start_new_session=True, preexec_fn=die_with_parent)
+    if arguments.background:
         # Each fuzzer leads a session, so a scheduler autogroup, of its own: `nice` would not hold it back
         # against other sessions' processes; the group's nice value does.
         try:
@@ -89,16 +140,16 @@ def run_target(name, build, out, cpu_budget, background):
                 group.write("19")
         except OSError:
             pass
-    return {"name": name, "process": fuzzer, "started": started, "log": log_path, "work": work,
-            "artifacts": artifacts, "binary": binary, "corpus": os.path.join(ROOT, corpora[0]), "options": options,
-            "cpu_budget": cpu_budget, "cpu": 0.0}
+    return {"name": name, "process": fuzzer, "started": time.monotonic(), "log": log_path, "work": work,
+            "artifacts": artifacts, "binary": binary, "corpus": inputs[0], "options": options,
+            "state": state, "cpu": 0.0}
 
 
 def finish_target(run):
-    log = open(run["log"], errors="replace").read()
-    executions, coverage, features = 0, 0, 0
-    for match in STATUS.finditer(log):
-        executions, coverage, features = (int(value) for value in match.groups())
+    state = run["state"]
+    state["wall_s"] += time.monotonic() - run["started"]  # its CPU was read at the last poll
+    with open(run["log"], errors="replace") as log:
+        executions, coverage, features = log_figures(log.read())
     found = sorted(entry for entry in os.listdir(run["artifacts"]) if FINDINGS.match(entry))
     before = len(os.listdir(run["corpus"]))
     max_len = [option for option in run["options"] if option.startswith("-max_len=")]
@@ -106,8 +157,9 @@ def finish_target(run):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return {
         "target": run["name"],
-        "wall_s": round(time.monotonic() - run["started"], 1),
-        "cpu_s": round(run["cpu"], 1),
+        "wall_s": round(state["wall_s"], 1),
+        "cpu_s": round(state["cpu_s"], 1),
+        "segments": state["segments"],
         "executions": executions,
         "cov": coverage,
         "ft": features,
@@ -117,12 +169,27 @@ def finish_target(run):
     }
 
 
+def account(run, progress):
+    """Adds the CPU and wall time the running segment used since the last reading to the target's totals."""
+    state = run["state"]
+    cpu = max(run["cpu"], session_cpu_seconds(run["process"].pid))
+    now = time.monotonic()
+    state["cpu_s"] += cpu - run["cpu"]
+    state["wall_s"] += now - run["started"]
+    run["cpu"], run["started"] = cpu, now
+    progress.save()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"default: all of {', '.join(TARGETS)}")
     parser.add_argument("--build", default=os.path.join(ROOT, "build", "asan"), help="the asan build folder")
     parser.add_argument("--cpu-seconds", type=float, default=3600, help="CPU budget per target (default 3600)")
-    parser.add_argument("--out", default="/tmp/torchscope-fuzz", help="logs, working corpora and findings")
+    parser.add_argument("--out", default="/tmp/torchscope-fuzz",
+                        help="logs, working corpora, findings and progress; the same OUT again resumes")
+    parser.add_argument("--corpus-root", default=ROOT,
+                        help="the tree whose regression corpora feed the fuzzers and receive the merge "
+                             "(default: this checkout)")
     parser.add_argument("--background", action="store_true",
                         help="run the fuzzers at the lowest priority (autogroup nice 19): they take only idle CPU")
     parser.add_argument("--poll", type=float, default=5, help="seconds between CPU readings")
@@ -132,15 +199,20 @@ def main():
     if unknown:
         parser.error(f"unknown target {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     os.makedirs(arguments.out, exist_ok=True)
-    runs = [run_target(name, arguments.build, arguments.out, arguments.cpu_seconds, arguments.background) for name in names]
+    progress = Progress(arguments.out)
+    pending = [name for name in names if not progress.of(name)["done"]]
+    for name in sorted(set(names) - set(pending)):
+        print(f"fuzz_campaign: {name} already done in {arguments.out} (results.jsonl)", file=sys.stderr)
+    runs = [start_target(name, arguments, progress.of(name)) for name in pending]
+    progress.save()
     results = []
     while runs:
         time.sleep(arguments.poll)
         for run in list(runs):
             process = run["process"]
             if process.poll() is None:
-                run["cpu"] = max(run["cpu"], session_cpu_seconds(process.pid))
-                if run["cpu"] < run["cpu_budget"]:
+                account(run, progress)
+                if run["state"]["cpu_s"] < arguments.cpu_seconds:
                     continue
                 os.killpg(process.pid, signal.SIGINT)
                 try:
@@ -150,6 +222,8 @@ def main():
                     process.wait()
             runs.remove(run)
             result = finish_target(run)
+            run["state"]["done"] = True
+            progress.save()
             results.append(result)
             line = json.dumps(result)
             print(line, flush=True)

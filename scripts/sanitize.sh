@@ -2,7 +2,8 @@
 # Builds the sanitizer presets with only the libraries and test programs they run, then runs
 # those tests (scripts/test.sh calls it after the dev suite; docs/reliability.md has the cost).
 #   asan (clang, ASan+UBSan): store, collector, CUPTI decoder, interop and analyzer tests, and the
-#        fuzz targets over their regression corpora, then a fixed number of runs;
+#        fuzz targets over their regression corpora, then a fixed number of runs, and the campaign
+#        driver (scripts/fuzz_campaign.py) for a few CPU-seconds of the CUPTI target;
 #   tsan (gcc, ThreadSanitizer): the store and collector tests (writer threads, the collector
 #        library under concurrent callers and a fork, the queue's memory budget under two producers).
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
