@@ -89,7 +89,8 @@ def log_figures(log):
 
 
 class Progress:
-    """OUT/progress.json: per target, the CPU and wall time of its finished segments, and whether it is done."""
+    """OUT/progress.json: per target, the CPU and wall time used so far (as of the last poll), its segments, and
+    whether it is done (stopped and merged)."""
 
     def __init__(self, out):
         self.path = os.path.join(out, "progress.json")

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdio>
+#include <charconv>
 #include <string_view>
+#include <system_error>
 
 #include "torchscope/analyzer/FixIds.h"
 
@@ -30,7 +31,9 @@ std::string framesText(const RecompileGroup& group) {
 std::string mainFunction(const RecompileGroup& group) {
   if (group.frames.empty()) return "The compiled function";
   const Location& frame = group.frames.front().frame;
-  if (isCompileWrapper(frame) && group.entry.known()) return "The code compiled at " + here(group.entry, "");
+  if (isCompileWrapper(frame) && group.entry.known()) {
+    return "The code compiled at " + formatLocation(group.entry.file, group.entry.line);
+  }
   return "`" + frame.function + "`";
 }
 
@@ -71,13 +74,16 @@ std::string whereText(const RecompileGroup& group) {
 std::string tensorText(const RecompileGroup& group) {
   if (group.detail.empty()) return "an input";
   static constexpr std::array<std::string_view, 5> kOrdinals = {"first", "second", "third", "fourth", "fifth"};
-  int index = -1;
-  if (!group.frames.empty() && isCompileWrapper(group.frames.front().frame) &&
-      std::sscanf(group.detail.c_str(), "args[%d]", &index) == 1 && index >= 0 &&
-      group.detail == fmt::format("args[{}]", index)) {
-    return index < static_cast<int>(kOrdinals.size())
-               ? fmt::format("its {} argument", kOrdinals[static_cast<std::size_t>(index)])
-               : fmt::format("its argument {}", index + 1);
+  const std::string_view detail = group.detail;
+  if (!group.frames.empty() && isCompileWrapper(group.frames.front().frame) && detail.starts_with("args[") &&
+      detail.ends_with(']')) {
+    const std::string_view digits = detail.substr(5, detail.size() - 6);
+    std::size_t index = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (error == std::errc{} && end == digits.data() + digits.size() && !digits.empty()) {
+      return index < kOrdinals.size() ? fmt::format("its {} argument", kOrdinals[index])
+                                      : fmt::format("its argument {}", index + 1);
+    }
   }
   return "`" + group.detail + "`";
 }
