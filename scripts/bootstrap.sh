@@ -2,7 +2,12 @@
 # Installs what torchscope needs on a Debian 12 machine: system packages, a Python
 # virtual environment (.venv) with the CPU build of torch, and the CUDA headers.
 # Idempotent and quiet when everything is already there.
+# Usage: bootstrap.sh [demo|all]: `demo` installs only what the demo builds and runs (no Qt, clang,
+# browser, nor the validation suite's and benchmarks' Python packages); `all` (the default) everything
+# the tests need.
 set -euo pipefail
+setup="${1:-all}"
+[[ "$setup" == demo || "$setup" == all ]] || { echo "bootstrap: unknown set-up '$setup' (demo or all)" >&2; exit 2; }
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${TORCHSCOPE_VENV:-$root/.venv}"
@@ -21,12 +26,14 @@ run_logged() { # runs a command quietly, shows its output only when it fails
 apt_packages=(
   build-essential cmake ninja-build pkg-config ccache
   libsqlite3-dev sqlite3
-  qt6-base-dev libgl-dev
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  clang libclang-rt-14-dev
   zlib1g-dev
 )
+if [[ "$setup" == all ]]; then
+  # The GUI (Qt 6), the sanitizer and fuzz builds (clang), the HTML report's browser test (chromium).
+  apt_packages+=(qt6-base-dev libgl-dev clang libclang-rt-14-dev chromium)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,6 +57,7 @@ if ! "$py" -c "import torch, libcst, torch_geometric" >/dev/null 2>&1 \
   run_logged "$py" -m pip install -q -r "$root/requirements.txt"
   cp "$root/requirements.txt" "$venv/.torchscope-requirements"
 fi
+if [[ "$setup" == all ]]; then
 # The validation suite's third-party models (tests/validation), with requirements.txt as constraints.
 validation_requirements="$root/tests/validation/requirements.txt"
 if ! "$py" -c "import transformers, torch_frame, mambapy" >/dev/null 2>&1 \
@@ -65,6 +73,7 @@ if ! "$py" -c "import dask.distributed" >/dev/null 2>&1 \
   say "installing the benchmarks' packages into $venv"
   run_logged "$py" -m pip install -q -r "$bench_requirements" -c "$root/requirements.txt"
   cp "$bench_requirements" "$venv/.torchscope-bench-requirements"
+fi
 fi
 
 # CUPTI and NVTX headers: the CUDA toolkit when present, else NVIDIA's wheels.

@@ -5,7 +5,7 @@
 # Arguments go to `torchscope demo`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$root/scripts/build.sh" dev torchscope_core torchscope_collector
+TORCHSCOPE_SETUP=demo bash "$root/scripts/build.sh" dev torchscope_core torchscope_collector
 # The sample runs with the project's environment (the built torchscope names no Python of its own).
 export TORCHSCOPE_PYTHON="${TORCHSCOPE_PYTHON:-${TORCHSCOPE_VENV:-$root/.venv}/bin/python}"
 exec "$root/build/dev/bin/torchscope" demo "$@"
