@@ -10,6 +10,13 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   list(APPEND TORCHSCOPE_WARNINGS $<$<CONFIG:Release>:-Wno-restrict> $<$<CONFIG:Release>:-Wno-array-bounds>)
 endif()
 
+# Unity batches for a module's library or executable (TORCHSCOPE_UNITY_BUILD). Tests stay one file a unit.
+# Sources in one batch share one translation unit: names in anonymous namespaces must differ between the files
+# of a module.
+function(torchscope_set_unity target)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${TORCHSCOPE_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 8)
+endfunction()
+
 function(torchscope_set_warnings target)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${TORCHSCOPE_WARNINGS}>)
   if(TORCHSCOPE_WERROR)
@@ -31,6 +38,7 @@ function(torchscope_add_library)
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   torchscope_set_warnings(${ARG_NAME})
+  torchscope_set_unity(${ARG_NAME})
 endfunction()
 
 # Where tests find the sources, the build, the shared corpus and the project's Python.

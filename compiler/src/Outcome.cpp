@@ -10,7 +10,7 @@
 namespace torchscope::compiler {
 namespace {
 
-std::string intervalText(const SpeedupInterval& interval) {
+std::string intervalOrEstimate(const SpeedupInterval& interval) {
   if (!interval.valid()) return fmt::format("{:.3f}x (no interval)", interval.estimate);
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", interval.estimate, interval.ci_low, interval.ci_high);
 }
@@ -38,7 +38,7 @@ void noteBreakEven(FixOutcome& outcome, const VariantStats& baseline) {
   outcome.break_even_steps = saved / step_loss;
   outcome.reason += fmt::format("; but its steady-state steps are {:.0f} % slower ({}): a job longer by ~{:.0f} steps "
                                 "loses the gain",
-                                (1.0 / step->second.speedup.estimate - 1.0) * 100, intervalText(step->second.speedup),
+                                (1.0 / step->second.speedup.estimate - 1.0) * 100, intervalOrEstimate(step->second.speedup),
                                 outcome.break_even_steps);
 }
 
@@ -62,7 +62,7 @@ void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& 
     return;
   }
   const std::string measured = fmt::format("{} {} ({:.1f} % interval, {} runs)", verdict_title,
-                                           intervalText(outcome.verdict), outcome.verdict.confidence * 100,
+                                           intervalOrEstimate(outcome.verdict), outcome.verdict.confidence * 100,
                                            outcome.stats.runs);
   switch (judge(outcome.verdict, outcome.stats.runs, rule)) {
     case Judgement::kFaster:

@@ -114,7 +114,7 @@ std::string seconds(double value) {
   return value < 1 ? fmt::format("{:.1f} ms", value * 1e3) : fmt::format("{:.2f} s", value);
 }
 
-std::string intervalText(const SpeedupInterval& interval) {
+std::string intervalOrNotApplicable(const SpeedupInterval& interval) {
   if (!std::isfinite(interval.estimate)) return "n/a";
   if (!interval.valid()) return fmt::format("{:.3f}x", interval.estimate);
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", interval.estimate, interval.ci_low, interval.ci_high);
@@ -230,7 +230,7 @@ std::string renderText(const FixReport& report) {
       out += fmt::format("    {:<30} {:>10} {:>10}   {}\n",
                          metric.title() + (metric.name() == report.verdict_metric ? " *" : ""),
                          seconds(metricMedian(b, metric)), seconds(metricMedian(fix->stats, metric)),
-                         intervalText(metricSpeedup(fix->stats, metric)));
+                         intervalOrNotApplicable(metricSpeedup(fix->stats, metric)));
     }
     out += fmt::format("    {} runs; recompiles {}  graph breaks {}  syncs {}  parity {}\n", fix->stats.runs,
                        changeText(b.recompiles, fix->stats.recompiles), changeText(b.graph_breaks, fix->stats.graph_breaks),
@@ -265,13 +265,13 @@ std::string renderMarkdown(const FixReport& report) {
       continue;
     }
     const auto speedup = [&](Measure measure, Clock clock) {
-      return intervalText(metricSpeedup(fix->stats, {measure, clock}));
+      return intervalOrNotApplicable(metricSpeedup(fix->stats, {measure, clock}));
     };
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", displayName(*fix),
-                       fix->kind, status(*fix), fix->stats.runs, intervalText(fix->verdict),
+                       fix->kind, status(*fix), fix->stats.runs, intervalOrNotApplicable(fix->verdict),
                        speedup(Measure::kEndToEnd, Clock::kWall), speedup(Measure::kEndToEnd, Clock::kCpu),
                        speedup(Measure::kFirstStep, Clock::kCpu), speedup(Measure::kCompile, Clock::kCpu),
-                       intervalText(fix->speedup), changeText(b.recompiles, fix->stats.recompiles),
+                       intervalOrNotApplicable(fix->speedup), changeText(b.recompiles, fix->stats.recompiles),
                        changeText(b.graph_breaks, fix->stats.graph_breaks), changeText(b.syncs, fix->stats.syncs),
                        parityText(fix->parity), memoryChangeText(*fix), fix->reason);
   }
@@ -302,10 +302,10 @@ std::string renderHtml(const FixReport& report) {
     out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        escapeHtml(displayName(*fix)), escapeHtml(fix->kind), fix->accepted ? "accepted" : "rejected",
-                       escapeHtml(status(*fix)), fix->measured ? fix->stats.runs : 0, cell(intervalText(fix->verdict)),
-                       cell(intervalText(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kWall}))),
-                       cell(intervalText(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kCpu}))),
-                       cell(intervalText(fix->speedup)), cell(changeText(b.recompiles, fix->stats.recompiles)),
+                       escapeHtml(status(*fix)), fix->measured ? fix->stats.runs : 0, cell(intervalOrNotApplicable(fix->verdict)),
+                       cell(intervalOrNotApplicable(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kWall}))),
+                       cell(intervalOrNotApplicable(metricSpeedup(fix->stats, {Measure::kEndToEnd, Clock::kCpu}))),
+                       cell(intervalOrNotApplicable(fix->speedup)), cell(changeText(b.recompiles, fix->stats.recompiles)),
                        cell(changeText(b.graph_breaks, fix->stats.graph_breaks)), cell(changeText(b.syncs, fix->stats.syncs)),
                        cell(parityText(fix->parity)), cell(memoryChangeText(*fix)), escapeHtml(fix->reason));
   }

@@ -21,7 +21,7 @@ std::string duration(double seconds) {
   return whole >= 60 ? fmt::format("{}m{:02d}s", whole / 60, whole % 60) : fmt::format("{}s", whole);
 }
 
-std::string intervalText(const SpeedupInterval& interval) {
+std::string intervalWithConfidence(const SpeedupInterval& interval) {
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}] ({:.1f} % interval)", interval.estimate, interval.ci_low,
                      interval.ci_high, interval.confidence * 100);
 }
@@ -207,7 +207,7 @@ Result<void> Rounds::runFixes(std::vector<Arm>& arms) {
       arm.stopped = true;
       if (options_.progress) {
         options_.progress(fmt::format("{}: {} after {} runs, {} {}", arm.variant.name, judgementName(judgement), runs,
-                                      verdict_.title(), intervalText(outcome.verdict)));
+                                      verdict_.title(), intervalWithConfidence(outcome.verdict)));
       }
     }
   }
@@ -235,7 +235,7 @@ Result<void> Rounds::runCombined(Arm& combined, FixOutcome& outcome, const std::
     if (judgement != Judgement::kUndecided) {
       if (options_.progress) {
         options_.progress(fmt::format("combined: {} after {} runs, {} {}", judgementName(judgement), runs,
-                                      verdict_.title(), intervalText(outcome.verdict)));
+                                      verdict_.title(), intervalWithConfidence(outcome.verdict)));
       }
       break;
     }

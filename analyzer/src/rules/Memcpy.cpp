@@ -9,7 +9,7 @@ namespace torchscope::analyzer {
 
 namespace {
 constexpr std::int64_t kMinimumCopies = 2;  // one copy of a result at the end is not worth pinning
-constexpr double kMinimumFraction = 0.001;
+constexpr double kMinimumCopyFraction = 0.001;
 }  // namespace
 
 Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
@@ -33,7 +33,7 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
                                 {"seconds", toSeconds(row.real(3))}};
       });
   if (!done) return done.error();
-  if (copies < kMinimumCopies || facts.fraction(seconds) < kMinimumFraction) return {};
+  if (copies < kMinimumCopies || facts.fraction(seconds) < kMinimumCopyFraction) return {};
 
   Finding finding = makeFinding(
       "memcpy/pageable", facts.fraction(seconds) >= 0.05 ? "warning" : "info",

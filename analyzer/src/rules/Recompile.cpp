@@ -16,7 +16,7 @@ namespace torchscope::analyzer {
 namespace {
 
 // Below this share of the run, a recompile's compile time is not worth a finding, whatever its count.
-constexpr double kMinimumFraction = 0.01;
+constexpr double kMinimumRecompileFraction = 0.01;
 
 struct Key {
   std::string rule;
@@ -168,7 +168,7 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
                      [](const RecompiledFrame& a, const RecompiledFrame& b) { return a.recompiles > b.recompiles; });
     const RecompileAdvice advice = recompileAdvice(group, facts);
     // Impact, not count, decides: one recompile that takes half the run is reported, many cheap ones are not.
-    if (facts.duration_s <= 0 || facts.fraction(group.compile_s) >= kMinimumFraction) {
+    if (facts.duration_s <= 0 || facts.fraction(group.compile_s) >= kMinimumRecompileFraction) {
       Finding finding = findingFor(key.rule, "warning", advice, group, facts);
       finding.count = group.count;
       out.push_back(std::move(finding));

@@ -47,12 +47,12 @@ Cause classifySync(const std::string& op, const std::string& sync_kind) {
                         "names it) and keep it on the GPU"}};
 }
 
-struct Site {
+struct SyncSite {
   std::string rule;
   std::string file;
   std::int64_t line = -1;
   std::string function;
-  bool operator<(const Site& other) const {
+  bool operator<(const SyncSite& other) const {
     return std::tie(rule, file, line, function) < std::tie(other.rule, other.file, other.line, other.function);
   }
 };
@@ -112,14 +112,14 @@ Result<SyncStacks> groupByStack(const store::Reader& reader) {
 // A sync that happens once (the end of a script, a final metric) is not a per-step problem.
 constexpr std::int64_t kMinimumCount = 2;
 // Below this share of the run the host hardly waited.
-constexpr double kMinimumFraction = 0.001;
+constexpr double kMinimumSyncFraction = 0.001;
 
 }  // namespace
 
 Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (facts.count("syncs") == 0) return {};
-  std::map<Site, Group> groups;
+  std::map<SyncSite, Group> groups;
   // One entry per place and stack (a sync site repeats its stack), so that the user's frame is chosen once per stack.
   auto stacks = groupByStack(context.reader);
   if (!stacks) return stacks.error();
@@ -141,7 +141,7 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
   const double steps = static_cast<double>(std::max<std::int64_t>(1, facts.stepCount()));
   for (const auto& [site, group] : groups) {
     const double fraction = facts.fraction(group.blocked_s);
-    if (group.count < kMinimumCount || fraction < kMinimumFraction) continue;
+    if (group.count < kMinimumCount || fraction < kMinimumSyncFraction) continue;
     const double per_step_s = group.blocked_s / steps;
     const std::string where = formatLocation(site.file, site.line);
     Finding finding = makeFinding(

@@ -22,8 +22,6 @@ constexpr std::array<CounterSeries, 5> kSeries{{
     {"cuda.reserved", "memory · reserved"},
 }};
 
-Error cancelledError() { return makeError(ErrorCode::kInvalidArgument, "loading was cancelled"); }
-
 Result<bool> hasMemorySamples(const store::Reader& reader) {
   bool found = false;
   auto done = reader.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_samples'",

@@ -23,8 +23,6 @@ namespace {
 
 using detail::TrackKey;
 
-Error cancelledError() { return makeError(ErrorCode::kInvalidArgument, "loading was cancelled"); }
-
 class Names {
  public:
   explicit Names(std::vector<std::string>& names) : names_(names) { intern("(unnamed)"); }
@@ -291,7 +289,7 @@ Result<BulkPass> scanBulkTables(const detail::ScanSetup& setup) {
   if (!cpu) return cpu.error();
   if (!counters) return counters.error();
   if (!*gpu) return gpu->error();
-  if (setup.cancelled && setup.cancelled()) return cancelledError();
+  if (setup.cancelled && setup.cancelled()) return detail::cancelledError();
   BulkPass pass;
   pass.stats = StatsIndex(setup.origin, setup.stats_shift);
   for (auto* scan : {&cpu.value(), &gpu->value()}) {
@@ -350,7 +348,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   Nanos anchor = 0;  // wall minus monotonic time of the first store
   std::uint64_t bulk_rows = 0;
   for (std::uint32_t index = 0; index < paths.size(); ++index) {
-    if (cancelled && cancelled()) return cancelledError();
+    if (cancelled && cancelled()) return detail::cancelledError();
     auto reader = store::Reader::open(paths[index]);
     if (!reader) return reader.error();
     StoreInfo store;
@@ -407,7 +405,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   if (!pass) return pass.error();
   arrange(*timeline, std::move(small), std::move(pass).value());
   if (auto explained = detail::explainGaps(*timeline, limits.explained_gaps); !explained) return explained.error();
-  if (cancelled && cancelled()) return cancelledError();
+  if (cancelled && cancelled()) return detail::cancelledError();
   return std::shared_ptr<const Timeline>(std::move(timeline));
 }
 

@@ -16,8 +16,6 @@ bool placedBefore(const BulkRow& a, const BulkRow& b) {
 
 constexpr std::string_view kIndexOrder = "start_ns, end_ns DESC";
 
-Error cancelledError() { return makeError(ErrorCode::kInvalidArgument, "loading was cancelled"); }
-
 // Hands rows on in placement order, given rows that arrive nearly in that order.
 class StartOrder {
  public:
@@ -175,6 +173,8 @@ class Scanner {
 };
 
 }  // namespace
+
+Error cancelledError() { return makeError(ErrorCode::kInvalidArgument, "loading was cancelled"); }
 
 TrackSet::TrackSet(Nanos origin, int shift, std::size_t exact_limit)
     : origin_(origin), shift_(shift), exact_limit_(exact_limit) {}

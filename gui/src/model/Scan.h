@@ -73,6 +73,9 @@ struct ScanResult {
   std::vector<GpuGap> gaps;
 };
 
+// What a load, scan or counter read returns when its setup's `cancelled` said so.
+Error cancelledError();
+
 struct ScanSetup {
   const std::vector<StoreInfo>* stores = nullptr;
   Nanos origin = 0;
