@@ -198,7 +198,10 @@ void Collector::openStore() {
   store::Writer* writer = opened.value().release();
 
   run_ = store::RunInfo{};
-  run_.command_line = commandLine();
+  // A launcher that wraps the user's command (`torchscope fix` runs it under torchscope_compiler.launch) names
+  // the command the user gave; it is the run's, so the job's other processes keep their own.
+  const std::string given = envString("TORCHSCOPE_COMMAND_LINE");
+  run_.command_line = first && !given.empty() ? given : commandLine();
   run_.host = hostName();
   run_.torchscope_version = TORCHSCOPE_VERSION;
   run_.start_ns = store::monotonicNow();
