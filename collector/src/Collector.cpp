@@ -412,7 +412,9 @@ void Collector::diagnostic(const std::string& source, const std::string& severit
 }
 
 void Collector::printSummary(const std::string& path, const std::string& loss) const {
-  writeStderr("torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
+  // `torchscope run` shows a status line on the terminal while the job runs: the summary takes its place.
+  const std::string erase_status = envFlag("TORCHSCOPE_STATUS_LINE", false) ? "\r\x1b[K" : "";
+  writeStderr(erase_status + "torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
               plural(tally_.graph_breaks.load(), "graph break") + ", " +
               plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
               (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +

@@ -147,7 +147,9 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   measurement.stderr_path = spec.stderr_path;
   spec.timeout = options_.run_timeout;
 
+  if (options_.on_run) options_.on_run(label, measurement.store_path, true);
   auto process = runProcess(spec);
+  if (options_.on_run) options_.on_run(label, measurement.store_path, false);
   if (!options_.keep_temp) fs::remove_all(cache, error);
   if (!process) return process.error();
   measurement.wall_s = process->wall_s;

@@ -20,6 +20,7 @@
 
 #include "Commands.h"
 #include "FixTools.h"
+#include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
@@ -148,7 +149,8 @@ void runDemo(const DemoOptions& options) {
   fix.max_fixes = options.max_fixes;
   fix.keep_temp = options.keep_temp;
   fix.parallel_runs = options.parallel_runs;
-  fix.progress = [](const std::string& line) { std::cout << "torchscope fix: " << line << "\n" << std::flush; };
+  LiveStatus status("torchscope demo", LiveStatus::onTerminal());
+  watchRuns(fix, status, std::cout);
   // Runs inside the experiment: it reports problems instead of ending the command.
   fix.on_profiled = [&](const std::string& profile_store) {
     std::error_code copy_error;
