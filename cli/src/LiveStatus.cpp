@@ -18,7 +18,7 @@ namespace {
 
 constexpr auto kLookEvery = std::chrono::milliseconds(500);
 
-std::string duration(std::chrono::steady_clock::duration elapsed) {
+std::string duration(std::chrono::system_clock::duration elapsed) {
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
   return seconds >= 60 ? fmt::format("{}m{:02d}s", seconds / 60, seconds % 60) : fmt::format("{}s", seconds);
 }
@@ -27,12 +27,15 @@ std::string plural(std::int64_t count, std::string_view one, std::string_view ma
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-// "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the store exists. Compile time is
-// the union of each process's compilations, the longest process's, as `advise` counts it.
-std::string soFar(const std::string& store_path) {
+// "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the job's store exists. Compile time
+// is the union of each process's compilations, the longest process's, as `advise` counts it.
+std::string soFar(const std::string& store_path, std::chrono::system_clock::time_point started) {
   if (store_path.empty()) return "";
   auto reader = store::Reader::open(store_path);
   if (!reader) return "";
+  const auto run = (*reader)->run();
+  const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch()).count();
+  if (!run || run->start_wall_ns < started_ns) return "";  // an earlier run's, until the job replaces it
   std::int64_t steps = 0;
   (void)(*reader)->query("SELECT count(*) FROM steps", [&](const store::Row& row) { steps = row.integer(0); });
   std::int64_t compiles = 0;
@@ -89,10 +92,11 @@ LiveStatus::~LiveStatus() {
   thread_.join();
 }
 
-void LiveStatus::watch(const std::string& label, const std::string& store_path) {
+void LiveStatus::watch(const std::string& label, const std::string& store_path,
+                       std::chrono::system_clock::time_point started) {
   if (!shown_) return;
   std::lock_guard lock(mutex_);
-  jobs_.push_back({label, store_path, std::chrono::steady_clock::now(), ""});
+  jobs_.push_back({label, store_path, started, ""});
   draw();
 }
 
@@ -126,18 +130,17 @@ void LiveStatus::loop() {
 }
 
 void LiveStatus::lookAtStores() {
-  std::vector<std::pair<std::string, std::string>> stores;
+  std::vector<Job> looked;
   {
     std::lock_guard lock(mutex_);
-    for (const Job& job : jobs_) stores.emplace_back(job.label, job.store_path);
+    looked = jobs_;
   }
   // Read without the lock: print() never waits on a store.
-  std::vector<std::string> seen;
-  for (const auto& [label, path] : stores) seen.push_back(soFar(path));
+  for (Job& job : looked) job.so_far = soFar(job.store_path, job.started);
   std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < stores.size(); ++i) {
+  for (const Job& seen : looked) {
     for (Job& job : jobs_) {
-      if (job.label == stores[i].first && !seen[i].empty()) job.so_far = seen[i];
+      if (job.label == seen.label && !seen.so_far.empty()) job.so_far = seen.so_far;
     }
   }
 }
@@ -147,7 +150,7 @@ void LiveStatus::draw() {
     clear();
     return;
   }
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = std::chrono::system_clock::now();
   std::string line = prefix_ + ":";
   for (const Job& job : jobs_) {
     line += job.label.empty() ? " " : fmt::format(" {} ", job.label);
@@ -157,9 +160,10 @@ void LiveStatus::draw() {
   // One terminal row, or the \r would rewrite only its last part.
   const auto columns = static_cast<std::size_t>(std::max(terminalColumns() - 1, 10));
   if (line.size() > columns) line.resize(columns);
-  // Rewritten from the start of the row, the rest of the row erased. What the job itself prints to the terminal
-  // follows the line, as a remote's messages follow git's progress, and the next look draws a line of its own.
-  writeStderr("\r" + line + "\x1b[K");
+  // Rewritten from the start of the row, the rest of the row erased, and the cursor left at the start: a line the
+  // job itself prints to the terminal (a training loop's log, longer than this one) then takes the row over instead
+  // of following the status on it, and the next look draws the status on the row below.
+  writeStderr("\r" + line + "\x1b[K\r");
   on_screen_ = true;
 }
 

@@ -26,8 +26,10 @@ class LiveStatus {
   LiveStatus(const LiveStatus&) = delete;
   LiveStatus& operator=(const LiveStatus&) = delete;
 
-  // A job to show from now on, under `label` ("" for a single job), with its store ("" when it writes none).
-  void watch(const std::string& label, const std::string& store_path);
+  // A job to show from now on, under `label` ("" for a single job), with its store ("" when it writes none), started
+  // at `started`: a store that an earlier run left at that path is not the job's.
+  void watch(const std::string& label, const std::string& store_path,
+             std::chrono::system_clock::time_point started = std::chrono::system_clock::now());
   void forget(const std::string& label);
   // A whole line of output (to stdout or stderr, both the terminal): the status line makes room for it.
   void print(std::ostream& out, const std::string& line);
@@ -36,7 +38,7 @@ class LiveStatus {
   struct Job {
     std::string label;
     std::string store_path;
-    std::chrono::steady_clock::time_point started;
+    std::chrono::system_clock::time_point started;
     std::string so_far;  // what its store said at the last look
   };
   void loop();

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "torchscope/store/Writer.h"
 #include "torchscope/testing/Paths.h"
 #include "torchscope/testing/Subprocess.h"
 #include "torchscope/testing/TempDir.h"
@@ -59,14 +60,30 @@ testing::ProgramOutcome runOnTerminal(const std::vector<std::string>& argv) {
   return outcome;
 }
 
+// A store of five steps that an earlier run left where the job writes its own.
+void writeEarlierStore(const std::string& path) {
+  auto writer = store::Writer::open(path);
+  ASSERT_TRUE(writer);
+  for (std::int64_t index = 0; index < 5; ++index) {
+    store::Step step;
+    step.index = index;
+    step.start_ns = index + 1;
+    step.end_ns = index + 2;
+    (*writer)->add(step);
+  }
+  ASSERT_TRUE((*writer)->close(10));
+}
+
 TEST(LiveStatus, RunShowsTheJobsProgressOnATerminalAndClearsIt) {
   testing::TempDir dir;
+  writeEarlierStore(dir.file("live.db"));
   const auto outcome = runOnTerminal(liveJob(dir));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.out;
   const std::string& screen = outcome.out;
   // Rewritten in place: the line starts with \r and ends by erasing the rest of the row.
   EXPECT_THAT(screen, HasSubstr("\rtorchscope: 0s, "));
   EXPECT_THAT(screen, HasSubstr(", 3 steps, 1 compilation ("));
+  EXPECT_THAT(screen, Not(HasSubstr("5 steps")));  // the earlier run's store is not the job's
   EXPECT_THAT(screen, HasSubstr(" (0.3 s)\x1b[K"));
   // The collector's summary at the job's exit takes the status line's place instead of following it.
   EXPECT_THAT(screen, HasSubstr("\r\x1b[Ktorchscope: 1 compile, "));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -163,6 +164,7 @@ void addRunCommand(CLI::App& app) {
     }
     if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
     const bool status_line = LiveStatus::onTerminal();
+    const auto started = std::chrono::system_clock::now();
     const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary, status_line);
     // While the job runs a Ctrl-C belongs to it (the terminal sends it to both); signals sent to
     // torchscope alone are passed on. The job was forked before this, so it keeps its defaults.
@@ -179,7 +181,7 @@ void addRunCommand(CLI::App& app) {
     int exit_code = 0;
     {
       LiveStatus status("torchscope", status_line);
-      status.watch("", store_path.string());
+      status.watch("", store_path.string(), started);
       exit_code = waitForJob(pid);
     }
     job_pid = 0;
