@@ -17,7 +17,7 @@ constexpr int kHeight = 160;
 constexpr std::string_view kStyle = R"css(
 body{font-family:system-ui,sans-serif;margin:2em;max-width:900px;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
-.run{color:#555}.note{background:#fff6d6;padding:.4em .6em;border-radius:4px}
+.run{color:#555}.headline{font-weight:bold}.note{background:#fff6d6;padding:.4em .6em;border-radius:4px}
 .finding{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:.8em 0}
 .sev{font-weight:bold;text-transform:uppercase;font-size:.8em;padding:.1em .4em;border-radius:3px;color:#fff}
 .error{background:#c62828}.warning{background:#ef8f00}.info{background:#1e88e5}
@@ -67,7 +67,7 @@ std::string html(const Analysis& analysis) {
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
                     "<title>torchscope report</title><style>";
   out += kStyle;
-  out += "</style></head><body>\n<h1>torchscope report</h1>\n";
+  out += "</style></head><body>\n<h1>torchscope report</h1>\n<p class=\"headline\">" + escapeXml(headline(analysis)) + "</p>\n";
   for (const auto& note : analysis.notes) out += "<p class=\"note\">" + escapeXml(note) + "</p>\n";
   for (std::size_t run_index = 0; run_index < analysis.runs.size(); ++run_index) {
     const RunSummary& run = analysis.runs[run_index];
