@@ -10,6 +10,7 @@
 
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Compare.h"
 #include "torchscope/analyzer/Report.h"
 
 namespace torchscope::analyzer::testing {
@@ -128,6 +129,24 @@ TEST(ReadableReport, CompileTimeImpactIsTheCompileTimeItStates) {
     return;
   }
   FAIL() << "no compile/time finding";
+}
+
+// compare's reports name the runs and new problems by paths relative to the current directory too.
+TEST(ReadableReport, ComparisonShowsPathsUnderTheCurrentDirectoryRelative) {
+  Comparison comparison;
+  comparison.base_path = "/work/proj/runs/base.db";
+  comparison.new_path = "/work/proj/runs/new.db";
+  comparison.new_problems.push_back({"recompile", "/work/proj/model.py", 37, "forward", "dynamic-shape", 2});
+  RenderOptions options;
+  options.current_directory = "/work/proj";
+  for (const Format format : {Format::kText, Format::kMarkdown, Format::kHtml, Format::kJunit}) {
+    const std::string report = renderComparison(comparison, format, options);
+    EXPECT_THAT(report, Not(HasSubstr("/work/proj"))) << report;
+    EXPECT_THAT(report, HasSubstr("model.py:37")) << report;
+  }
+  EXPECT_THAT(renderComparison(comparison, Format::kJson, options), HasSubstr("/work/proj/model.py"));
+  options.absolute_paths = true;
+  EXPECT_THAT(renderComparison(comparison, Format::kText, options), HasSubstr("/work/proj/model.py:37"));
 }
 
 }  // namespace

@@ -35,7 +35,30 @@ std::string normalFolder(std::string folder) {
   return folder;
 }
 
+std::string shortened(std::string text, const std::string& current) {
+  int ignored = 0;
+  return current.size() > 1 ? relativeTo(text, current, ignored) : text;
+}
+
 }  // namespace
+
+Comparison withReadablePaths(const Comparison& comparison, const RenderOptions& options) {
+  if (options.absolute_paths) return comparison;
+  Comparison readable = comparison;
+  const std::string current = normalFolder(options.current_directory);
+  for (std::string* text : {&readable.base_path, &readable.new_path}) *text = shortened(*text, current);
+  for (auto* problems : {&readable.new_problems, &readable.gone_problems}) {
+    for (auto& problem : *problems) problem.file = shortened(problem.file, current);
+  }
+  for (auto* findings : {&readable.new_findings, &readable.gone_findings, &readable.changed_findings}) {
+    for (auto& finding : *findings) {
+      finding.file = shortened(finding.file, current);
+      finding.title = shortened(finding.title, current);
+    }
+  }
+  for (auto& note : readable.notes) note = shortened(note, current);
+  return readable;
+}
 
 Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& options) {
   if (options.absolute_paths) return analysis;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Compare.h"
 #include "torchscope/analyzer/Report.h"
 
 namespace torchscope::analyzer::report {
@@ -18,8 +19,10 @@ using analyzer::escapeMarkdown;
 using analyzer::escapeXml;
 using analyzer::sanitizeUtf8;
 
-// The analysis with its paths as RenderOptions asks for the reports people read (ReadablePaths.cpp).
+// The analysis, or a comparison (paths under the current directory only), with its paths as RenderOptions asks for
+// the reports people read (ReadablePaths.cpp).
 Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& options);
+Comparison withReadablePaths(const Comparison& comparison, const RenderOptions& options);
 
 std::string text(const Analysis& analysis, const RenderOptions& options);
 std::string json(const Analysis& analysis);
