@@ -18,12 +18,12 @@ namespace {
 
 constexpr auto kLookEvery = std::chrono::milliseconds(500);
 
-std::string duration(std::chrono::system_clock::duration elapsed) {
+std::string elapsedText(std::chrono::system_clock::duration elapsed) {
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
   return seconds >= 60 ? fmt::format("{}m{:02d}s", seconds / 60, seconds % 60) : fmt::format("{}s", seconds);
 }
 
-std::string plural(std::int64_t count, std::string_view one, std::string_view many) {
+std::string counted(std::int64_t count, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
@@ -55,8 +55,8 @@ std::string soFar(const std::string& store_path, std::chrono::system_clock::time
                            until = std::max(until, row.integer(2));
                            most_s = std::max(most_s, covered_s);
                          });
-  std::string text = plural(steps, "step", "steps");
-  if (compiles > 0) text += fmt::format(", {} ({:.1f} s)", plural(compiles, "compilation", "compilations"), most_s);
+  std::string text = counted(steps, "step", "steps");
+  if (compiles > 0) text += fmt::format(", {} ({:.1f} s)", counted(compiles, "compilation", "compilations"), most_s);
   return text;
 }
 
@@ -65,7 +65,7 @@ int terminalColumns() {
   return ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : 80;
 }
 
-void writeStderr(const std::string& text) {
+void writeToStderr(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }
@@ -154,7 +154,7 @@ void LiveStatus::draw() {
   std::string line = prefix_ + ":";
   for (const Job& job : jobs_) {
     line += job.label.empty() ? " " : fmt::format(" {} ", job.label);
-    line += duration(now - job.started) + ", " + (job.so_far.empty() ? "starting" : job.so_far);
+    line += elapsedText(now - job.started) + ", " + (job.so_far.empty() ? "starting" : job.so_far);
     if (&job != &jobs_.back()) line += " |";
   }
   // One terminal row, or the \r would rewrite only its last part.
@@ -163,13 +163,13 @@ void LiveStatus::draw() {
   // Rewritten from the start of the row, the rest of the row erased, and the cursor left at the start: a line the
   // job itself prints to the terminal (a training loop's log, longer than this one) then takes the row over instead
   // of following the status on it, and the next look draws the status on the row below.
-  writeStderr("\r" + line + "\x1b[K\r");
+  writeToStderr("\r" + line + "\x1b[K\r");
   on_screen_ = true;
 }
 
 void LiveStatus::clear() {
   if (!on_screen_) return;
-  writeStderr("\r\x1b[K");
+  writeToStderr("\r\x1b[K");
   on_screen_ = false;
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 constexpr double kLeft = 110;    // lane names
 constexpr double kRight = 790;
-constexpr double kWidth = 800;
+constexpr double kChartWidth = 800;
 constexpr double kLane = 18;
 constexpr double kGap = 6;
 constexpr double kMemoryHeight = 56;
@@ -38,7 +38,7 @@ std::string laneName(double y, double height, std::string_view name) {
 }
 
 // Ticks at 1, 2 or 5 times a power of ten, about eight over the run.
-std::string axis(const Plot& plot, double top, double bottom) {
+std::string timeAxis(const Plot& plot, double top, double bottom) {
   const double raw = plot.duration_s / 8;
   const double power = std::pow(10.0, std::floor(std::log10(raw)));
   double step = power;
@@ -56,13 +56,13 @@ std::string axis(const Plot& plot, double top, double bottom) {
   return out;
 }
 
-std::string span(const Plot& plot, double y, double start_s, double end_s, std::string_view color, const std::string& tip) {
+std::string spanBar(const Plot& plot, double y, double start_s, double end_s, std::string_view color, const std::string& tip) {
   return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}</title></rect>",
                      plot.x(start_s), y, plot.width(start_s, end_s, 1), kLane, color, escapeXml(tip));
 }
 
 // On whole pixels, so that a 2-pixel mark stays sharp.
-std::string tick(const Plot& plot, double y, double at_s, std::string_view color, const std::string& tip) {
+std::string tickMark(const Plot& plot, double y, double at_s, std::string_view color, const std::string& tip) {
   return fmt::format("<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"2\" height=\"{:.1f}\" fill=\"{}\"><title>{}</title></rect>",
                      std::round(plot.x(at_s)) - 1, y, kLane, color, escapeXml(tip));
 }
@@ -107,7 +107,7 @@ std::pair<std::string, int> findingsLane(const Plot& plot, double top, const Run
 std::string compilesLane(const Plot& plot, double y, const RunSummary& run) {
   std::string out;
   for (const auto& compile : run.overview.compiles) {
-    out += span(plot, y, compile.start_s, compile.end_s, "#8e24aa", compile.label);
+    out += spanBar(plot, y, compile.start_s, compile.end_s, "#8e24aa", compile.label);
     const double width = plot.width(compile.start_s, compile.end_s, 1);
     const std::string frame = compile.label.substr(0, compile.label.find(" ("));
     if (width > 7.0 * static_cast<double>(frame.size())) {
@@ -178,26 +178,26 @@ std::string overviewChart(const RunSummary& run, std::size_t run_index, const st
   std::string steps;
   for (std::size_t i = 0; i < run.overview.steps.size(); ++i) {
     const auto& step = run.overview.steps[i];
-    steps += span(plot, y, step.start_s, step.end_s, i % 2 == 0 ? "#64b5f6" : "#1565c0",
+    steps += spanBar(plot, y, step.start_s, step.end_s, i % 2 == 0 ? "#64b5f6" : "#1565c0",
                   fmt::format("{}: {:.3f} s", step.label, step.end_s - step.start_s));
   }
   lane(fmt::format("steps ({})", run.overview.steps.size()), steps);
   lane(fmt::format("compiles ({})", run.overview.compiles.size()), compilesLane(plot, y, run));
   std::string breaks;
-  for (const auto& mark : run.overview.graph_breaks) breaks += tick(plot, y, mark.at_s, "#ef6c00", mark.label);
+  for (const auto& mark : run.overview.graph_breaks) breaks += tickMark(plot, y, mark.at_s, "#ef6c00", mark.label);
   lane(fmt::format("graph breaks ({})", run.overview.graph_breaks.size()), breaks);
   std::string recompiles;
-  for (const auto& mark : run.overview.recompiles) recompiles += tick(plot, y, mark.at_s, "#d81b60", mark.label);
+  for (const auto& mark : run.overview.recompiles) recompiles += tickMark(plot, y, mark.at_s, "#d81b60", mark.label);
   lane(fmt::format("recompiles ({})", run.overview.recompiles.size()), recompiles);
   if (!run.overview.host_rss.empty()) lane("host memory", memoryLane(plot, y, run), kMemoryHeight);
   if (run.kernels > 0 && !run.timeline.empty()) {
     body += gpuLanes(plot, y, run);
     y += 3 * (kLane + kGap);
   }
-  const std::string grid = axis(plot, 0, y);
+  const std::string grid = timeAxis(plot, 0, y);
   return fmt::format("<svg width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\" role=\"img\" "
                      "aria-label=\"timeline overview\" class=\"overview\">{2}{3}</svg>\n",
-                     kWidth, y + kAxisHeight, grid, body);
+                     kChartWidth, y + kAxisHeight, grid, body);
 }
 
 }  // namespace torchscope::analyzer::report
