@@ -12,6 +12,7 @@
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Saturating.h"
 #include "MemoryFacts.h"
+#include "Overview.h"
 #include "RankFacts.h"
 #include "Rules.h"
 #include "torchscope/store/Writer.h"
@@ -58,10 +59,11 @@ Result<std::vector<TimelineBucket>> timeline(const store::Reader& reader, const 
   return result;
 }
 
-RunSummary summarize(const store::Reader& reader, const Facts& facts) {
+RunSummary summarize(const store::Reader& reader, const Facts& facts, const store::CodeRoots& code) {
   RunSummary summary;
   summary.path = reader.path();
   summary.run = facts.run;
+  if (!code.user.empty()) summary.job_folder = code.user.front();
   summary.partial = facts.partial;
   summary.duration_s = facts.duration_s;
   for (const auto& step : facts.steps) {
@@ -181,7 +183,7 @@ Result<Analysis> runRules(const Context& context, const AnalyzeOptions& options)
   const store::Reader& reader = context.reader;
   const Facts& facts = context.facts;
   Analysis analysis;
-  analysis.runs.push_back(summarize(reader, facts));
+  analysis.runs.push_back(summarize(reader, facts, context.code));
   if (facts.partial) {
     analysis.notes.push_back(fmt::format("{}: the run did not finish (crashed or killed); the analysis is partial and "
                                          "covers what was recorded", reader.path()));
@@ -202,6 +204,9 @@ Result<Analysis> runRules(const Context& context, const AnalyzeOptions& options)
     auto buckets = timeline(reader, facts, options.timeline_buckets);
     if (!buckets) return buckets.error();
     analysis.runs.back().timeline = std::move(*buckets);
+    auto overview = buildOverview(context, analysis.findings);
+    if (!overview) return overview.error();
+    analysis.runs.back().overview = std::move(*overview);
   }
   rank(analysis.findings);
   return analysis;

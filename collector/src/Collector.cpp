@@ -198,7 +198,10 @@ void Collector::openStore() {
   store::Writer* writer = opened.value().release();
 
   run_ = store::RunInfo{};
-  run_.command_line = commandLine();
+  // A launcher that wraps the user's command (`torchscope fix` runs it under torchscope_compiler.launch) names
+  // the command the user gave; it is the run's, so the job's other processes keep their own.
+  const std::string given = envString("TORCHSCOPE_COMMAND_LINE");
+  run_.command_line = first && !given.empty() ? given : commandLine();
   run_.host = hostName();
   run_.torchscope_version = TORCHSCOPE_VERSION;
   run_.start_ns = store::monotonicNow();
@@ -409,7 +412,9 @@ void Collector::diagnostic(const std::string& source, const std::string& severit
 }
 
 void Collector::printSummary(const std::string& path, const std::string& loss) const {
-  writeStderr("torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
+  // `torchscope run` shows a status line on the terminal while the job runs: the summary takes its place.
+  const std::string erase_status = envFlag("TORCHSCOPE_STATUS_LINE", false) ? "\r\x1b[K" : "";
+  writeStderr(erase_status + "torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
               plural(tally_.graph_breaks.load(), "graph break") + ", " +
               plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
               (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +

@@ -45,15 +45,6 @@ Result<std::vector<std::string>> jobCommand(const FixOptions& options) {
   return words;
 }
 
-std::string joinCommand(const std::vector<std::string>& words) {
-  std::string text;
-  for (const auto& word : words) {
-    if (!text.empty()) text += ' ';
-    text += word.find_first_of(" \t'\"") == std::string::npos ? word : "'" + word + "'";
-  }
-  return text;
-}
-
 Result<Metric> verdictMetric(const FixOptions& options, const RunMeasurement& first_baseline) {
   if (options.verdict_metric != "auto") return parseMetric(options.verdict_metric);
   // CPU time of the process tree is far less noisy than wall time on a shared machine; a CUDA job's
@@ -210,7 +201,7 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
 
   Runner runner(*job, options, temp.path);
   FixReport report;
-  report.command = joinCommand(*argv);
+  report.command = job->command_line;
   report.repetitions = options.repetitions;
   report.collector_used = runner.collectorUsed();
   report.fix_rule = {2, options.repetitions, options.alpha, options.min_total_gain};

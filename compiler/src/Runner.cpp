@@ -116,6 +116,8 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   spec.argv.insert(spec.argv.end(), job_.arguments.begin(), job_.arguments.end());
   spec.working_directory = inCopy(job_, variant.copy_root, job_.working_directory).string();
   spec.environment["PYTHONPATH"] = pythonPath();
+  // The store names the user's command, not the launcher around it.
+  spec.environment["TORCHSCOPE_COMMAND_LINE"] = job_.command_line;
   if (variant.runtime_specs.empty()) {
     spec.unset_environment.emplace_back("TORCHSCOPE_FIXES");
   } else {
@@ -145,7 +147,9 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   measurement.stderr_path = spec.stderr_path;
   spec.timeout = options_.run_timeout;
 
+  if (options_.on_run) options_.on_run(label, measurement.store_path, true);
   auto process = runProcess(spec);
+  if (options_.on_run) options_.on_run(label, measurement.store_path, false);
   if (!options_.keep_temp) fs::remove_all(cache, error);
   if (!process) return process.error();
   measurement.wall_s = process->wall_s;

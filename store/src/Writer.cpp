@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -397,8 +398,12 @@ class Writer::Impl {
       (void)db_.exec(cacheSizePragma(pageCacheBytes(options_.memory_budget_bytes) / 2));
       if (auto indexed = db_.exec(indexSql()); !indexed) return indexed;
       (void)db_.exec("PRAGMA optimize");
-      // A closed store is one self-contained file; a live reader keeps it in WAL mode, which is fine.
-      (void)db_.exec("PRAGMA journal_mode = DELETE");
+      // A closed store is one self-contained file. The switch needs the file to itself: a reader that looks at the
+      // live store now and then (`torchscope run`'s status line) holds it for a moment, so try again for a while;
+      // a reader that stays keeps the store in WAL mode, which is fine.
+      for (int attempt = 0; attempt < kJournalSwitchAttempts && !leaveWal(); ++attempt) {
+        std::this_thread::sleep_for(kJournalSwitchPause);
+      }
     }
     statements_ = {};
     db_ = sqlite::Database();
@@ -407,6 +412,15 @@ class Writer::Impl {
     }
     return {};
   }
+
+  // True once the store is out of WAL mode (SQLite answers with the mode it is in, the old one when it cannot switch).
+  bool leaveWal() {
+    auto switched = db_.prepare("PRAGMA journal_mode = DELETE");
+    return switched && switched->step() == SQLITE_ROW && switched->columnText(0) == "delete";
+  }
+
+  static constexpr int kJournalSwitchAttempts = 50;
+  static constexpr std::chrono::milliseconds kJournalSwitchPause{10};
 
   std::string path_;
   WriterOptions options_;

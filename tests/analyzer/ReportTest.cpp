@@ -256,7 +256,9 @@ TEST(Text, ColourOnlyWhenAsked) {
   TempDir dir;
   const Analysis analysis = hostileAnalysis(dir);
   EXPECT_EQ(render(analysis, Format::kText).find('\x1b'), std::string::npos);
-  EXPECT_NE(render(analysis, Format::kText, {.color = true}).find('\x1b'), std::string::npos);
+  RenderOptions colour;
+  colour.color = true;
+  EXPECT_NE(render(analysis, Format::kText, colour).find('\x1b'), std::string::npos);
 }
 
 TEST(Formats, ParseFormatKnowsEveryName) {

@@ -156,13 +156,28 @@ TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
 // Chosen from the profile run's findings, a fix names the user's line: the fix launcher wraps
 // torch.compile and the optimizer's constructor, and its frame must not pass for the user's call
 // (the optimizer whose float lr recompiles the step is created at line 6).
+// The profile run's store names the user's command, not the launcher `fix` wraps it in.
 TEST_F(FixEndToEnd, FixesChosenFromFindingsNameTheUsersLine) {
   const fs::path script = copyScript("lr_scheduler.py");
-  const auto report = fix({"--max-fixes", "1", "--repetitions", "2", "--", TORCHSCOPE_PYTHON, script.string()});
+  const auto report =
+      fix({"--max-fixes", "1", "--repetitions", "2", "--keep-temp", "--", TORCHSCOPE_PYTHON, script.string()});
   ASSERT_TRUE(report.is_object());
   const auto& tensor_lr = fixNamed(report, "tensor-lr");
   const std::string finding = tensor_lr["finding"].get<std::string>();
   EXPECT_EQ(finding, "recompile/python-scalar at " + script.string() + ":6") << report.dump(2);
+  fs::path kept;
+  for (const auto& note : report["notes"]) {
+    const std::string text = note.get<std::string>();
+    if (text.rfind("runs kept in ", 0) == 0) kept = text.substr(std::string("runs kept in ").size());
+  }
+  ASSERT_FALSE(kept.empty()) << report.dump(2);
+  auto reader = store::Reader::open((kept / "runs" / "baseline-1" / "run.db").string());
+  ASSERT_TRUE(reader);
+  auto run = (*reader)->run();
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->command_line, std::string(TORCHSCOPE_PYTHON) + " " + script.string());
+  reader.value().reset();
+  fs::remove_all(kept);
 }
 
 // Only fixes that can help are run: on a job that compiles nothing, the compile fixes cannot act,

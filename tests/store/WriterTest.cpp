@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -110,6 +111,37 @@ TEST(Writer, FileIsReadableWhileWritten) {
   (*writer)->flush();
   EXPECT_EQ(countOf(path, "kernels"), 1500);
   ASSERT_TRUE((*writer)->close());
+}
+
+// A reader that looks at the live store again and again (as `torchscope run`'s status line does, only far more
+// often) neither loses rows nor keeps the closed store in WAL mode: the switch to a single file, which an open reader
+// blocks, waits for a gap.
+TEST(Writer, ClosesToOneFileWhileAReaderKeepsLooking) {
+  testing::TempDir dir;
+  const std::string path = dir.file("looked_at.db");
+  auto writer = Writer::open(path);
+  ASSERT_TRUE(writer);
+  std::atomic<bool> looking{true};
+  std::atomic<int> looks{0};
+  // Each look keeps the store open for 2 ms (a look at a large store), then leaves it alone for 1 ms.
+  std::thread reader([&] {
+    while (looking) {
+      if (auto open = Reader::open(path); open && (*open)->counts()) {
+        ++looks;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  for (int i = 0; i < 20000; ++i) (*writer)->add(kernel(i));
+  while (looks < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto closed = (*writer)->close();
+  looking = false;
+  reader.join();
+  ASSERT_TRUE(closed) << closed.error().message;
+  EXPECT_EQ(countOf(path, "kernels"), 20000);
+  struct stat wal {};
+  EXPECT_NE(stat((path + "-wal").c_str(), &wal), 0) << "the closed store is still in WAL mode";
 }
 
 TEST(Writer, DropPolicyCountsWhatItLoses) {

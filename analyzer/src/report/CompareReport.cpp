@@ -297,12 +297,12 @@ std::string html(const Comparison& c) {
 
 std::string renderComparison(const Comparison& comparison, Format format, const RenderOptions& options) {
   switch (format) {
-    case Format::kText: return text(comparison, options);
+    case Format::kText: return text(report::withReadablePaths(comparison, options), options);
     case Format::kJson: return json(comparison);
-    case Format::kMarkdown: return markdown(comparison);
+    case Format::kMarkdown: return markdown(report::withReadablePaths(comparison, options));
     case Format::kSarif: return sarif(comparison);
-    case Format::kJunit: return junit(comparison);
-    case Format::kHtml: return html(comparison);
+    case Format::kJunit: return junit(report::withReadablePaths(comparison, options));
+    case Format::kHtml: return html(report::withReadablePaths(comparison, options));
   }
   return {};
 }

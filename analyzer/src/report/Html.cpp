@@ -1,5 +1,5 @@
-// One self-contained HTML page: step-time chart, timeline overview, memory and findings. No scripts, no external files;
-// every string from the store is escaped.
+// One self-contained HTML page: step-time chart, timeline overview (HtmlOverview.cpp), memory and findings. No
+// scripts, no external files; every string from the store is escaped.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,12 +17,13 @@ constexpr int kHeight = 160;
 constexpr std::string_view kStyle = R"css(
 body{font-family:system-ui,sans-serif;margin:2em;max-width:900px;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
-.run{color:#555}.note{background:#fff6d6;padding:.4em .6em;border-radius:4px}
+.run{color:#555}.headline{font-weight:bold}.note{background:#fff6d6;padding:.4em .6em;border-radius:4px}
 .finding{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:.8em 0}
 .sev{font-weight:bold;text-transform:uppercase;font-size:.8em;padding:.1em .4em;border-radius:3px;color:#fff}
 .error{background:#c62828}.warning{background:#ef8f00}.info{background:#1e88e5}
 code,pre{background:#f4f4f4;border-radius:3px}pre{padding:.5em;overflow-x:auto;font-size:.85em}
-svg{background:#fafafa;border:1px solid #eee}.legend span{margin-right:1em}
+svg{background:#fafafa;border:1px solid #eee}.legend{color:#555;font-size:.9em}
+.finding:target{outline:2px solid #e65100}g.place:target rect{fill-opacity:1;stroke-width:3}
 table.memory{border-collapse:collapse}table.memory th,table.memory td{border:1px solid #ddd;padding:.2em .6em;text-align:right}
 table.memory th:first-child,table.memory td:first-child{text-align:left}
 )css";
@@ -46,32 +47,6 @@ std::string stepChart(const RunSummary& run) {
       kWidth, kHeight, points, median_y, top * 1e3, run.steady_step_median_s * 1e3, run.step_seconds.size());
 }
 
-std::string timelineChart(const RunSummary& run) {
-  if (run.timeline.empty()) return "";
-  const double width = static_cast<double>(kWidth) / static_cast<double>(run.timeline.size());
-  double peak = 1e-12;
-  for (const auto& bucket : run.timeline) peak = std::max({peak, bucket.gpu_busy_s, bucket.cpu_op_s, bucket.sync_s});
-  std::string bars;
-  const double row = kHeight / 3.0;
-  for (std::size_t i = 0; i < run.timeline.size(); ++i) {
-    const auto& bucket = run.timeline[i];
-    const double x = width * static_cast<double>(i);
-    int lane = 0;
-    for (const auto& [value, color] : {std::pair{bucket.gpu_busy_s, "#43a047"}, std::pair{bucket.cpu_op_s, "#1e88e5"},
-                                       std::pair{bucket.sync_s, "#c62828"}}) {
-      const double h = (row - 4) * std::min(1.0, value / peak);
-      bars += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>", x,
-                          row * (lane + 1) - h, std::max(0.5, width - 0.5), h, color);
-      ++lane;
-    }
-  }
-  return fmt::format(
-      "<div class=\"legend\"><span style=\"color:#43a047\">&#9632; GPU kernels</span><span style=\"color:#1e88e5\">"
-      "&#9632; CPU ops</span><span style=\"color:#c62828\">&#9632; host blocked in syncs</span> over {:.2f} s</div>"
-      "<svg width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"timeline overview\">{}</svg>\n",
-      run.duration_s, kWidth, kHeight, bars);
-}
-
 // The run's memory: peak, value at the last step end and growth per step of each series.
 std::string memoryTable(const RunSummary& run) {
   const auto rows = memoryRows(run.memory);
@@ -92,31 +67,45 @@ std::string html(const Analysis& analysis) {
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
                     "<title>torchscope report</title><style>";
   out += kStyle;
-  out += "</style></head><body>\n<h1>torchscope report</h1>\n";
+  out += "</style></head><body>\n<h1>torchscope report</h1>\n<p class=\"headline\">" + escapeXml(headline(analysis)) + "</p>\n";
   for (const auto& note : analysis.notes) out += "<p class=\"note\">" + escapeXml(note) + "</p>\n";
-  for (const auto& run : analysis.runs) {
+  for (std::size_t run_index = 0; run_index < analysis.runs.size(); ++run_index) {
+    const RunSummary& run = analysis.runs[run_index];
     out += fmt::format("<h2>{}</h2>\n<p class=\"run\">{}{:.2f} s{}{}</p>\n", escapeXml(run.path),
                        run.run.command_line.empty() ? "" : "<code>" + escapeXml(run.run.command_line) + "</code> &middot; ",
                        run.duration_s, run.compiles > 0 ? fmt::format(" &middot; {} compilations, {:.2f} s", run.compiles, run.compile_seconds) : "",
                        run.partial ? " &middot; <strong>partial: the run did not finish</strong>" : "");
     out += "<h3>Step time</h3>\n" + stepChart(run);
-    if (!run.timeline.empty()) out += "<h3>Timeline overview</h3>\n" + timelineChart(run);
+    if (!run.timeline.empty()) {
+      out += fmt::format("<h3>Timeline overview</h3>\n<p class=\"legend\">{:.2f} s from the start of the run; hover "
+                         "for details, click a numbered finding to read it</p>\n",
+                         run.duration_s);
+      out += overviewChart(run, run_index, analysis.findings);
+    }
     out += memoryTable(run);
   }
   out += fmt::format("<h2>Findings ({})</h2>\n", analysis.findings.size());
   if (analysis.findings.empty()) out += "<p>No findings: nothing in this run needs attention.</p>\n";
-  for (const auto& finding : analysis.findings) {
+  for (std::size_t index = 0; index < analysis.findings.size(); ++index) {
+    const Finding& finding = analysis.findings[index];
+    std::string on_axis;
+    for (std::size_t run_index = 0; run_index < analysis.runs.size() && on_axis.empty(); ++run_index) {
+      if (!analysis.runs[run_index].timeline.empty() && hasPlace(analysis.runs[run_index], finding)) {
+        on_axis = fmt::format(" &middot; <a href=\"#{}\">on the timeline</a>", placeId(run_index, index));
+      }
+    }
     const std::string severity = finding.severity == "error" || finding.severity == "warning" ? finding.severity : "info";
     auto evidence = nlohmann::json::parse(sanitizeUtf8(finding.evidence), nullptr, false);
     out += fmt::format(
-        "<div class=\"finding\"><span class=\"sev {0}\">{0}</span> <code>{1}</code> <strong>{2}</strong>"
-        "<p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run)</p>"
+        "<div class=\"finding\" id=\"finding-{11}\"><span class=\"sev {0}\">{0}</span> {11}. <code>{1}</code> "
+        "<strong>{2}</strong><p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run){12}</p>"
         "<p><strong>Fix</strong>{8}: {9}</p><details><summary>Evidence</summary><pre>{10}</pre></details></div>\n",
         severity, escapeXml(finding.rule), escapeXml(finding.title), escapeXml(finding.message),
         location(finding).empty() ? "" : "<code>" + escapeXml(location(finding)) + "</code> &middot; ", finding.count,
         finding.impact_seconds, finding.impact_fraction * 100,
         finding.fix_id.empty() ? "" : " <code>" + escapeXml(finding.fix_id) + "</code> (" + escapeXml(finding.fix_kind) + ")",
-        escapeXml(finding.fix_summary), escapeXml(evidence.is_discarded() ? finding.evidence : store::dumpJson(evidence, 2)));
+        escapeXml(finding.fix_summary), escapeXml(evidence.is_discarded() ? finding.evidence : store::dumpJson(evidence, 2)),
+        index + 1, on_axis);
   }
   out += "</body></html>\n";
   return out;

@@ -18,12 +18,12 @@ std::optional<Format> parseFormat(std::string_view name) {
 
 std::string render(const Analysis& analysis, Format format, const RenderOptions& options) {
   switch (format) {
-    case Format::kText: return report::text(analysis, options);
+    case Format::kText: return report::text(report::withReadablePaths(analysis, options), options);
     case Format::kJson: return report::json(analysis);
-    case Format::kMarkdown: return report::markdown(analysis);
+    case Format::kMarkdown: return report::markdown(report::withReadablePaths(analysis, options));
     case Format::kSarif: return report::sarif(analysis);
-    case Format::kJunit: return report::junit(analysis);
-    case Format::kHtml: return report::html(analysis);
+    case Format::kJunit: return report::junit(report::withReadablePaths(analysis, options));
+    case Format::kHtml: return report::html(report::withReadablePaths(analysis, options));
   }
   return {};
 }

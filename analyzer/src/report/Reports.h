@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Compare.h"
 #include "torchscope/analyzer/Report.h"
 
 namespace torchscope::analyzer::report {
@@ -17,6 +18,11 @@ namespace torchscope::analyzer::report {
 using analyzer::escapeMarkdown;
 using analyzer::escapeXml;
 using analyzer::sanitizeUtf8;
+
+// The analysis, or a comparison (paths under the current directory only), with its paths as RenderOptions asks for
+// the reports people read (ReadablePaths.cpp).
+Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& options);
+Comparison withReadablePaths(const Comparison& comparison, const RenderOptions& options);
 
 std::string text(const Analysis& analysis, const RenderOptions& options);
 std::string json(const Analysis& analysis);
@@ -36,6 +42,15 @@ std::string ranksText(const RankAnalysis& ranks);
 std::string fileUri(std::string_view path);
 
 std::string location(const Finding& finding);  // "file:line (function)" or ""
+
+// The HTML report's timeline overview of one run (HtmlOverview.cpp); the bar of finding i (0-based) of run r has the
+// id placeId(r, i) and links to the finding, whose element id is "finding-<i+1>".
+std::string overviewChart(const RunSummary& run, std::size_t run_index, const std::vector<Finding>& findings);
+std::string placeId(std::size_t run_index, std::size_t finding_index);
+bool hasPlace(const RunSummary& run, const Finding& finding);
+
+// One sentence on where the run's time went, from the findings' own figures (Headline.cpp).
+std::string headline(const Analysis& analysis);
 
 // One line of a run's memory summary: what (host RSS, a GPU's allocated or reserved bytes), its peak,
 // its value at the last step end and its growth per steady-state step, as text ("-" unknown).

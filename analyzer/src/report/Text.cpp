@@ -66,7 +66,7 @@ std::string markdownMemory(const RunSummary& run, bool name_run) {
 }  // namespace
 
 std::string text(const Analysis& analysis, const RenderOptions& options) {
-  std::string out;
+  std::string out = paint(options, "1", sanitizeUtf8(headline(analysis))) + "\n\n";
   for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run, true)) + "\n";
   for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
   if (!analysis.ranks.empty()) out += ranksText(analysis.ranks);

@@ -145,9 +145,6 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                  "so a compile cache would save nothing; the graph-break findings say what stopped the capture.";
     fix = {"", "make the compiled code capturable (the graph-break findings name what stops it), or stop compiling it"};
   }
-  // Only compilations that missed the cache (all of them when no lookup was recorded) can be saved by one.
-  const double saveable = !cache.known() ? 1.0
-                                         : static_cast<double>(cache.misses) / static_cast<double>(cache.hits + cache.misses);
   const double steps_equivalent = facts.steady_step_median_s > 0 ? compile_s / facts.steady_step_median_s : 0;
   double summed_s = 0;
   for (const auto& compile : facts.compiles) {
@@ -216,7 +213,8 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                            {"compile_seconds_summed", frames[i].seconds}, {"compiles", frames[i].compiles},
                            {"library", !context.code.isUserFile(frames[i].file)}});
   }
-  setImpact(finding, facts, compile_s * saveable);
+  // The impact is the compile time the title states; how much of it a cache could save, the message says.
+  setImpact(finding, facts, compile_s);
   nlohmann::json per_process_json = nlohmann::json::object();
   for (const auto& [pid, seconds] : per_process) per_process_json[std::to_string(pid)] = seconds;
   setEvidence(finding, {{"compile_seconds", compile_s}, {"compile_seconds_summed", summed_s},

@@ -63,6 +63,7 @@ void addAdviseCommand(CLI::App& app) {
     std::string output;
     std::vector<std::string> user_code;
     bool save = false;
+    bool absolute_paths = false;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("advise", "Find what makes a run slow and propose fixes, most impact first");
@@ -72,6 +73,9 @@ void addAdviseCommand(CLI::App& app) {
   cmd->add_option("--format", options->format,
                   "Output format: text (colour on a terminal), json, markdown, sarif (2.1.0), junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->add_flag("--absolute-paths", options->absolute_paths,
+                "Print every path as recorded; by default text, markdown, html and junit reports show paths under the "
+                "current directory (or the job's folder) relative to it");
   cmd->add_flag("--save", options->save, "Also store the findings in each store (replacing earlier ones) for the GUI");
   cmd->add_option("--user-code", options->user_code,
                   "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
@@ -101,6 +105,9 @@ void addAdviseCommand(CLI::App& app) {
     }
     analyzer::RenderOptions render_options;
     render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    render_options.absolute_paths = options->absolute_paths;
+    std::error_code no_directory;
+    render_options.current_directory = std::filesystem::current_path(no_directory).string();
     writeOutput(analyzer::render(*analysis, *format, render_options), options->output);
   });
 }

@@ -1,6 +1,7 @@
 // torchscope compare: the CI gate between a baseline run and a new one.
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -16,6 +17,7 @@ void addCompareCommand(CLI::App& app) {
     double threshold = 5;
     std::string format = "text";
     std::string output;
+    bool absolute_paths = false;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -27,6 +29,9 @@ void addCompareCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--format", options->format, "Output format: text, json, markdown, sarif, junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->add_flag("--absolute-paths", options->absolute_paths,
+                "Print every path as recorded; by default text, markdown, html and junit reports show paths under the "
+                "current directory relative to it");
   cmd->footer("A run folder is compared whole: the job's step time is its slowest rank's, its compile time the longest "
               "rank's, its problems those of every rank; the report adds each rank's step time and the merged findings "
               "that are new, gone or changed.\n"
@@ -43,6 +48,9 @@ void addCompareCommand(CLI::App& app) {
     }
     analyzer::RenderOptions render_options;
     render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    render_options.absolute_paths = options->absolute_paths;
+    std::error_code no_directory;
+    render_options.current_directory = std::filesystem::current_path(no_directory).string();
     const std::string text = analyzer::renderComparison(*comparison, *format, render_options);
     if (options->output.empty()) {
       std::cout << text << std::flush;

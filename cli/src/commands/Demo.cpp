@@ -20,6 +20,7 @@
 
 #include "Commands.h"
 #include "FixTools.h"
+#include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
@@ -68,6 +69,14 @@ int runChild(const std::vector<std::string>& argv, const std::string& cwd) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+// Where the user started the demo: `advise` runs there, so that the sample's files are named as paths the user can
+// open from there (or relative to the sample's folder, which advise then names).
+std::string userDirectory() {
+  std::error_code error;
+  const auto current = std::filesystem::current_path(error);
+  return error ? installation().source_dir : current.string();
+}
+
 void stage(int number, const std::string& title) {
   std::cout << fmt::format("\n== {}. {} ==\n", number, title) << std::flush;
 }
@@ -82,7 +91,7 @@ void profileOnly(const std::string& self, const std::vector<std::string>& job, c
     fail(kExitFailure, fmt::format("the sample failed under the collector (exit code {})", code));
   }
   stage(2, "What torchscope found, most impact first");
-  if (const int code = runChild({self, "advise", store}, installation().source_dir); code != 0) {
+  if (const int code = runChild({self, "advise", store}, userDirectory()); code != 0) {
     fail(kExitFailure, fmt::format("advise failed (exit code {})", code));
   }
 }
@@ -148,7 +157,8 @@ void runDemo(const DemoOptions& options) {
   fix.max_fixes = options.max_fixes;
   fix.keep_temp = options.keep_temp;
   fix.parallel_runs = options.parallel_runs;
-  fix.progress = [](const std::string& line) { std::cout << "torchscope fix: " << line << "\n" << std::flush; };
+  LiveStatus status("torchscope demo", LiveStatus::onTerminal());
+  watchRuns(fix, status, std::cout);
   // Runs inside the experiment: it reports problems instead of ending the command.
   fix.on_profiled = [&](const std::string& profile_store) {
     std::error_code copy_error;
@@ -158,7 +168,7 @@ void runDemo(const DemoOptions& options) {
       return;
     }
     stage(2, "What torchscope found, most impact first");
-    if (const int code = runChild({self, "advise", store}, paths.source_dir); code != 0) {
+    if (const int code = runChild({self, "advise", store}, userDirectory()); code != 0) {
       std::cout << fmt::format("torchscope demo: advise failed (exit code {})\n", code);
     }
     stage(3, "Apply the fixes that can help, re-run baseline and fixes interleaved, measure time and loss parity");

@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 #include "FixTools.h"
+#include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
@@ -67,8 +68,8 @@ void runFix(FixArguments& args) {
   options.use_collector = !args.no_collector;
   options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
   options.run_timeout = std::chrono::seconds(args.timeout_s);
-  options.progress = [](const std::string& line) { std::cerr << "torchscope fix: " << line << "\n"; };
-
+  LiveStatus status("torchscope fix", LiveStatus::onTerminal());
+  watchRuns(options, status, std::cerr);
   auto report = tc::runFixExperiment(options);
   if (!report) {
     const auto code = report.error().code;

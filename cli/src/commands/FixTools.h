@@ -3,6 +3,7 @@
 #pragma once
 
 #include "Commands.h"
+#include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
 
 namespace torchscope::cli {
@@ -12,6 +13,18 @@ inline void locateFixTools(compiler::FixOptions& options) {
   options.collector_library = paths.collector_library;
   options.compiler_python_dir = paths.compiler_python_dir;
   options.torchscope_executable = paths.executable_dir + "/torchscope";
+}
+
+// Progress lines ("torchscope fix: ...") to `out`, and each run live on the status line while it runs.
+inline void watchRuns(compiler::FixOptions& options, LiveStatus& status, std::ostream& out) {
+  options.progress = [&status, &out](const std::string& line) { status.print(out, "torchscope fix: " + line); };
+  options.on_run = [&status](const std::string& label, const std::string& store, bool running) {
+    if (running) {
+      status.watch(label, store);
+    } else {
+      status.forget(label);
+    }
+  };
 }
 
 }  // namespace torchscope::cli

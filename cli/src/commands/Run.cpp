@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "Commands.h"
+#include "LiveStatus.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Writer.h"
@@ -30,7 +32,7 @@ void forwardSignal(int signal_number) {
   if (job_pid > 0) kill(job_pid, signal_number);
 }
 
-void setJobEnvironment(const std::string& store_path, bool summary) {
+void setJobEnvironment(const std::string& store_path, bool summary, bool status_line) {
   const std::string library = installation().collector_library;
   const char* preload = std::getenv("LD_PRELOAD");
   const std::string combined = preload != nullptr && *preload != '\0' ? std::string(preload) + ":" + library : library;
@@ -38,18 +40,25 @@ void setJobEnvironment(const std::string& store_path, bool summary) {
   setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
   // The collector finds its Python bridge itself, relative to the library (../share/torchscope/python).
   if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
+  // The collector's summary at exit then starts by erasing the status line it would otherwise follow.
+  if (status_line) {
+    setenv("TORCHSCOPE_STATUS_LINE", "1", 1);
+  } else {
+    unsetenv("TORCHSCOPE_STATUS_LINE");
+  }
   unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
+  unsetenv("TORCHSCOPE_COMMAND_LINE");  // and its own command line
 }
 
 // Starts the job; returns its pid, or fails with the reason exec() gave.
-pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary) {
+pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary, bool status_line) {
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
   if (pid == 0) {
     close(status_pipe[0]);
-    setJobEnvironment(store_path, summary);
+    setJobEnvironment(store_path, summary, status_line);
     std::vector<char*> argv;
     for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
@@ -123,7 +132,8 @@ void addRunCommand(CLI::App& app) {
   cmd->footer(
       "Example: torchscope run -o run.db -- python train.py --epochs 1\n"
       "The job's stdin, stdout and stderr are untouched and its exit code is passed on (128+n when\n"
-      "signal n ended it). Other processes of the job, and every rank of a distributed job, write\n"
+      "signal n ended it). On a terminal, one status line shows the job's elapsed time, steps and compilations\n"
+      "while it runs (none when stderr is not a terminal). Other processes of the job, and every rank of a distributed job, write\n"
       "<stem>[.rank<r>].<pid>.db next to the store. A distributed job:\n"
       "  torchscope run -o runs/job1/ -- torchrun --nproc_per_node=4 train.py\n"
       "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
@@ -153,7 +163,9 @@ void addRunCommand(CLI::App& app) {
       }
     }
     if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
-    const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary);
+    const bool status_line = LiveStatus::onTerminal();
+    const auto started = std::chrono::system_clock::now();
+    const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary, status_line);
     // While the job runs a Ctrl-C belongs to it (the terminal sends it to both); signals sent to
     // torchscope alone are passed on. The job was forked before this, so it keeps its defaults.
     job_pid = pid;
@@ -166,7 +178,12 @@ void addRunCommand(CLI::App& app) {
     sigaction(SIGQUIT, &ignore, &old_quit);
     sigaction(SIGTERM, &forward, &old_term);
     sigaction(SIGHUP, &forward, &old_hup);
-    const int exit_code = waitForJob(pid);
+    int exit_code = 0;
+    {
+      LiveStatus status("torchscope", status_line);
+      status.watch("", store_path.string(), started);
+      exit_code = waitForJob(pid);
+    }
     job_pid = 0;
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);

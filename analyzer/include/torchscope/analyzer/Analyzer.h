@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torchscope/analyzer/Ranks.h"
@@ -26,6 +27,35 @@ struct TimelineBucket {
   double gpu_busy_s = 0;     // kernel time that falls in the bucket (summed over devices)
   double cpu_op_s = 0;       // CPU op time that starts in the bucket
   double sync_s = 0;         // host time blocked in syncs that start in the bucket
+};
+
+// What the HTML report's timeline overview draws on one time axis (seconds from the start of the run).
+struct OverviewSpan {
+  double start_s = 0;
+  double end_s = 0;
+  std::string label;  // compilations: the compiled frame; steps: their index
+};
+struct OverviewMark {
+  double at_s = 0;
+  std::string label;  // graph breaks: the reason and the user's line; recompiles: the cause and the frame
+};
+// Where on the axis a finding's events happened: its rule's rows at its location (all of the rule's rows when
+// none is at that location), else the run's steady state. Findings are matched by rule, file, line and function.
+struct FindingPlace {
+  std::string rule;
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  double start_s = 0;
+  double end_s = 0;
+};
+struct Overview {
+  std::vector<OverviewSpan> steps;
+  std::vector<OverviewSpan> compiles;
+  std::vector<OverviewMark> graph_breaks;
+  std::vector<OverviewMark> recompiles;
+  std::vector<std::pair<double, double>> host_rss;  // (seconds, bytes), thinned to a few hundred points
+  std::vector<FindingPlace> findings;
 };
 
 // Peak memory of one GPU's caching allocator.
@@ -63,7 +93,9 @@ struct RunSummary {
   std::int64_t recompiles = 0;
   std::int64_t syncs = 0;
   std::int64_t kernels = 0;
-  std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0
+  std::string job_folder;           // the job's own folder (its first user-code root), "" unknown
+  std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
+  Overview overview;
   MemorySummary memory;
 };
 
@@ -75,7 +107,7 @@ struct Analysis {
 };
 
 struct AnalyzeOptions {
-  int timeline_buckets = 0;  // 0: no timeline overview (it costs one more pass over the kernels)
+  int timeline_buckets = 0;  // 0: no timeline overview (it costs one more pass over the kernels and the events)
   // Directories whose files count as the user's code besides the ones the run recorded (the job's
   // folder, editable installs): findings then point into them (`advise --user-code`).
   std::vector<std::string> user_code;

@@ -19,6 +19,11 @@ inline constexpr std::string_view kFormatNames = "text|json|markdown|sarif|junit
 
 struct RenderOptions {
   bool color = false;  // ANSI colour in text output (only for a terminal)
+  // Text, Markdown, HTML and JUnit reports show a path under `current_directory` relative to it, else one under its
+  // run's job folder relative to that (and say so), as compilers do; any other path as recorded. JSON and SARIF keep
+  // the recorded paths (SARIF as URIs). `absolute_paths`: every path as recorded.
+  std::string current_directory;
+  bool absolute_paths = false;
 };
 
 [[nodiscard]] std::string render(const Analysis& analysis, Format format, const RenderOptions& options = {});

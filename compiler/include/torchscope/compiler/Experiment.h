@@ -58,6 +58,9 @@ struct FixOptions {
   bool allow_test_fixes = false;
   std::chrono::seconds run_timeout{3600};
   std::function<void(const std::string&)> progress;  // one line per event, e.g. to stderr
+  // When a run starts (`running`) and when it ends, from the thread that runs it: its label (baseline-2,
+  // tensor-lr-1, ...) and its store ("" without the collector), for a live view of the runs.
+  std::function<void(const std::string& label, const std::string& store, bool running)> on_run;
   // Called once the first baseline run has finished, with its collector store ("" without one).
   std::function<void(const std::string& store)> on_profiled;
 };

@@ -1,0 +1,60 @@
+// The text report's first line: where the run's time went, in one sentence whose figures are the findings' own.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "Reports.h"
+
+namespace torchscope::analyzer::report {
+
+namespace {
+
+std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
+
+// "this 12.30 s run", "these 3 runs (40.00 s in all)": the span the findings' fractions are of.
+std::string runPhrase(const Analysis& analysis) {
+  if (analysis.runs.size() == 1) return fmt::format("this {:.2f} s run", analysis.runs.front().duration_s);
+  double total = 0;
+  for (const auto& run : analysis.runs) total += run.duration_s;
+  return fmt::format("these {} runs ({:.2f} s in all)", analysis.runs.size(), total);
+}
+
+const Finding* mostImpact(const Analysis& analysis, std::string_view rule_prefix) {
+  const Finding* best = nullptr;
+  for (const auto& finding : analysis.findings) {
+    if (finding.rule.rfind(rule_prefix, 0) != 0) continue;
+    if (best == nullptr || finding.impact_seconds > best->impact_seconds) best = &finding;
+  }
+  return best;
+}
+
+// The title, with the finding's place when the title does not name it.
+std::string described(const Finding& finding) {
+  const std::string where = location(finding);
+  if (where.empty() || (!finding.file.empty() && finding.title.find(finding.file) != std::string::npos)) return finding.title;
+  return fmt::format("{} ({})", finding.title, where);
+}
+
+}  // namespace
+
+std::string headline(const Analysis& analysis) {
+  if (analysis.findings.empty()) return fmt::format("Nothing in {} needs attention.", runPhrase(analysis));
+  const Finding& top = analysis.findings.front();  // most impact first
+  const Finding* compile = mostImpact(analysis, "compile/time");
+  const bool compile_led = compile != nullptr && (&top == compile || top.rule.rfind("recompile/", 0) == 0);
+  if (!compile_led) {
+    return fmt::format("{} of {} ({:.2f} s) is the top finding: {}.", percent(top.impact_fraction),
+                       runPhrase(analysis), top.impact_seconds, described(top));
+  }
+  std::string sentence = fmt::format("{} of {} was torch.compile compiling ({:.2f} s)", percent(compile->impact_fraction),
+                                     runPhrase(analysis), compile->impact_seconds);
+  const Finding* recompile = mostImpact(analysis, "recompile/");
+  if (recompile != nullptr && recompile->impact_seconds > 0 && compile->impact_seconds > 0) {
+    sentence += fmt::format("; {} of that: {}",
+                            percent(std::min(1.0, recompile->impact_seconds / compile->impact_seconds)),
+                            described(*recompile));
+  }
+  return sentence + ".";
+}
+
+}  // namespace torchscope::analyzer::report

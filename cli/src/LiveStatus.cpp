@@ -1,0 +1,176 @@
+#include "LiveStatus.h"
+
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+
+#include "torchscope/store/Reader.h"
+
+namespace torchscope::cli {
+
+namespace {
+
+constexpr auto kLookEvery = std::chrono::milliseconds(500);
+
+std::string elapsedText(std::chrono::system_clock::duration elapsed) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
+  return seconds >= 60 ? fmt::format("{}m{:02d}s", seconds / 60, seconds % 60) : fmt::format("{}s", seconds);
+}
+
+std::string counted(std::int64_t count, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+// "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the job's store exists. Compile time
+// is the union of each process's compilations, the longest process's, as `advise` counts it.
+std::string soFar(const std::string& store_path, std::chrono::system_clock::time_point started) {
+  if (store_path.empty()) return "";
+  auto reader = store::Reader::open(store_path);
+  if (!reader) return "";
+  const auto run = (*reader)->run();
+  const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch()).count();
+  if (!run || run->start_wall_ns < started_ns) return "";  // an earlier run's, until the job replaces it
+  std::int64_t steps = 0;
+  (void)(*reader)->query("SELECT count(*) FROM steps", [&](const store::Row& row) { steps = row.integer(0); });
+  std::int64_t compiles = 0;
+  std::int64_t pid = 0;
+  std::int64_t until = 0;
+  double covered_s = 0;
+  double most_s = 0;
+  (void)(*reader)->query("SELECT pid, start_ns, end_ns FROM compiles WHERE end_ns >= start_ns ORDER BY pid, start_ns",
+                         [&](const store::Row& row) {
+                           if (compiles++ == 0 || row.integer(0) != pid) {
+                             pid = row.integer(0);
+                             covered_s = 0;
+                             until = row.integer(1);
+                           }
+                           const std::int64_t start = std::max(row.integer(1), until);
+                           if (row.integer(2) > start) covered_s += static_cast<double>(row.integer(2) - start) / 1e9;
+                           until = std::max(until, row.integer(2));
+                           most_s = std::max(most_s, covered_s);
+                         });
+  std::string text = counted(steps, "step", "steps");
+  if (compiles > 0) text += fmt::format(", {} ({:.1f} s)", counted(compiles, "compilation", "compilations"), most_s);
+  return text;
+}
+
+int terminalColumns() {
+  winsize size{};
+  return ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : 80;
+}
+
+void writeToStderr(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+bool LiveStatus::onTerminal() {
+  const char* term = std::getenv("TERM");
+  return isatty(STDERR_FILENO) != 0 && (term == nullptr || std::strcmp(term, "dumb") != 0);
+}
+
+LiveStatus::LiveStatus(std::string prefix, bool shown) : prefix_(std::move(prefix)), shown_(shown) {
+  if (shown_) thread_ = std::thread([this] { loop(); });
+}
+
+LiveStatus::~LiveStatus() {
+  if (!shown_) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    clear();
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void LiveStatus::watch(const std::string& label, const std::string& store_path,
+                       std::chrono::system_clock::time_point started) {
+  if (!shown_) return;
+  std::lock_guard lock(mutex_);
+  jobs_.push_back({label, store_path, started, ""});
+  draw();
+}
+
+void LiveStatus::forget(const std::string& label) {
+  if (!shown_) return;
+  std::lock_guard lock(mutex_);
+  std::erase_if(jobs_, [&](const Job& job) { return job.label == label; });
+  draw();
+}
+
+void LiveStatus::print(std::ostream& out, const std::string& line) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (shown_) {
+    lock.lock();
+    clear();
+  }
+  out << line << "\n" << std::flush;
+  if (shown_) draw();
+}
+
+void LiveStatus::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    lookAtStores();
+    lock.lock();
+    if (stopping_) break;
+    draw();
+    wake_.wait_for(lock, kLookEvery, [this] { return stopping_; });
+  }
+}
+
+void LiveStatus::lookAtStores() {
+  std::vector<Job> looked;
+  {
+    std::lock_guard lock(mutex_);
+    looked = jobs_;
+  }
+  // Read without the lock: print() never waits on a store.
+  for (Job& job : looked) job.so_far = soFar(job.store_path, job.started);
+  std::lock_guard lock(mutex_);
+  for (const Job& seen : looked) {
+    for (Job& job : jobs_) {
+      if (job.label == seen.label && !seen.so_far.empty()) job.so_far = seen.so_far;
+    }
+  }
+}
+
+void LiveStatus::draw() {
+  if (jobs_.empty()) {
+    clear();
+    return;
+  }
+  const auto now = std::chrono::system_clock::now();
+  std::string line = prefix_ + ":";
+  for (const Job& job : jobs_) {
+    line += job.label.empty() ? " " : fmt::format(" {} ", job.label);
+    line += elapsedText(now - job.started) + ", " + (job.so_far.empty() ? "starting" : job.so_far);
+    if (&job != &jobs_.back()) line += " |";
+  }
+  // One terminal row, or the \r would rewrite only its last part.
+  const auto columns = static_cast<std::size_t>(std::max(terminalColumns() - 1, 10));
+  if (line.size() > columns) line.resize(columns);
+  // Rewritten from the start of the row, the rest of the row erased, and the cursor left at the start: a line the
+  // job itself prints to the terminal (a training loop's log, longer than this one) then takes the row over instead
+  // of following the status on it, and the next look draws the status on the row below.
+  writeToStderr("\r" + line + "\x1b[K\r");
+  on_screen_ = true;
+}
+
+void LiveStatus::clear() {
+  if (!on_screen_) return;
+  writeToStderr("\r\x1b[K");
+  on_screen_ = false;
+}
+
+}  // namespace torchscope::cli
