@@ -107,7 +107,7 @@ std::string html(const Analysis& analysis) {
   if (analysis.findings.empty()) out += "<p>No findings: nothing in this run needs attention.</p>\n";
   for (const auto& finding : analysis.findings) {
     const std::string severity = finding.severity == "error" || finding.severity == "warning" ? finding.severity : "info";
-    auto evidence = nlohmann::json::parse(sanitizeUtf8(finding.evidence), nullptr, false);
+    auto evidence = store::parseJson(sanitizeUtf8(finding.evidence));
     out += fmt::format(
         "<div class=\"finding\"><span class=\"sev {0}\">{0}</span> <code>{1}</code> <strong>{2}</strong>"
         "<p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run)</p>"
