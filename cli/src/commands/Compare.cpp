@@ -1,11 +1,12 @@
 // torchscope compare: the CI gate between a baseline run and a new one.
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/analyzer/Compare.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -24,9 +25,9 @@ void addCompareCommand(CLI::App& app) {
   cmd->add_option("new", options->candidate, "Store of the new run, or its run folder")->required();
   cmd->add_option("--threshold", options->threshold,
                   "Percent of step-time (or compile-time) growth that counts as a regression (default 5)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(numberIn(0.0, 1000.0));
   cmd->add_option("--format", options->format, "Output format: text, json, markdown, sarif, junit or html");
-  cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->add_option("-o,--output", options->output, "Write the report to this file (replaced only once complete) instead of stdout (-)");
   cmd->footer("A run folder is compared whole: the job's step time is its slowest rank's, its compile time the longest "
               "rank's, its problems those of every rank; the report adds each rank's step time and the merged findings "
               "that are new, gone or changed.\n"
@@ -35,23 +36,20 @@ void addCompareCommand(CLI::App& app) {
   cmd->callback([options] {
     const auto format = analyzer::parseFormat(options->format);
     if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
+    std::vector<std::string> inputs;
+    for (const auto& side : {options->base, options->candidate}) {
+      auto stores = store::expandRunFolders({side});
+      if (!stores) failWith(stores.error());
+      inputs.insert(inputs.end(), stores->begin(), stores->end());
+    }
+    checkOutput(options->output, inputs);
     analyzer::CompareOptions compare_options;
     compare_options.threshold_percent = options->threshold;
     auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);
-    if (!comparison) {
-      fail(comparison.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, comparison.error().message);
-    }
+    if (!comparison) failWith(comparison.error());
     analyzer::RenderOptions render_options;
-    render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
-    const std::string text = analyzer::renderComparison(*comparison, *format, render_options);
-    if (options->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      std::ofstream file(options->output, std::ios::binary | std::ios::trunc);
-      file << text;
-      file.close();
-      if (!file) fail(kExitFailure, "cannot write " + options->output);
-    }
+    render_options.color = isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    writeOutput(options->output, analyzer::renderComparison(*comparison, *format, render_options));
     if (comparison->failed()) throw CommandExit{kExitFailure};
   });
 }
