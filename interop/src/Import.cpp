@@ -359,7 +359,7 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
 
   // The store is built under a temporary name and renamed over `store_path` only once complete: a failed
   // import leaves whatever was there before.
-  const std::string pending = store::temporaryPathBeside(store_path);
+  const std::string pending = store_path + ".torchscope.tmp-" + std::to_string(::getpid());
   const auto discard_pending = [&] {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((pending + suffix).c_str());
   };

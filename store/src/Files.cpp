@@ -133,9 +133,8 @@ Result<void> renameOver(const std::string& written, const std::string& target) {
 }
 
 Result<void> renameStoreOver(const std::string& written, const std::string& target) {
-  const std::string resolved = resolvedTarget(target);
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
-    const std::string stale = resolved + suffix;
+    const std::string stale = target + suffix;
     struct stat info {};
     if (::lstat(stale.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::unlink(stale.c_str()) != 0) {
       const std::string reason = reasonOf(errno);
@@ -143,7 +142,12 @@ Result<void> renameStoreOver(const std::string& written, const std::string& targ
       return makeError(ErrorCode::kIo, target + ": cannot replace " + stale + " (" + reason + ")");
     }
   }
-  return renameOver(written, target);
+  if (::rename(written.c_str(), target.c_str()) != 0) {
+    const std::string reason = reasonOf(errno);
+    ::unlink(written.c_str());
+    return makeError(ErrorCode::kIo, target + ": cannot write (" + reason + ")");
+  }
+  return {};
 }
 
 struct FileReplacement::Impl {

@@ -452,27 +452,28 @@ constexpr mode_t kStoreFileMode = 0600;
 
 // Creates the empty file that SQLite then fills. O_EXCL | O_NOFOLLOW: a symlink planted at the
 // temporary name (in a directory others can write) is never followed.
+// Fails with the system's reason alone: the caller names the store.
 Result<void> createPrivateFile(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return makeError(ErrorCode::kIo, path + ": cannot replace (" + std::strerror(errno) + ")");
-  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return makeError(ErrorCode::kIo, std::strerror(errno));
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, kStoreFileMode);
-  if (fd < 0) return makeError(ErrorCode::kIo, path + ": cannot create (" + std::strerror(errno) + ")");
+  if (fd < 0) return makeError(ErrorCode::kIo, std::strerror(errno));
   ::close(fd);
   return {};
 }
 
 // The schema is written into a temporary file that is renamed into place only once complete, so
 // a process killed while creating its store leaves either no store or a whole one at `path`. The
-// rename replaces an existing store in one step; anything else at `path` (a directory, a device,
-// a FIFO) is refused, never removed.
+// rename replaces an existing store (or a symlink, which is not followed) in one step; anything
+// else at `path` (a directory, a device, a FIFO) is refused, never removed.
 Result<sqlite::Database> createStoreFile(const std::string& path) {
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode)) {
     return makeError(ErrorCode::kInvalidArgument, path + ": not a regular file (name a file for the store)");
   }
   const std::string building = path + ".creating-" + std::to_string(::getpid());
-  if (auto created = createPrivateFile(building); !created) return created.error();
+  if (auto created = createPrivateFile(building); !created) {
+    return makeError(created.error().code, path + ": cannot write (" + created.error().message + ")");
+  }
   {
     auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
     if (!db) return db.error();

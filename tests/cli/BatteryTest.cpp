@@ -6,6 +6,7 @@
 // docs/reliability.md (*Hostile input*) counts the cases.
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -175,6 +176,12 @@ const std::map<std::string, std::function<void(const fs::path& dir, const std::s
          runSql(path, "DROP TABLE kernels;");
        }},
       {"fifo", [](const fs::path&, const std::string& path) { ASSERT_EQ(mkfifo(path.c_str(), 0600), 0); }},
+      // A device like /dev/null, made in the case's folder where we may (root): a torchscope that unlinks its
+      // output then destroys this node, not the machine's /dev/null. Elsewhere a link to /dev/null, which a
+      // user who is not root cannot remove.
+      {"device", [](const fs::path&, const std::string& path) {
+         if (mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) fs::create_symlink("/dev/null", path);
+       }},
       {"loop", [](const fs::path& dir, const std::string& path) {
          fs::create_symlink(dir / "loop2", path);
          fs::create_symlink(path, dir / "loop2");
@@ -236,9 +243,9 @@ const std::vector<Case>& cases() {
        {"run.db"}},
       {"export_over_a_run_folder_store", "export {rundir} -o {rundir}/run.rank0.1.db", kUsage, "also an input", {}},
       {"run_over_its_own_script", "run -o {notes.txt} -- cat {notes.txt}", kUsage, "also an input", {"notes.txt"}},
-      {"export_to_dev_null", "export {run.db} -o /dev/null", kUsage, "not a regular file", {"run.db"}},
-      {"import_to_dev_null", "import {trace.json} -o /dev/null", kUsage, "not a regular file", {"trace.json"}},
-      {"advise_to_dev_null", "advise {run.db} -o /dev/null", kUsage, "not a regular file", {"run.db"}},
+      {"export_to_dev_null", "export {run.db} -o {device}", kUsage, "not a regular file", {"run.db"}},
+      {"import_to_dev_null", "import {trace.json} -o {device}", kUsage, "not a regular file", {"trace.json"}},
+      {"advise_to_dev_null", "advise {run.db} -o {device}", kUsage, "not a regular file", {"run.db"}},
       {"export_to_a_fifo", "export {run.db} -o {fifo}", kUsage, "not a regular file", {"run.db"}},
       {"export_to_a_directory", "export {run.db} -o {folder}", kUsage, "a directory", {"run.db"}},
       {"export_to_a_missing_directory", "export {run.db} -o missing/trace.json", kUsage, "directory does not exist",
@@ -365,6 +372,10 @@ TEST_P(Battery, OutcomeAsExpected) {
   }
   for (const auto& [name, bytes] : before) {
     EXPECT_TRUE(readBytes(dir.file(name)) == bytes) << name << " changed by " << expanded;
+  }
+  // A device stays a device.
+  if (fs::exists(fs::symlink_status(dir.file("device")))) {
+    EXPECT_TRUE(fs::is_character_file(dir.file("device"))) << "the device was replaced by " << expanded;
   }
   // No temporary file is left behind, whatever the outcome.
   for (const auto& entry : fs::recursive_directory_iterator(dir.path(), fs::directory_options::skip_permission_denied)) {

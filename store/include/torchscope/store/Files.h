@@ -33,8 +33,9 @@ namespace torchscope::store {
 // Renames the complete file `written` over `target` (a symbolic link's target); `written` is removed when the
 // rename fails.
 [[nodiscard]] Result<void> renameOver(const std::string& written, const std::string& target);
-// The same for a closed store: the target's stale -wal, -shm and -journal files go first, so that SQLite never
-// applies them to the new file.
+// The same for a closed store, but a symbolic link at `target` is replaced, not followed (a link planted in a
+// shared directory never redirects a store); the target's stale -wal, -shm and -journal files go first, so that
+// SQLite never applies them to the new file.
 [[nodiscard]] Result<void> renameStoreOver(const std::string& written, const std::string& target);
 
 // Writes straight to a file descriptor and keeps the errno of the first failed write, which std::ofstream and
