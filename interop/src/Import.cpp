@@ -53,44 +53,54 @@ class InputStream final : public std::streambuf {
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    if (file_ == nullptr || failure_) return traits_type::eof();
-    const int got = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
-    int code = Z_OK;
-    const char* why = gzerror(file_, &code);
-    if (got < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
-      failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: unreadable ({})", path_, why));
-      return traits_type::eof();
-    }
-    if (got == 0) {
-      // zlib reports a gzip stream cut short only as Z_BUF_ERROR at its end: an error, not an end of file.
-      if (code == Z_BUF_ERROR) {
-        failure_ = makeError(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: a truncated gzip file (it ends before its compressed data does)", path_));
-      }
-      return traits_type::eof();
-    }
-    read_ += static_cast<std::uint64_t>(got);
-    if (read_ > limit_) {
-      failure_ = makeError(ErrorCode::kInvalidArgument,
-                           fmt::format("{}: larger than {} MiB once decompressed (docs/interop.md, Limits)", path_,
-                                       limit_ >> 20));
-      return traits_type::eof();
-    }
-    if (json_) {
-      if (const char* past = pastJsonLimits(std::string_view(buffer_.data(), static_cast<std::size_t>(got)))) {
-        failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: {} (docs/interop.md, Limits)", path_, past));
+    std::size_t kept = 0;
+    while (kept == 0) {  // a chunk of JSON whitespace may leave nothing to hand over: read on
+      if (file_ == nullptr || failure_) return traits_type::eof();
+      const int got = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
+      int code = Z_OK;
+      const char* why = gzerror(file_, &code);
+      if (got < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
+        failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: unreadable ({})", path_, why));
         return traits_type::eof();
       }
+      if (got == 0) {
+        // zlib reports a gzip stream cut short only as Z_BUF_ERROR at its end: an error, not an end of file.
+        if (code == Z_BUF_ERROR) {
+          failure_ = makeError(ErrorCode::kInvalidArgument,
+                               fmt::format("{}: a truncated gzip file (it ends before its compressed data does)", path_));
+        }
+        return traits_type::eof();
+      }
+      read_ += static_cast<std::uint64_t>(got);
+      if (read_ > limit_) {
+        failure_ = makeError(ErrorCode::kInvalidArgument,
+                             fmt::format("{}: larger than {} MiB once decompressed (docs/interop.md, Limits)", path_,
+                                         limit_ >> 20));
+        return traits_type::eof();
+      }
+      kept = static_cast<std::size_t>(got);
+      if (json_) {
+        const char* past = boundJson(kept);
+        if (past != nullptr) {
+          failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: {} (docs/interop.md, Limits)", path_, past));
+          return traits_type::eof();
+        }
+      }
     }
-    setg(buffer_.data(), buffer_.data(), buffer_.data() + got);
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + kept);
     return traits_type::to_int_type(*gptr());
   }
 
  private:
-  // Follows the strings and brackets of JSON text across reads: what the text is past, or null. The parser
-  // keeps a few bytes per level of nesting and the whole of each string, so both are bounded before it reads them.
-  const char* pastJsonLimits(std::string_view chunk) {
-    for (const char c : chunk) {
+  // Follows the strings, tokens and brackets of the JSON text in the buffer's first `size` bytes, across reads,
+  // and keeps one character of each run of whitespace between tokens (nlohmann::json's lexer keeps every byte it
+  // skips until the next token: a gigabyte of spaces cost two). `size` becomes what is left; returns what the text
+  // is past, or null. The parser keeps a few bytes per level of nesting and the whole of each token, so both are
+  // bounded before it reads them.
+  const char* boundJson(std::size_t& size) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      const char c = buffer_[i];
       if (in_string_) {
         if (escaped_) {
           escaped_ = false;
@@ -99,16 +109,29 @@ class InputStream final : public std::streambuf {
         } else if (c == '"') {
           in_string_ = false;
         }
-        if (++string_bytes_ > kMaxStringBytes) return "a JSON string longer than 16 MiB";
+        if (++token_bytes_ > kMaxStringBytes) return "a JSON string longer than 16 MiB";
+      } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+        token_bytes_ = 0;
+        if (after_space_) continue;
+        after_space_ = true;
+        buffer_[kept++] = c;
+        continue;
       } else if (c == '"') {
         in_string_ = true;
-        string_bytes_ = 0;
+        token_bytes_ = 0;
       } else if (c == '[' || c == '{') {
+        token_bytes_ = 0;
         if (++depth_ > kMaxNestingRead) return "JSON nested more than 4096 levels deep";
-      } else if ((c == ']' || c == '}') && depth_ > 0) {
-        --depth_;
+      } else if (c == ']' || c == '}' || c == ',' || c == ':') {
+        token_bytes_ = 0;
+        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+      } else if (++token_bytes_ > kMaxStringBytes) {
+        return "a JSON number or literal longer than 16 MiB";
       }
+      after_space_ = false;
+      buffer_[kept++] = c;
     }
+    size = kept;
     return nullptr;
   }
 
@@ -121,7 +144,8 @@ class InputStream final : public std::streambuf {
   std::optional<Error> failure_;
   bool in_string_ = false;
   bool escaped_ = false;
-  std::size_t string_bytes_ = 0;
+  bool after_space_ = false;
+  std::size_t token_bytes_ = 0;
   std::size_t depth_ = 0;
 };
 
