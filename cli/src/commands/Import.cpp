@@ -45,8 +45,9 @@ void addImportCommand(CLI::App& app) {
       "(.json or .json.gz) into a new store. Malformed lines are skipped, counted and reported.");
   cmd->add_option("inputs", options->inputs, "Files or directories to import")->required();
   cmd->add_option("-o,--output", options->output,
-                  "The store to create (RUN.db; an existing store is replaced once the import is complete), or a run folder (a directory, or a path "
-                  "ending in '/'): one store per file, named by its rank, for advise/export over the ranks")
+                  "The store to create (RUN.db; an existing store is replaced once the import is complete), or a run "
+                  "folder (a directory, or a path ending in '/'): one store per file, named by its rank, for "
+                  "advise/export over the ranks")
       ->required();
   cmd->add_flag("-q,--quiet", options->quiet, "Do not list ignored directory entries");
   cmd->callback([options] { runImport(*options); });

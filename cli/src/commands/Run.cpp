@@ -143,7 +143,7 @@ void addRunCommand(CLI::App& app) {
       if (run_folder) {
         // One store per process (per rank) inside it; the job's first process writes run.db.
         fs::create_directories(store_path, error);
-        if (!fs::is_directory(store_path, error)) fail(kExitUsage, "cannot create the run folder " + options->output);
+        if (!fs::is_directory(store_path, error)) fail(kExitUsage, options->output + ": cannot create the run folder");
         store_path /= std::string(store::kRunFolderStoreName);
       } else {
         // The job's own files (its script, its data) are never its store.
