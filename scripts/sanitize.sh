@@ -46,7 +46,7 @@ for preset in "${presets[@]}"; do
       run_preset asan '^(store|collector|cupti|interop|analyzer|fuzz)$' "$not_native|$too_slow_for_asan" \
         store_tests collector_unit_tests collector_threads_test collector_cap_test cupti_decoder_tests cupti_tracer_tests \
         interop_tests analyzer_test analyzer_timeline_test analyzer_corpus_test \
-        fuzz_torch_trace fuzz_kineto cupti_buffer_fuzz store_reader_fuzz
+        fuzz_torch_trace fuzz_kineto fuzz_input_file fuzz_store_export cupti_buffer_fuzz store_reader_fuzz
       ;;
     tsan)
       run_preset tsan '^(store|collector)$' "$not_native" store_tests collector_unit_tests collector_threads_test \

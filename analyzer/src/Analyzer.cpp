@@ -113,7 +113,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
   for (const auto& key : order) {
     Finding finding = std::move(merged[key]);
     if (stores[key] > 1) {
-      auto evidence = nlohmann::json::parse(finding.evidence, nullptr, false);
+      auto evidence = store::parseJson(finding.evidence);
       if (evidence.is_object()) {
         evidence["stores"] = stores[key];
         if (!ranks_with[key].empty()) evidence["ranks"] = ranks_with[key];
@@ -237,17 +237,17 @@ StoreResult analyzeOne(const std::string& path, const AnalyzeOptions& options) {
   }
   auto store_facts = collectStoreFacts(**reader, options);
   if (!store_facts) {
-    result.analysis = makeError(store_facts.error().code, path + ": " + store_facts.error().message);
+    result.analysis = aboutFile(path, store_facts.error());
     return result;
   }
   const Context context{**reader, store_facts->facts, store_facts->code};
   result.analysis = runRules(context, options);
   if (!result.analysis) {
-    result.analysis = makeError(result.analysis.error().code, path + ": " + result.analysis.error().message);
+    result.analysis = aboutFile(path, result.analysis.error());
     return result;
   }
   result.ranks = collectRankFacts(context, result.analysis->runs.front());
-  if (!result.ranks) result.ranks = makeError(result.ranks.error().code, path + ": " + result.ranks.error().message);
+  if (!result.ranks) result.ranks = aboutFile(path, result.ranks.error());
   return result;
 }
 

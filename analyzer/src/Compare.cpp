@@ -12,6 +12,7 @@
 #include "Rules.h"
 #include "Stats.h"
 #include "torchscope/store/RunFolder.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -83,7 +84,7 @@ Result<Side> loadSide(const std::string& path) {
   for (const auto& store : *stores) {
     auto reader = store::Reader::open(store);
     if (!reader) return reader.error();
-    if (auto done = collectProblems(**reader, side); !done) return makeError(done.error().code, store + ": " + done.error().message);
+    if (auto done = collectProblems(**reader, side); !done) return aboutFile(store, done.error());
   }
   chooseSlowest(side);
   return side;
@@ -119,7 +120,7 @@ void compareRanks(const Side& base, const Side& candidate, Comparison& result) {
 
 // The ranks a merged finding names: `ranks` of its evidence (merged or divergent), else its `rank` (straggler).
 std::vector<std::int64_t> ranksOf(const Finding& finding) {
-  const auto evidence = nlohmann::json::parse(finding.evidence, nullptr, false);
+  const auto evidence = store::parseJson(finding.evidence);
   std::vector<std::int64_t> ranks;
   if (!evidence.is_object()) return ranks;
   if (const auto it = evidence.find("ranks"); it != evidence.end() && it->is_array()) {

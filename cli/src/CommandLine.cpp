@@ -1,5 +1,6 @@
 // What the three executables (torchscope, torchscope-gui, torchscope-optimize) share: errors as exit codes,
 // the installation's paths, and starting a tool that lives beside `torchscope`.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,10 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <vector>
 
 #include "Commands.h"
+#include "Output.h"
 
 namespace torchscope::cli {
 
@@ -34,26 +37,49 @@ void fail(int code, const std::string& message) {
   throw CommandExit{code};
 }
 
+namespace {
+
+// A standard descriptor the caller closed (`>&-`) is held by /dev/null opened read-only: a file the command opens
+// never takes its number (stdout would then write into a store), and what the command prints fails there with
+// EBADF, which finishStandardOutput() reports.
+void occupyClosedStandardDescriptors() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int held = open("/dev/null", O_RDONLY);
+    if (held >= 0 && held != fd) {
+      dup2(held, fd);
+      close(held);
+    }
+  }
+}
+
+}  // namespace
+
 int runCommandLine(CLI::App& app, int argc, char** argv) {
+  occupyClosedStandardDescriptors();
+  checkStandardOutput();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return finishStandardOutput(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return finishStandardOutput(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return finishStandardOutput(app.exit(e));
   } catch (const CLI::ParseError& e) {
     std::cerr << "torchscope: " << e.what() << "\n";
     std::cerr << "Run 'torchscope --help' for the list of commands.\n";
     return kExitUsage;
   } catch (const CommandExit& e) {
-    return e.code;
+    return finishStandardOutput(e.code);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "torchscope: not enough memory for this input (free memory, or import fewer or smaller files)\n";
+    return kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "torchscope: internal error: " << e.what() << "\n";
+    std::cerr << "torchscope: internal error (please report it): " << e.what() << "\n";
     return kExitFailure;
   }
-  return kExitOk;
+  return finishStandardOutput(kExitOk);
 }
 
 namespace {

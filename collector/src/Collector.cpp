@@ -191,7 +191,8 @@ void Collector::openStore() {
   auto opened = store::Writer::open(path_, options);
   if (!opened) {
     if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) {
-      writeStderr("torchscope: cannot write " + path_ + ": " + opened.error().message);
+      // The store's error names the path and says what went wrong ("PATH: cannot write (reason)").
+      writeStderr("torchscope: " + aboutFile(path_, opened.error()).message);
     }
     return;
   }

@@ -2,16 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <set>
 
 #include "torchscope/compiler/Process.h"
+#include "torchscope/store/Files.h"
 
 namespace torchscope::compiler {
 namespace fs = std::filesystem;
@@ -225,39 +220,6 @@ fs::path inCopy(const JobLayout& job, const fs::path& copy_root, const fs::path&
   return relative == "." ? copy_root : copy_root / relative;
 }
 
-namespace {
-
-// Writes `text` beside the file (a symlink's target when `path` is one) and renames it into place, so that a crash
-// mid-write leaves the old file or the new one, never a truncated one. The file keeps its permissions.
-Result<void> replaceFileContents(const fs::path& path, const std::string& text) {
-  std::error_code error;
-  const fs::path target = fs::canonical(path, error);
-  if (error) return makeError(ErrorCode::kIo, "cannot resolve " + path.string() + ": " + error.message());
-  struct stat original {};
-  if (::stat(target.c_str(), &original) != 0) return makeError(ErrorCode::kIo, "cannot stat " + target.string());
-  const std::string temporary = target.string() + ".torchscope.tmp-" + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return makeError(ErrorCode::kIo, "cannot create " + temporary + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  const bool complete = done == text.size() && ::fchmod(fd, original.st_mode & 07777) == 0 && ::fsync(fd) == 0;
-  const int saved_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!complete || !closed || ::rename(temporary.c_str(), target.c_str()) != 0) {
-    const std::string reason = std::strerror(complete && closed ? errno : saved_errno);
-    ::unlink(temporary.c_str());
-    return makeError(ErrorCode::kIo, "cannot write " + target.string() + ": " + reason);
-  }
-  return {};
-}
-
-}  // namespace
-
 Result<std::vector<WrittenFile>> writeBack(const JobLayout& job, const fs::path& copy_root) {
   std::vector<WrittenFile> written;
   for (const fs::path& fixed : pythonFiles(inCopy(job, copy_root, job.rewriteRoot()))) {
@@ -269,7 +231,9 @@ Result<std::vector<WrittenFile>> writeBack(const JobLayout& job, const fs::path&
     for (int n = 1; fs::exists(backup); ++n) backup = user.string() + ".torchscope.bak." + std::to_string(n);
     fs::copy_file(user, backup, error);
     if (error) return makeError(ErrorCode::kIo, "cannot back up " + user.string() + ": " + error.message());
-    if (auto replaced = replaceFileContents(user, fixed_text); !replaced) return replaced.error();
+    // Written beside the file (a symlink's target) and renamed into place, so that a crash mid-write leaves the
+    // old file or the new one, never a truncated one; the file keeps its permissions.
+    if (auto replaced = store::replaceFile(user.string(), fixed_text); !replaced) return replaced.error();
     written.push_back({user.string(), backup.string()});
   }
   return written;

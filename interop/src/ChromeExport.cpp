@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "torchscope/store/Files.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Saturating.h"
@@ -29,7 +29,7 @@ std::string quoted(const std::string& text) { return store::dumpJson(Json(text))
 std::string dumped(const Json& value) { return store::dumpJson(value); }
 
 Json parsedOr(const std::string& text, Json fallback) {
-  Json value = Json::parse(text, nullptr, false);
+  Json value = store::parseJson(text);
   return value.is_discarded() ? fallback : value;
 }
 
@@ -408,7 +408,7 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
     auto reader = store::Reader::open(path);
     if (!reader) return reader.error();
     auto contents = loadStore(**reader);
-    if (!contents) return makeError(contents.error().code, path + ": " + contents.error().message);
+    if (!contents) return contents.error();
     auto span = (*reader)->timeSpan();
     if (!span) return span.error();
     Part part{path, std::move(*contents), 0, -1};
@@ -455,31 +455,29 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
 
 namespace {
 
+// The trace goes to a temporary file beside the output, renamed over it only once complete: a failed export
+// leaves the output as it was. An output that is one of the stores is refused before anything is written.
 template <class Export>
-Result<ExportReport> exportToFile(const std::string& output_path, Export&& export_to) {
-  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
-  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
-  auto report = export_to(file);
+Result<ExportReport> exportToFile(const std::string& output_path, const std::vector<std::string>& store_paths,
+                                  Export&& export_to) {
+  if (auto writable = store::checkOutputFile(output_path, store_paths); !writable) return writable.error();
+  auto file = store::FileReplacement::open(output_path);
+  if (!file) return file.error();
+  auto report = export_to(file->stream());
   if (!report) return report;
-  file.close();
-  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
+  if (auto committed = file->commit(); !committed) return committed.error();
   return report;
 }
 
 }  // namespace
 
 Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& store_paths, const std::string& output_path) {
-  return exportToFile(output_path, [&](std::ostream& out) { return exportMergedChromeTrace(store_paths, out); });
+  return exportToFile(output_path, store_paths,
+                      [&](std::ostream& out) { return exportMergedChromeTrace(store_paths, out); });
 }
 
 Result<ExportReport> exportChromeTrace(const std::string& store_path, const std::string& output_path) {
-  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
-  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
-  auto report = exportChromeTrace(store_path, file);
-  if (!report) return report;
-  file.close();
-  if (!file) return makeError(ErrorCode::kIo, fmt::format("cannot write {}", output_path));
-  return report;
+  return exportToFile(output_path, {store_path}, [&](std::ostream& out) { return exportChromeTrace(store_path, out); });
 }
 
 }  // namespace torchscope::interop

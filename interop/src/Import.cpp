@@ -2,16 +2,23 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <istream>
+#include <optional>
 #include <set>
+#include <streambuf>
 
 #include "TraceOps.h"
 #include "WallClock.h"
+#include "torchscope/store/Files.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
 
@@ -21,26 +28,143 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads up to `limit` bytes; zlib's gzread passes plain files through and gunzips gzip files.
-Result<std::string> readUpTo(const std::string& path, std::size_t limit) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) return makeError(ErrorCode::kNotFound, fmt::format("cannot open {}", path));
-  gzbuffer(file, 1 << 17);
-  std::string text;
-  std::vector<char> buffer(1 << 17);
-  while (text.size() < limit) {
-    const auto want = static_cast<unsigned>(std::min<std::size_t>(buffer.size(), limit - text.size()));
-    const int got = gzread(file, buffer.data(), want);
-    if (got < 0) {
-      int code = 0;
-      const std::string why = gzerror(file, &code);
-      gzclose(file);
-      return makeError(ErrorCode::kInvalidArgument, fmt::format("{}: unreadable ({})", path, why));
+// A file read through zlib, which passes plain files through and gunzips gzip files, as a stream that
+// ends early with a reason: the file is larger than `limit` once decompressed, a JSON string in it is
+// longer than kMaxStringBytes (when `json` is set), the gzip stream is cut short or damaged.
+class InputStream final : public std::streambuf {
+ public:
+  InputStream(const std::string& path, std::uint64_t limit, bool json) : path_(path), limit_(limit), json_(json) {
+    file_ = gzopen(path.c_str(), "rb");
+    if (file_ == nullptr) {
+      failure_ = makeError(ErrorCode::kIo, fmt::format("{}: cannot read ({})", path, std::strerror(errno)));
+    } else {
+      gzbuffer(file_, 1 << 17);
     }
-    if (got == 0) break;
+  }
+  ~InputStream() override {
+    if (file_ != nullptr) gzclose(file_);
+  }
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+
+  // Why the stream ended before the file did; empty when it read the whole file.
+  [[nodiscard]] const std::optional<Error>& failure() const { return failure_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    std::size_t kept = 0;
+    while (kept == 0) {  // a chunk of JSON whitespace may leave nothing to hand over: read on
+      if (file_ == nullptr || failure_) return traits_type::eof();
+      const int got = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
+      int code = Z_OK;
+      const char* why = gzerror(file_, &code);
+      if (got < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
+        failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: unreadable ({})", path_, why));
+        return traits_type::eof();
+      }
+      if (got == 0) {
+        // zlib reports a gzip stream cut short only as Z_BUF_ERROR at its end: an error, not an end of file.
+        if (code == Z_BUF_ERROR) {
+          failure_ = makeError(ErrorCode::kInvalidArgument,
+                               fmt::format("{}: a truncated gzip file (it ends before its compressed data does)", path_));
+        }
+        return traits_type::eof();
+      }
+      read_ += static_cast<std::uint64_t>(got);
+      if (read_ > limit_) {
+        failure_ = makeError(ErrorCode::kInvalidArgument,
+                             fmt::format("{}: larger than {} MiB once decompressed (docs/interop.md, Limits)", path_,
+                                         limit_ >> 20));
+        return traits_type::eof();
+      }
+      kept = static_cast<std::size_t>(got);
+      if (json_) {
+        const char* past = boundJson(kept);
+        if (past != nullptr) {
+          failure_ = makeError(ErrorCode::kInvalidArgument, fmt::format("{}: {} (docs/interop.md, Limits)", path_, past));
+          return traits_type::eof();
+        }
+      }
+    }
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + kept);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  // Follows the strings, tokens and brackets of the JSON text in the buffer's first `size` bytes, across reads,
+  // and keeps one character of each run of whitespace between tokens (nlohmann::json's lexer keeps every byte it
+  // skips until the next token: a gigabyte of spaces cost two). `size` becomes what is left; returns what the text
+  // is past, or null. The parser keeps a few bytes per level of nesting and the whole of each token, so both are
+  // bounded before it reads them.
+  const char* boundJson(std::size_t& size) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      const char c = buffer_[i];
+      if (in_string_) {
+        if (escaped_) {
+          escaped_ = false;
+        } else if (c == '\\') {
+          escaped_ = true;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+        if (++token_bytes_ > kMaxStringBytes) return "a JSON string longer than 16 MiB";
+      } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+        token_bytes_ = 0;
+        if (after_space_) continue;
+        after_space_ = true;
+        buffer_[kept++] = c;
+        continue;
+      } else if (c == '"') {
+        in_string_ = true;
+        token_bytes_ = 0;
+      } else if (c == '[' || c == '{') {
+        token_bytes_ = 0;
+        if (++depth_ > kMaxNestingRead) return "JSON nested more than 4096 levels deep";
+      } else if (c == ']' || c == '}' || c == ',' || c == ':') {
+        token_bytes_ = 0;
+        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+      } else if (++token_bytes_ > kMaxStringBytes) {
+        return "a JSON number or literal longer than 16 MiB";
+      }
+      after_space_ = false;
+      buffer_[kept++] = c;
+    }
+    size = kept;
+    return nullptr;
+  }
+
+  std::string path_;
+  std::uint64_t limit_;
+  bool json_;
+  gzFile file_ = nullptr;
+  std::array<char, 1 << 17> buffer_{};
+  std::uint64_t read_ = 0;
+  std::optional<Error> failure_;
+  bool in_string_ = false;
+  bool escaped_ = false;
+  bool after_space_ = false;
+  std::size_t token_bytes_ = 0;
+  std::size_t depth_ = 0;
+};
+
+// Reads up to `limit` bytes; fails when the file holds more than `limit` and `whole` is set.
+Result<std::string> readUpTo(const std::string& path, std::uint64_t limit, bool whole) {
+  InputStream input(path, whole ? limit : UINT64_MAX, false);
+  std::string text;
+  std::array<char, 1 << 16> buffer{};
+  while (text.size() < limit) {
+    const auto want = static_cast<std::streamsize>(std::min<std::uint64_t>(buffer.size(), limit - text.size()));
+    const std::streamsize got = input.sgetn(buffer.data(), want);
+    if (got <= 0) break;
     text.append(buffer.data(), static_cast<std::size_t>(got));
   }
-  gzclose(file);
+  if (whole && text.size() >= limit && input.sgetc() != std::streambuf::traits_type::eof()) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: larger than {} MiB once decompressed (docs/interop.md, Limits)", path, limit >> 20));
+  }
+  if (input.failure()) return *input.failure();
   return text;
 }
 
@@ -121,12 +245,12 @@ InputFormat sniffFormat(std::string_view text) {
   return InputFormat::kUnknown;
 }
 
-Result<std::string> readInputFile(const std::string& path) { return readUpTo(path, SIZE_MAX); }
+Result<std::string> readInputFile(const std::string& path) { return readUpTo(path, kMaxTorchTraceBytes, true); }
 
 Result<std::vector<ImportedFile>> resolveInputs(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
   std::vector<ImportedFile> files;
   const auto check = [&](const std::string& path, bool explicit_file) -> Result<void> {
-    auto text = readUpTo(path, 1 << 16);
+    auto text = readUpTo(path, 1 << 16, false);
     if (!text) return text.error();
     const InputFormat format = sniffFormat(*text);
     if (format != InputFormat::kUnknown) {
@@ -141,9 +265,8 @@ Result<std::vector<ImportedFile>> resolveInputs(const std::vector<std::string>& 
   };
   for (const auto& path : paths) {
     std::error_code error;
-    const auto status = fs::status(path, error);
-    if (error || !fs::exists(status)) return makeError(ErrorCode::kNotFound, fmt::format("{}: no such file or directory", path));
-    if (!fs::is_directory(status)) {
+    if (!fs::is_directory(path, error)) {
+      if (auto readable = store::checkInputFile(path); !readable) return readable.error();
       if (auto checked = check(path, true); !checked) return checked.error();
       continue;
     }
@@ -156,7 +279,7 @@ Result<std::vector<ImportedFile>> resolveInputs(const std::vector<std::string>& 
         notes.push_back(fmt::format("{}: ignored (not .log, .json or .gz)", entry.path().string()));
       }
     }
-    if (error) return makeError(ErrorCode::kIo, fmt::format("{}: {}", path, error.message()));
+    if (error) return makeError(ErrorCode::kIo, fmt::format("{}: cannot list the folder ({})", path, error.message()));
     std::sort(entries.begin(), entries.end());
     const std::size_t before = files.size();
     for (const auto& entry : entries) {
@@ -174,14 +297,21 @@ Result<ImportedTrace> parseInputs(const std::vector<ImportedFile>& files) {
   ImportedTrace merged;
   std::set<std::int64_t> used_pids;
   for (const auto& file : files) {
-    auto text = readInputFile(file.path);
-    if (!text) return text.error();
     ImportedTrace trace;
     const std::string name = fs::path(file.path).filename().string();
-    Result<void> parsed = file.format == InputFormat::kTorchTrace
-                              ? parseTorchTrace(*text, {name, rankFromName(file.path), yearOfModification(file.path)}, trace)
-                              : parseKineto(*text, name, trace);
-    if (!parsed) return parsed.error();
+    if (file.format == InputFormat::kTorchTrace) {
+      auto text = readInputFile(file.path);
+      if (!text) return text.error();
+      auto parsed = parseTorchTrace(*text, {name, rankFromName(file.path), yearOfModification(file.path)}, trace);
+      if (!parsed) return parsed.error();
+    } else {
+      // Read as a stream: memory follows the records kept, not the file's size.
+      InputStream buffer(file.path, kMaxKinetoBytes, true);
+      std::istream input(&buffer);
+      auto parsed = parseKineto(input, name, trace);
+      if (buffer.failure()) return *buffer.failure();
+      if (!parsed) return parsed.error();
+    }
     keepPidsDistinct(trace, used_pids);
     appendTrace(merged, std::move(trace));
   }
@@ -196,7 +326,9 @@ Result<ImportReport> importToRunFolder(const std::vector<std::string>& paths, co
   if (!files) return files.error();
   std::error_code error;
   fs::create_directories(folder, error);
-  if (!fs::is_directory(folder, error)) return makeError(ErrorCode::kIo, fmt::format("{}: cannot create the folder", folder));
+  if (!fs::is_directory(folder, error)) {
+    return makeError(ErrorCode::kIo, fmt::format("{}: cannot create the folder ({})", folder, error.message()));
+  }
   for (std::size_t n = 0; n < files->size(); ++n) {
     const std::string& input = (*files)[n].path;
     const fs::path pending = fs::path(folder) / fmt::format("import.{}.db.tmp", n);
@@ -211,8 +343,11 @@ Result<ImportReport> importToRunFolder(const std::vector<std::string>& paths, co
       if (!done) return done.error();
     }
     const fs::path store = fs::path(folder) / (rank >= 0 ? fmt::format("run.rank{}.{}.db", rank, n) : fmt::format("run.{}.db", n));
-    fs::rename(pending, store, error);
-    if (error) return makeError(ErrorCode::kIo, fmt::format("{}: {}", store.string(), error.message()));
+    if (auto writable = store::checkOutputFile(store.string(), {input}); !writable) {
+      fs::remove(pending, error);
+      return writable.error();
+    }
+    if (auto renamed = store::renameStoreOver(pending.string(), store.string()); !renamed) return renamed.error();
     report.files.insert(report.files.end(), one->files.begin(), one->files.end());
     report.records += one->records;
     report.malformed += one->malformed;
@@ -224,9 +359,13 @@ Result<ImportReport> importToRunFolder(const std::vector<std::string>& paths, co
 
 Result<ImportReport> importToStore(const std::vector<std::string>& paths, const std::string& store_path,
                                    const std::string& command_line) {
+  if (auto writable = store::checkOutputFile(store_path, paths); !writable) return writable.error();
   ImportReport report;
   auto files = resolveInputs(paths, report.notes);
   if (!files) return files.error();
+  std::vector<std::string> inputs;
+  for (const auto& file : *files) inputs.push_back(file.path);
+  if (auto writable = store::checkOutputFile(store_path, inputs); !writable) return writable.error();
   report.files = *files;
   auto parsed = parseInputs(report.files);
   if (!parsed) return parsed.error();
@@ -242,8 +381,17 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
   }
   for (const auto& note : report.notes) trace.diagnostics.push_back({"import", "info", note, 1});
 
-  auto writer = store::Writer::open(store_path);
-  if (!writer) return writer.error();
+  // The store is built under a temporary name and renamed over `store_path` only once complete: a failed
+  // import leaves whatever was there before.
+  const std::string pending = store_path + ".torchscope.tmp-" + std::to_string(::getpid());
+  const auto discard_pending = [&] {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((pending + suffix).c_str());
+  };
+  auto writer = store::Writer::open(pending);
+  if (!writer) {
+    discard_pending();
+    return makeError(writer.error().code, fmt::format("{}: cannot create the store ({})", store_path, writer.error().message));
+  }
   store::Writer& out = **writer;
   out.setRun(trace.run);
   std::int64_t records = 0;
@@ -268,9 +416,18 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
   write_all(trace.memory_samples);
   write_all(trace.memory_events);
   write_all(trace.diagnostics);
-  if (auto closed = out.close(trace.run.end_ns); !closed) return closed.error();
-  if (const auto stats = out.stats(); stats.dropped > 0) {
-    return makeError(ErrorCode::kIo, fmt::format("{}: {} records could not be written: {}", store_path, stats.dropped, stats.last_error));
+  const auto closed = out.close(trace.run.end_ns);
+  const auto stats = out.stats();
+  writer->reset();
+  if (!closed || stats.dropped > 0) {
+    discard_pending();
+    if (!closed) return makeError(closed.error().code, fmt::format("{}: cannot write ({})", store_path, closed.error().message));
+    return makeError(ErrorCode::kIo, fmt::format("{}: {} records could not be written ({})", store_path, stats.dropped,
+                                                 stats.last_error));
+  }
+  if (auto renamed = store::renameStoreOver(pending, store_path); !renamed) {
+    discard_pending();
+    return renamed.error();
   }
   report.records = records;
   report.malformed = trace.malformed();

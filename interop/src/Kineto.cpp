@@ -1,6 +1,8 @@
 // PyTorch profiler (Kineto) Chrome-trace importer. The document is parsed with a callback that
 // hands over each element of traceEvents as soon as it is complete and then drops it, so memory
-// stays proportional to the records kept, not to the JSON tree.
+// stays proportional to the records kept, not to the JSON tree. The same callback cuts values
+// nested deeper than store::kMaxJsonDepth: nlohmann::json parses iteratively, but the args kept
+// are dumped and copied recursively.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -86,11 +88,20 @@ class KinetoParser {
  public:
   KinetoParser(std::string_view name, ImportedTrace& out) : name_(name), out_(out) {}
 
-  Result<void> run(std::string_view text) {
+  template <class Input>
+  Result<void> run(Input&& input) {
     bool top_is_object = false;
     std::string top_key;
     bool saw_events = false;
     const auto on_token = [&](int depth, Json::parse_event_t event, Json& parsed) {
+      // A key is refused too: nlohmann::json would otherwise keep a discarded placeholder under it for an
+      // array refused at its start.
+      if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start ||
+           event == Json::parse_event_t::key) &&
+          static_cast<std::size_t>(depth) >= store::kMaxJsonDepth) {
+        if (static_cast<std::size_t>(depth) == store::kMaxJsonDepth) noteCut();
+        return false;
+      }
       if (depth == 0 && event == Json::parse_event_t::object_start) top_is_object = true;
       if (depth == 1 && event == Json::parse_event_t::key && parsed.is_string()) top_key = parsed.get<std::string>();
       if (depth == 1 && event == Json::parse_event_t::array_start && top_key == "traceEvents") saw_events = true;
@@ -105,7 +116,7 @@ class KinetoParser {
       }
       return true;
     };
-    Json root = Json::parse(text.begin(), text.end(), on_token, false);
+    Json root = Json::parse(std::forward<Input>(input), on_token, false);
     if (root.is_discarded() && !saw_events) {
       return makeError(ErrorCode::kInvalidArgument, fmt::format("{}: not valid JSON", name_));
     }
@@ -122,18 +133,38 @@ class KinetoParser {
   }
 
  private:
-  void skip(std::string_view why) {
-    ++event_index_;
+  void count(std::string_view what, std::int64_t event, std::string_view why) {
     for (auto& skipped : out_.skipped) {
-      if (skipped.file == name_ && skipped.what == "event") {
+      if (skipped.file == name_ && skipped.what == what) {
         ++skipped.count;
         return;
       }
     }
-    out_.skipped.push_back({std::string(name_), "event", 1, fmt::format("event {}: {}", event_index_, why)});
+    out_.skipped.push_back({std::string(name_), std::string(what), 1, fmt::format("event {}: {}", event, why)});
+  }
+
+  void skip(std::string_view why) {
+    ++event_index_;
+    count("event", event_index_, why);
+  }
+
+  // A value of the event being read (the next one) is nested too deep: it is left out, the event kept.
+  void noteCut() {
+    count("deeply nested value", event_index_ + 1, fmt::format("cut at {} levels of nesting", store::kMaxJsonDepth));
+  }
+
+  [[nodiscard]] std::size_t recordsKept() const {
+    return out_.kernels.size() + out_.memcpys.size() + out_.memsets.size() + out_.api_calls.size() +
+           sync_events_.size() + out_.cpu_ops.size() + out_.steps.size() + out_.memory_events.size() +
+           out_.memory_samples.size() + flow_targets_.size();
   }
 
   void handleEvent(const Json& event) {
+    if (recordsKept() >= kMaxRecordsPerFile) {
+      ++event_index_;
+      count("event past the record limit", event_index_, fmt::format("{} records kept", kMaxRecordsPerFile));
+      return;
+    }
     ++event_index_;
     const std::string phase = getString(event, "ph");
     if (phase == "M") {
@@ -433,17 +464,31 @@ class KinetoParser {
 
 }  // namespace
 
-Result<void> parseKineto(std::string_view text, std::string_view name, ImportedTrace& out) {
+namespace {
+
+template <class Input>
+Result<void> parseKinetoFrom(Input&& input, std::string_view name, ImportedTrace& out) {
   // Each file is parsed on its own: its clock base (baseTimeNanoseconds) applies to it alone.
   ImportedTrace trace;
   try {
-    auto parsed = KinetoParser(name, trace).run(text);
+    auto parsed = KinetoParser(name, trace).run(std::forward<Input>(input));
     if (!parsed) return parsed;
-  } catch (const std::exception& error) {  // a library type error on hostile input: report, never crash
-    return makeError(ErrorCode::kInvalidArgument, fmt::format("{}: {}", name, error.what()));
+  } catch (const nlohmann::json::exception&) {  // a library type error on hostile input: report, never crash
+    return makeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: not a readable Kineto trace (a value of an unexpected type)", name));
   }
   appendTrace(out, std::move(trace));
   return {};
+}
+
+}  // namespace
+
+Result<void> parseKineto(std::string_view text, std::string_view name, ImportedTrace& out) {
+  return parseKinetoFrom(text, name, out);
+}
+
+Result<void> parseKineto(std::istream& input, std::string_view name, ImportedTrace& out) {
+  return parseKinetoFrom(input, name, out);
 }
 
 }  // namespace torchscope::interop

@@ -149,7 +149,7 @@ class TorchTraceParser {
         skip("line", line_number, "no glog prefix");
         continue;
       }
-      Json envelope = Json::parse(body, nullptr, false);
+      Json envelope = store::parseJson(body);
       if (envelope.is_discarded() || !envelope.is_object()) {
         skip("line", line_number, "invalid JSON");
         continue;
@@ -171,7 +171,7 @@ class TorchTraceParser {
     std::optional<std::pair<const Entry*, std::int64_t>> anchor;
     for (const auto& entry : entries_) {
       if (find(entry.envelope, "chromium_event") == nullptr) continue;
-      const Json event = Json::parse(entry.payload, nullptr, false);
+      const Json event = store::parseJson(entry.payload);
       if (event.is_discarded() || !event.is_object()) {
         skip("payload", entry.line_number, "invalid chromium_event JSON");
         continue;
@@ -362,7 +362,7 @@ class TorchTraceParser {
     recompile.ts_ns = entry.wall_ns;
     // Declared as JSON (a list of strings), but some torch versions write the plain text.
     Json failures = Json::array();
-    const Json payload = Json::parse(entry.payload, nullptr, false);
+    const Json payload = store::parseJson(entry.payload);
     if (!payload.is_discarded() && payload.is_array()) {
       for (const auto& item : payload) {
         if (item.is_string()) failures.push_back(item);
@@ -392,7 +392,7 @@ class TorchTraceParser {
     if (graph_break_artifacts_ == 0) {
       for (std::size_t i = first_compile_; i < out_.compiles.size(); ++i) {
         const auto& compile = out_.compiles[i];
-        const Json reasons = Json::parse(compile.restart_reasons, nullptr, false);
+        const Json reasons = store::parseJson(compile.restart_reasons);
         if (!reasons.is_array()) continue;
         for (const auto& reason : reasons) {
           store::GraphBreak graph_break;

@@ -55,7 +55,7 @@ class Reader::Impl {
   template <class T>
   Result<std::vector<T>> load(const LoadOptions& options) {
     auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value()));
-    if (!stmt) return stmt.error();
+    if (!stmt) return withPath(stmt.error());
     if (options.range) {
       stmt->bind(1, options.range->begin_ns);
       stmt->bind(2, options.range->end_ns);
@@ -73,7 +73,7 @@ class Reader::Impl {
     for (std::string_view table : tableNames()) {
       if (table == "run") continue;
       auto count = db_.queryInt("SELECT count(*) FROM " + std::string(table));
-      if (!count) return makeError(count.error().code, path_ + ": " + count.error().message);
+      if (!count) return withPath(count.error());
       result.emplace(table, *count);
     }
     return result;
@@ -90,7 +90,7 @@ class Reader::Impl {
     }
     sql += ")";
     auto stmt = db_.prepare(sql);
-    if (!stmt) return stmt.error();
+    if (!stmt) return withPath(stmt.error());
     if (stmt->step() != SQLITE_ROW || sqlite3_column_type(stmt->get(), 0) == SQLITE_NULL) {
       return std::optional<TimeRange>();
     }
@@ -100,7 +100,7 @@ class Reader::Impl {
   Result<void> query(std::string_view sql, const std::function<void(const Row&)>& on_row,
                      const std::vector<QueryParam>& params) {
     auto stmt = db_.prepare(sql);
-    if (!stmt) return stmt.error();
+    if (!stmt) return withPath(stmt.error());
     int index = 1;
     for (const auto& param : params) {
       std::visit([&](const auto& value) {
@@ -122,6 +122,8 @@ class Reader::Impl {
   std::int32_t version() const { return version_; }
 
  private:
+  [[nodiscard]] Error withPath(const Error& error) const { return aboutFile(path_, error); }
+
   std::string path_;
   sqlite::Database db_;
   std::int32_t version_;

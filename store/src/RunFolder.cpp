@@ -1,5 +1,7 @@
 #include "torchscope/store/RunFolder.h"
 
+#include "torchscope/store/Files.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <tuple>
@@ -26,7 +28,7 @@ Result<std::vector<std::string>> expandRunFolders(const std::vector<std::string>
   for (const auto& path : paths) {
     std::error_code error;
     if (!fs::is_directory(path, error)) {
-      if (!fs::exists(path, error)) return makeError(ErrorCode::kNotFound, path + ": no such file or directory");
+      if (auto readable = checkInputFile(path); !readable) return readable.error();
       expanded.push_back(path);
       continue;
     }
@@ -34,7 +36,7 @@ Result<std::vector<std::string>> expandRunFolders(const std::vector<std::string>
     for (const auto& entry : fs::directory_iterator(path, error)) {
       if (entry.is_regular_file(error) && entry.path().extension() == ".db") stores.push_back(entry.path());
     }
-    if (error) return makeError(ErrorCode::kIo, path + ": cannot list the folder: " + error.message());
+    if (error) return makeError(ErrorCode::kIo, path + ": cannot list the folder (" + error.message() + ")");
     if (stores.empty()) return makeError(ErrorCode::kNotFound, path + ": no torchscope store (*.db) in this folder");
     std::sort(stores.begin(), stores.end(), [](const fs::path& a, const fs::path& b) {
       const std::string name_a = a.filename().string();

@@ -21,7 +21,7 @@ Result<Database> Database::open(const std::string& path, int flags) {
   Database db;
   const int rc = sqlite3_open_v2(path.c_str(), &db.db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    return db.error("cannot open " + path, rc);
+    return db.error(path + ": cannot open", rc);
   }
   sqlite3_extended_result_codes(db.db_, 1);
   sqlite3_busy_timeout(db.db_, 5000);
@@ -44,7 +44,9 @@ Result<Statement> Database::prepare(std::string_view sql) {
   const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                                     nullptr);
   if (rc != SQLITE_OK) {
-    return error("cannot prepare \"" + std::string(sql.substr(0, 80)) + "\"", rc);
+    // A store that passed its version check but lacks a table or column this build reads: damaged or
+    // edited by hand. SQLite's reason names what is missing; the statement itself means nothing to a user.
+    return Error{ErrorCode::kCorrupt, std::string("a damaged store (") + sqlite3_errmsg(db_) + ")"};
   }
   return Statement(stmt);
 }
@@ -62,8 +64,9 @@ Error Database::error(std::string_view what) const { return error(what, db_ ? sq
 
 Error Database::error(std::string_view what, int code) const {
   std::string text(what);
-  text += ": ";
+  text += " (";
   text += db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
+  text += ")";
   return Error{errorCodeFor(code), text};
 }
 

@@ -1,7 +1,6 @@
 #include "StoreFile.h"
 
-#include <sys/stat.h>
-
+#include "torchscope/store/Files.h"
 #include "torchscope/store/Schema.h"
 
 namespace torchscope::store {
@@ -10,27 +9,27 @@ Result<std::int32_t> checkStoreFile(sqlite::Database& db, const std::string& pat
   auto app_id = db.queryInt("PRAGMA application_id");
   if (!app_id) {
     if (app_id.error().code == ErrorCode::kNotTorchscope) {
-      return makeError(ErrorCode::kNotTorchscope, path + " is not a torchscope store (not an SQLite database)");
+      return makeError(ErrorCode::kNotTorchscope, path + ": not a torchscope store (not an SQLite database)");
     }
     return makeError(app_id.error().code, path + ": " + app_id.error().message);
   }
   if (*app_id != kApplicationId) {
-    return makeError(ErrorCode::kNotTorchscope, path + " is an SQLite database but not a torchscope store");
+    return makeError(ErrorCode::kNotTorchscope, path + ": an SQLite database but not a torchscope store");
   }
   auto version = db.queryInt("PRAGMA user_version");
   if (!version) return makeError(version.error().code, path + ": " + version.error().message);
   if (*version > kSchemaVersion) {
-    return makeError(ErrorCode::kVersion, path + " uses store schema v" + std::to_string(*version) +
-                                              "; this torchscope reads up to v" + std::to_string(kSchemaVersion) +
-                                              ": upgrade torchscope");
+    return makeError(ErrorCode::kVersion, path + ": store schema v" + std::to_string(*version) +
+                                              ", newer than this torchscope reads (v" + std::to_string(kSchemaVersion) +
+                                              "; upgrade torchscope)");
   }
   if (*version < 1) {
-    return makeError(ErrorCode::kCorrupt, path + " has no schema version: the store was never initialised");
+    return makeError(ErrorCode::kCorrupt, path + ": a store that was never initialised (no schema version; record the run again)");
   }
   if (*version < kSchemaVersion) {
-    return makeError(ErrorCode::kVersion, path + " uses store schema v" + std::to_string(*version) +
+    return makeError(ErrorCode::kVersion, path + ": store schema v" + std::to_string(*version) +
                                               ", which this torchscope no longer reads (it reads v" +
-                                              std::to_string(kSchemaVersion) + "): record the run again");
+                                              std::to_string(kSchemaVersion) + "; record the run again)");
   }
   // Touch the schema so that a damaged file fails here and not in the middle of an analysis.
   auto tables = db.queryInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
@@ -39,13 +38,7 @@ Result<std::int32_t> checkStoreFile(sqlite::Database& db, const std::string& pat
 }
 
 Result<sqlite::Database> openStoreFile(const std::string& path, bool writable) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) {
-    return makeError(ErrorCode::kNotFound, path + ": no such file");
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return makeError(ErrorCode::kInvalidArgument, path + " is not a regular file");
-  }
+  if (auto readable = checkInputFile(path); !readable) return readable.error();
   auto db = sqlite::Database::open(path, writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
   if (!db) return db.error();
   auto version = checkStoreFile(*db, path);

@@ -34,7 +34,7 @@ bool containsAny(std::string_view text, std::initializer_list<std::string_view> 
 
 std::vector<std::string> stringArray(const std::string& text) {
   std::vector<std::string> values;
-  const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json parsed = store::parseJson(text);
   if (!parsed.is_array()) return values;
   for (const auto& value : parsed) {
     if (value.is_string() && !value.get_ref<const std::string&>().empty()) values.push_back(value.get<std::string>());
@@ -69,7 +69,7 @@ std::string rootsJson(const std::vector<std::string>& roots) {
 std::vector<SourceFrame> parseStack(std::string_view text) {
   std::vector<SourceFrame> frames;
   if (text.empty()) return frames;
-  const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json parsed = store::parseJson(text);
   if (!parsed.is_array()) return frames;
   for (const auto& entry : parsed) {
     if (!entry.is_object()) continue;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -22,6 +23,7 @@
 #include "RecordQueue.h"
 #include "Sqlite.h"
 #include "StoreFile.h"
+#include "torchscope/store/Files.h"
 #include "Tables.h"
 #include "torchscope/store/Schema.h"
 
@@ -464,27 +466,28 @@ constexpr mode_t kStoreFileMode = 0600;
 
 // Creates the empty file that SQLite then fills. O_EXCL | O_NOFOLLOW: a symlink planted at the
 // temporary name (in a directory others can write) is never followed.
+// Fails with the system's reason alone: the caller names the store.
 Result<void> createPrivateFile(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return makeError(ErrorCode::kIo, "cannot replace " + path + ": " + std::strerror(errno));
-  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return makeError(ErrorCode::kIo, std::strerror(errno));
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, kStoreFileMode);
-  if (fd < 0) return makeError(ErrorCode::kIo, "cannot create " + path + ": " + std::strerror(errno));
+  if (fd < 0) return makeError(ErrorCode::kIo, std::strerror(errno));
   ::close(fd);
   return {};
 }
 
 // The schema is written into a temporary file that is renamed into place only once complete, so
-// a process killed while creating its store leaves either no store or a whole one at `path`.
+// a process killed while creating its store leaves either no store or a whole one at `path`. The
+// rename replaces an existing store (or a symlink, which is not followed) in one step; anything
+// else at `path` (a directory, a device, a FIFO) is refused, never removed.
 Result<sqlite::Database> createStoreFile(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    const std::string file = path + suffix;
-    if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
-      return makeError(ErrorCode::kIo, "cannot replace " + file + ": " + std::strerror(errno));
-    }
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode)) {
+    return makeError(ErrorCode::kInvalidArgument, path + ": not a regular file (name a file for the store)");
   }
   const std::string building = path + ".creating-" + std::to_string(::getpid());
-  if (auto created = createPrivateFile(building); !created) return created.error();
+  if (auto created = createPrivateFile(building); !created) {
+    return makeError(created.error().code, path + ": cannot write (" + created.error().message + ")");
+  }
   {
     auto db = sqlite::Database::open(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
     if (!db) return db.error();
@@ -494,21 +497,17 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
                                "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
     if (auto created = db->exec(schema); !created) {
       ::unlink(building.c_str());
-      return makeError(created.error().code, "cannot create store " + path + ": " + created.error().message);
+      return makeError(created.error().code, path + ": cannot create the store (" + created.error().message + ")");
     }
   }
-  if (::rename(building.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(building.c_str());
-    return makeError(ErrorCode::kIo, "cannot create store " + path + ": " + reason);
-  }
+  if (auto renamed = renameStoreOver(building, path); !renamed) return renamed.error();
   auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
   // temp_store = FILE: building an index at close sorts the whole table; spilled to temporary files
   // on disk, the sort holds about one page cache of memory instead of a copy of the table.
   if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = FILE;");
       !setup) {
-    return makeError(setup.error().code, "cannot create store " + path + ": " + setup.error().message);
+    return makeError(setup.error().code, path + ": cannot create the store (" + setup.error().message + ")");
   }
   return db;
 }

@@ -95,7 +95,7 @@ std::string html(const Analysis& analysis) {
       }
     }
     const std::string severity = finding.severity == "error" || finding.severity == "warning" ? finding.severity : "info";
-    auto evidence = nlohmann::json::parse(sanitizeUtf8(finding.evidence), nullptr, false);
+    auto evidence = store::parseJson(sanitizeUtf8(finding.evidence));
     out += fmt::format(
         "<div class=\"finding\" id=\"finding-{11}\"><span class=\"sev {0}\">{0}</span> {11}. <code>{1}</code> "
         "<strong>{2}</strong><p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run){12}</p>"

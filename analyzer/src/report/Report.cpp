@@ -31,7 +31,7 @@ std::string render(const Analysis& analysis, Format format, const RenderOptions&
 namespace report {
 
 nlohmann::json findingJson(const Finding& finding) {
-  auto evidence = nlohmann::json::parse(sanitizeUtf8(finding.evidence), nullptr, false);
+  auto evidence = store::parseJson(sanitizeUtf8(finding.evidence));
   if (evidence.is_discarded()) evidence = nlohmann::json::object();
   return {
       {"rule", finding.rule},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "RecompileAdvice.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -178,7 +179,7 @@ void BreakGroup::addBreak(const store::GraphBreak& row) {
     }
   }
   if (breaks.size() >= kMaxKinds) return;
-  auto hints = nlohmann::json::parse(row.hints, nullptr, false);
+  auto hints = store::parseJson(row.hints);
   breaks.push_back({{"break_type", row.break_type},
                     {"gb_id", row.gb_id},
                     {"reason", row.reason},

@@ -55,7 +55,7 @@ Location chooseLocation(const std::string& cause, const Location& entry, const L
 
 // The guard texts of a guard_failures column, one per line.
 std::string joinedGuards(const std::string& guard_failures) {
-  const auto guards = nlohmann::json::parse(guard_failures, nullptr, false);
+  const auto guards = store::parseJson(guard_failures);
   if (!guards.is_array()) return guard_failures;
   std::string joined;
   for (const auto& guard : guards) joined += (guard.is_string() ? guard.get<std::string>() : store::dumpJson(guard)) + "\n";
@@ -97,7 +97,7 @@ nlohmann::json evidenceOf(const RecompileGroup& group) {
   evidence["library_frame"] = library_frame;
   evidence["guard_failures"] = nlohmann::json::array();
   for (const auto& example : group.guard_examples) {
-    auto parsed = nlohmann::json::parse(example, nullptr, false);
+    auto parsed = store::parseJson(example);
     evidence["guard_failures"].push_back(parsed.is_discarded() ? nlohmann::json(example) : parsed);
   }
   return evidence;

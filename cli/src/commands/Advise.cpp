@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/RunFolder.h"
@@ -17,21 +17,6 @@ namespace torchscope::cli {
 namespace {
 
 constexpr int kTimelineBuckets = 160;
-
-int exitCodeFor(const Error& error) {
-  return error.code == ErrorCode::kIo ? kExitFailure : kExitUsage;
-}
-
-void writeOutput(const std::string& text, const std::string& output_path) {
-  if (output_path.empty()) {
-    std::cout << text << std::flush;
-    return;
-  }
-  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) fail(kExitFailure, "cannot write " + output_path);
-}
 
 // --user-code directories and TORCHSCOPE_USER_CODE (':'-separated), as absolute paths.
 std::vector<std::string> userCodeRoots(const std::vector<std::string>& given) {
@@ -72,7 +57,7 @@ void addAdviseCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--format", options->format,
                   "Output format: text (colour on a terminal), json, markdown, sarif (2.1.0), junit or html");
-  cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->add_option("-o,--output", options->output, "Write the report to this file (replaced only once complete) instead of stdout (-)");
   cmd->add_flag("--absolute-paths", options->absolute_paths,
                 "Print every path as recorded; by default text, markdown, html and junit reports show paths under the "
                 "current directory (or the job's folder) relative to it");
@@ -92,23 +77,24 @@ void addAdviseCommand(CLI::App& app) {
     if (*format == analyzer::Format::kHtml) analyze_options.timeline_buckets = kTimelineBuckets;
     analyze_options.user_code = userCodeRoots(options->user_code);
     auto stores = store::expandRunFolders(options->stores);
-    if (!stores) fail(exitCodeFor(stores.error()), stores.error().message);
+    if (!stores) failWith(stores.error());
+    checkOutput(options->output, *stores);
     auto analysis = analyzer::analyze(*stores, analyze_options);
-    if (!analysis) fail(exitCodeFor(analysis.error()), analysis.error().message);
+    if (!analysis) failWith(analysis.error());
     if (options->save) {
       for (const auto& path : *stores) {
         // Each store keeps the findings of the whole analysis: a multi-process job is one job.
         if (auto saved = analyzer::saveFindings(path, analysis->findings); !saved) {
-          fail(exitCodeFor(saved.error()), saved.error().message);
+          failWith(saved.error());
         }
       }
     }
     analyzer::RenderOptions render_options;
-    render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    render_options.color = isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
     render_options.absolute_paths = options->absolute_paths;
     std::error_code no_directory;
     render_options.current_directory = std::filesystem::current_path(no_directory).string();
-    writeOutput(analyzer::render(*analysis, *format, render_options), options->output);
+    writeOutput(options->output, analyzer::render(*analysis, *format, render_options));
   });
 }
 

@@ -2,11 +2,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/analyzer/Compare.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -26,9 +27,9 @@ void addCompareCommand(CLI::App& app) {
   cmd->add_option("new", options->candidate, "Store of the new run, or its run folder")->required();
   cmd->add_option("--threshold", options->threshold,
                   "Percent of step-time (or compile-time) growth that counts as a regression (default 5)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(numberIn(0.0, 1000.0));
   cmd->add_option("--format", options->format, "Output format: text, json, markdown, sarif, junit or html");
-  cmd->add_option("-o,--output", options->output, "Write the report to this file instead of stdout");
+  cmd->add_option("-o,--output", options->output, "Write the report to this file (replaced only once complete) instead of stdout (-)");
   cmd->add_flag("--absolute-paths", options->absolute_paths,
                 "Print every path as recorded; by default text, markdown, html and junit reports show paths under the "
                 "current directory relative to it");
@@ -40,26 +41,23 @@ void addCompareCommand(CLI::App& app) {
   cmd->callback([options] {
     const auto format = analyzer::parseFormat(options->format);
     if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
+    std::vector<std::string> inputs;
+    for (const auto& side : {options->base, options->candidate}) {
+      auto stores = store::expandRunFolders({side});
+      if (!stores) failWith(stores.error());
+      inputs.insert(inputs.end(), stores->begin(), stores->end());
+    }
+    checkOutput(options->output, inputs);
     analyzer::CompareOptions compare_options;
     compare_options.threshold_percent = options->threshold;
     auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);
-    if (!comparison) {
-      fail(comparison.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, comparison.error().message);
-    }
+    if (!comparison) failWith(comparison.error());
     analyzer::RenderOptions render_options;
-    render_options.color = options->output.empty() && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    render_options.color = isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
     render_options.absolute_paths = options->absolute_paths;
     std::error_code no_directory;
     render_options.current_directory = std::filesystem::current_path(no_directory).string();
-    const std::string text = analyzer::renderComparison(*comparison, *format, render_options);
-    if (options->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      std::ofstream file(options->output, std::ios::binary | std::ios::trunc);
-      file << text;
-      file.close();
-      if (!file) fail(kExitFailure, "cannot write " + options->output);
-    }
+    writeOutput(options->output, analyzer::renderComparison(*comparison, *format, render_options));
     if (comparison->failed()) throw CommandExit{kExitFailure};
   });
 }

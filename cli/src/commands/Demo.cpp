@@ -12,13 +12,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
 #include "Commands.h"
+#include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
@@ -123,12 +123,6 @@ void checkSamplePython(const std::string& python) {
                                  python, reason));
 }
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream output(path, std::ios::binary | std::ios::trunc);
-  output << text;
-  if (!output) fail(kExitFailure, "cannot write " + path);
-}
-
 void runDemo(const DemoOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const Installation& paths = installation();
@@ -178,7 +172,7 @@ void runDemo(const DemoOptions& options) {
 
   stage(4, "Result");
   std::cout << tc::renderText(*report);
-  writeFile(workdir + "/fix.json", store::dumpJson(tc::reportJson(*report), 2) + "\n");
+  writeOutput(workdir + "/fix.json", store::dumpJson(tc::reportJson(*report), 2) + "\n");
   if (auto saved = tc::saveFixExperiments(*report, store); !saved) {
     std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";
   }
@@ -200,15 +194,15 @@ void addDemoCommand(CLI::App& app) {
                   "CPU), tiny, small, or larger ones for a GPU");
   cmd->add_option("--repetitions", options->repetitions,
                   "Most runs per variant when measuring fixes (default 3; a fix stops earlier once decided)")
-      ->check(CLI::Range(2, 50));
+      ->check(numberIn(2, 50));
   cmd->add_option("--workdir", options->workdir, "Where the store and the reports go (default: a new temp folder)");
   cmd->add_option("--max-fixes", options->max_fixes, "How many of the fixes with the most impact to measure (default 1: the demo in minutes; 2 also measures tensor-lr, about 3 minutes more on 2 CPUs)")
-      ->check(CLI::Range(1, 20));
+      ->check(numberIn(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
   cmd->add_flag("--keep-temp", options->keep_temp, "Keep every run's copies and outputs in the temporary folder");
   cmd->add_option("--parallel-runs", options->parallel_runs,
                   "Runs of the sample at once, each pinned to its share of the CPUs (default: 2 with 2 CPUs or more)")
-      ->check(CLI::Range(1, 64));
+      ->check(numberIn(1, 64));
   cmd->footer("The sample runs with $TORCHSCOPE_PYTHON (default: the python3 beside torchscope, else python3 on PATH),\n"
               "which needs torch and torch_geometric; scripts/demo.sh sets it to the project's .venv.");
   cmd->callback([options] { runDemo(*options); });

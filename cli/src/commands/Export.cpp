@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/interop/ChromeExport.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -20,19 +21,23 @@ struct ExportOptions {
 };
 
 void runExport(const ExportOptions& options) {
-  const bool to_stdout = options.output == "-";
+  const bool to_stdout = isStandardOutput(options.output);
   std::error_code error;
+  const bool folder = std::filesystem::is_directory(options.store, error);
+  auto stores = store::expandRunFolders({options.store});
+  if (!stores) failWith(stores.error());
+  checkOutput(options.output, *stores);
   Result<interop::ExportReport> report = makeError(ErrorCode::kInvalidArgument, "");
-  if (std::filesystem::is_directory(options.store, error)) {
-    auto stores = store::expandRunFolders({options.store});
-    if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+  if (folder) {
     report = to_stdout ? interop::exportMergedChromeTrace(*stores, std::cout)
                        : interop::exportMergedChromeTrace(*stores, options.output);
   } else {
     report = to_stdout ? interop::exportChromeTrace(options.store, std::cout)
                        : interop::exportChromeTrace(options.store, options.output);
   }
-  if (!report) fail(report.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, report.error().message);
+  // Standard output that refused the trace is reported once, by the command line's own check.
+  if (!report && to_stdout && !std::cout) throw CommandExit{kExitFailure};
+  if (!report) failWith(report.error());
   if (!to_stdout) {
     std::cerr << fmt::format("torchscope: wrote {} events ({} API->GPU flows) to {}\n", report->events, report->flows,
                              options.output);
@@ -49,7 +54,7 @@ void addExportCommand(CLI::App& app) {
                   "The store (RUN.db), or a run folder: its ranks side by side on one clock, one process group per rank")
       ->required();
   cmd->add_option("--format", options->format, "Output format (only chrome)")->check(CLI::IsMember({"chrome"}));
-  cmd->add_option("-o,--output", options->output, "The JSON file to write, or - for standard output");
+  cmd->add_option("-o,--output", options->output, "The JSON file to write (replaced only once the export is complete), or - for standard output");
   cmd->callback([options] { runExport(*options); });
 }
 

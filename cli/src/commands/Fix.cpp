@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
 #include "torchscope/compiler/Experiment.h"
@@ -57,13 +58,15 @@ void runFix(FixArguments& args) {
   } else if (std::filesystem::path(args.positional.front()).filename().string().rfind("python", 0) == 0) {
     options.job_argv = args.positional;
   } else if (std::filesystem::exists(args.positional.front())) {
-    fail(kExitUsage, "'" + args.positional.front() + "' is not a torchscope store");
+    fail(kExitUsage, args.positional.front() + ": not a torchscope store (give a store, or the job after --)");
   } else {
-    fail(kExitUsage, "no such store or job: '" + args.positional.front() + "' (use `torchscope fix -- python script.py ...`)");
+    fail(kExitUsage, args.positional.front() + ": no such store or job (use `torchscope fix -- python script.py ...`)");
   }
   if (args.format != "text" && args.format != "markdown" && args.format != "json" && args.format != "html") {
     fail(kExitUsage, "unknown --format '" + args.format + "' (text, markdown, json, html)");
   }
+  // Before the runs: the store, the job's script and its other files must survive the report.
+  checkOutput(args.output, args.positional);
   locateFixTools(options);
   options.use_collector = !args.no_collector;
   options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
@@ -71,10 +74,7 @@ void runFix(FixArguments& args) {
   LiveStatus status("torchscope fix", LiveStatus::onTerminal());
   watchRuns(options, status, std::cerr);
   auto report = tc::runFixExperiment(options);
-  if (!report) {
-    const auto code = report.error().code;
-    fail(code == ErrorCode::kIo ? kExitFailure : kExitUsage, report.error().message);
-  }
+  if (!report) failWith(report.error());
   if (!options.store_path.empty()) {
     if (auto saved = tc::saveFixExperiments(*report, options.store_path); !saved) {
       std::cerr << "torchscope fix: results not saved in the store: " << saved.error().message << "\n";
@@ -90,13 +90,7 @@ void runFix(FixArguments& args) {
   } else {
     text = tc::renderText(*report);
   }
-  if (args.output.empty()) {
-    std::cout << text;
-    return;
-  }
-  std::ofstream output(args.output, std::ios::binary | std::ios::trunc);
-  output << text;
-  if (!output) fail(kExitFailure, "cannot write " + args.output);
+  writeOutput(args.output, text);
 }
 
 }  // namespace
@@ -119,32 +113,32 @@ void addFixCommand(CLI::App& app) {
                                                   "(default: the fix ids of the findings, most impact first)");
   cmd->add_option("--repetitions", args->options.repetitions,
                   "Most runs per variant; a variant stops earlier once its interval decides")
-      ->default_val(5)->check(CLI::Range(2, 100));
+      ->default_val(5)->check(numberIn(2, 100));
   cmd->add_option("--verdict-on", args->options.verdict_metric,
                   "The measure verdicts rest on: end_to_end_cpu (CPU time of the process tree), end_to_end_wall, "
                   "first_step_cpu|wall, compile_cpu|wall, steady_step_cpu|wall, or auto (end-to-end CPU time; wall "
                   "time for a job that uses CUDA)")
       ->default_val("auto");
   cmd->add_option("--max-fixes", args->options.max_fixes, "Measure at most this many fixes, most impact first (0: all that can act)")
-      ->default_val(0)->check(CLI::Range(0, 100));
+      ->default_val(0)->check(numberIn(0, 100));
   cmd->add_option("--min-impact", args->options.min_impact,
                   "Skip findings estimated below this fraction of the run (explicit --fixes are always measured)")
-      ->default_val(0.05)->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(CLI::Range(0, 1000000));
+      ->default_val(0.05)->check(numberIn(0.0, 1.0));
+  cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(numberIn(0, 1000000));
   cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
-      ->default_val(tc::kDefaultParityTolerance)->check(CLI::Range(0.0, 1e9));
+      ->default_val(tc::kDefaultParityTolerance)->check(numberIn(0.0, 1e9));
   cmd->add_option("--parity-pattern", args->options.parity_pattern,
                   "Regular expression whose first group is a parity value in the job's stdout (default: the number after 'loss')");
   cmd->add_option("--min-gain", args->options.min_total_gain,
                   "Smallest speed-up of the verdict measure worth accepting; smaller changes count as no change")
-      ->default_val(0.02)->check(CLI::Range(0.0, 1.0));
+      ->default_val(0.02)->check(numberIn(0.0, 1.0));
   cmd->add_option("--max-memory-increase", args->options.max_memory_increase,
                   "Largest growth of peak memory (GPU reserved, else host RSS) a faster fix may cost, as a fraction "
                   "of the baseline; a fix above it is rejected")
       ->default_val(0.25)
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(numberIn(0.0, 100.0));
   cmd->add_option("--format", args->format, "text, markdown, json or html")->default_val("text");
-  cmd->add_option("-o,--output", args->output, "Write the report to this file instead of stdout");
+  cmd->add_option("-o,--output", args->output, "Write the report to this file (replaced only once complete) instead of stdout (-)");
   cmd->add_flag("--write", args->options.write,
                 "Apply the accepted source fixes to the job's files that ran (backups: *.torchscope.bak)");
   cmd->add_flag("--no-collector", args->no_collector, "Run without libtorchscope_collector.so (launcher measurements only)");
@@ -155,9 +149,9 @@ void addFixCommand(CLI::App& app) {
                   "Runs at once, each pinned to its share of the CPUs (with as many threads); for CPU jobs on a "
                   "machine with cores to spare, not for jobs that share one GPU")
       ->default_val(1)
-      ->check(CLI::Range(1, 64));
+      ->check(numberIn(1, 64));
   cmd->add_flag("--keep-temp", args->options.keep_temp, "Keep the copies and run outputs in the temporary folder");
-  cmd->add_option("--timeout", args->timeout_s, "Seconds one run may take before it is killed")->default_val(3600)->check(CLI::Range(1, 604800));
+  cmd->add_option("--timeout", args->timeout_s, "Seconds one run may take before it is killed")->default_val(3600)->check(numberIn(1, 604800));
   cmd->add_flag("--list-fixes", args->list, "Print the fix catalogue and exit");
   cmd->callback([args] { runFix(*args); });
 }

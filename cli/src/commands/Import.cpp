@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/interop/Import.h"
 
 namespace torchscope::cli {
@@ -21,14 +22,13 @@ struct ImportOptions {
 void runImport(const ImportOptions& options) {
   std::string command_line = "torchscope import";
   for (const auto& input : options.inputs) command_line += " " + input;
+  if (options.output.empty()) fail(kExitUsage, "--output: name the store or run folder to write");
   std::error_code error;
   const bool run_folder = options.output.back() == '/' || std::filesystem::is_directory(options.output, error);
+  if (!run_folder) checkOutput(options.output, options.inputs);
   auto report = run_folder ? interop::importToRunFolder(options.inputs, options.output, command_line)
                            : interop::importToStore(options.inputs, options.output, command_line);
-  if (!report) {
-    const bool bad_input = report.error().code == ErrorCode::kNotFound || report.error().code == ErrorCode::kInvalidArgument;
-    fail(bad_input ? kExitUsage : kExitFailure, report.error().message);
-  }
+  if (!report) failWith(report.error());
   if (!options.quiet) {
     for (const auto& note : report->notes) std::cerr << "torchscope: " << note << "\n";
   }
@@ -45,8 +45,9 @@ void addImportCommand(CLI::App& app) {
       "(.json or .json.gz) into a new store. Malformed lines are skipped, counted and reported.");
   cmd->add_option("inputs", options->inputs, "Files or directories to import")->required();
   cmd->add_option("-o,--output", options->output,
-                  "The store to create (RUN.db; an existing file is replaced), or a run folder (a directory, or a path "
-                  "ending in '/'): one store per file, named by its rank, for advise/export over the ranks")
+                  "The store to create (RUN.db; an existing store is replaced once the import is complete), or a run "
+                  "folder (a directory, or a path ending in '/'): one store per file, named by its rank, for "
+                  "advise/export over the ranks")
       ->required();
   cmd->add_flag("-q,--quiet", options->quiet, "Do not list ignored directory entries");
   cmd->callback([options] { runImport(*options); });

@@ -15,6 +15,7 @@
 
 #include "Commands.h"
 #include "LiveStatus.h"
+#include "Output.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Writer.h"
@@ -145,10 +146,6 @@ void addRunCommand(CLI::App& app) {
   cmd->add_option("command", options->command, "The job: a command and its arguments, after --")->required();
   cmd->callback([options] {
     std::error_code error;
-    if (!fs::exists(installation().collector_library, error)) {
-      fail(kExitFailure, "collector library not found: " + installation().collector_library +
-                             " (build torchscope_collector or set TORCHSCOPE_COLLECTOR_LIBRARY)");
-    }
     fs::path store_path = options->output;
     if (!store_path.empty()) {
       const bool run_folder = options->output.back() == '/' || fs::is_directory(store_path, error);
@@ -156,13 +153,22 @@ void addRunCommand(CLI::App& app) {
       if (run_folder) {
         // One store per process (per rank) inside it; the job's first process writes run.db.
         fs::create_directories(store_path, error);
-        if (!fs::is_directory(store_path, error)) fail(kExitUsage, "cannot create the run folder " + options->output);
+        if (!fs::is_directory(store_path, error)) fail(kExitUsage, options->output + ": cannot create the run folder");
         store_path /= std::string(store::kRunFolderStoreName);
-      } else if (!fs::is_directory(store_path.parent_path(), error)) {
-        fail(kExitUsage, "cannot write " + options->output + ": its directory does not exist");
+      } else {
+        // The job's own files (its script, its data) are never its store.
+        checkOutput(options->output, options->command);
       }
     }
     if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
+    if (!fs::exists(installation().collector_library, error)) {
+      fail(kExitFailure, installation().collector_library +
+                             ": collector library not found (build torchscope_collector or set TORCHSCOPE_COLLECTOR_LIBRARY)");
+    }
+    // Said before the job runs, not as a missing store after it.
+    if (::access(store_path.parent_path().c_str(), W_OK) != 0) {
+      fail(kExitFailure, store_path.parent_path().string() + ": cannot write the store there (" + std::strerror(errno) + ")");
+    }
     const bool status_line = LiveStatus::onTerminal();
     const auto started = std::chrono::system_clock::now();
     const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary, status_line);
@@ -200,8 +206,9 @@ void addRunCommand(CLI::App& app) {
       // The launcher is not Python (mpirun, srun): only its ranks wrote stores.
       std::cerr << "torchscope: " << ranks << " stores written next to " << store_path.string() << "\n";
     } else {
-      std::cerr << "torchscope: no store was written to " << store_path.string()
-                << " (the job is not a Python process, or Python ran with -S/-I/-E)\n";
+      std::cerr << "torchscope: " << store_path.string()
+                << ": no store was written (the job is not a Python process, Python ran with -S/-I/-E, or the "
+                   "collector could not write it: see the job's stderr)\n";
     }
     throw CommandExit{exit_code};
   });

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "Output.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
@@ -41,7 +42,7 @@ std::vector<SeriesFigures> memorySeries(const store::Reader& reader) {
       [&](const store::Row& row) {
         figures.push_back({row.text(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)});
       });
-  if (!done) fail(kExitFailure, done.error().message);
+  if (!done) failWith(done.error());
   return figures;
 }
 
@@ -52,13 +53,13 @@ std::string formatSeriesValue(const std::string& series, std::int64_t value) {
 
 void storeStats(const std::string& path, const StatsOptions& options, nlohmann::json* json_out) {
   auto reader = store::Reader::open(path);
-  if (!reader) fail(kExitUsage, reader.error().message);
+  if (!reader) failWith(reader.error());
   auto counts = (*reader)->counts();
-  if (!counts) fail(kExitFailure, counts.error().message);
+  if (!counts) failWith(counts.error());
   auto run = (*reader)->run();
-  if (!run) fail(kExitFailure, run.error().message);
+  if (!run) failWith(run.error());
   auto diagnostics = (*reader)->load<store::Diagnostic>();
-  if (!diagnostics) fail(kExitFailure, diagnostics.error().message);
+  if (!diagnostics) failWith(diagnostics.error());
 
   if (options.format == "json") {
     nlohmann::json out = nlohmann::json::object();
@@ -110,7 +111,7 @@ void runStats(const StatsOptions& options) {
   std::error_code error;
   const bool folder = std::filesystem::is_directory(options.store, error);
   auto stores = store::expandRunFolders({options.store});
-  if (!stores) fail(stores.error().code == ErrorCode::kIo ? kExitFailure : kExitUsage, stores.error().message);
+  if (!stores) failWith(stores.error());
   nlohmann::json per_store = nlohmann::json::array();
   for (const auto& path : *stores) {
     nlohmann::json one;

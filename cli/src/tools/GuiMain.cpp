@@ -4,6 +4,7 @@
 
 #include "Commands.h"
 #include "GuiArguments.h"
+#include "Output.h"
 #include "torchscope/gui/App.h"
 
 namespace torchscope::cli {
@@ -20,15 +21,7 @@ void runGuiCommand(const GuiArguments& arguments) {
     fail(kExitUsage, "--size must be WIDTHxHEIGHT between 400x300 and 8192x8192, not '" + arguments.size + "'");
   }
   const auto result = gui::runGui(options);
-  if (result) return;
-  switch (result.error().code) {
-    case ErrorCode::kNotFound:
-    case ErrorCode::kNotTorchscope:
-    case ErrorCode::kVersion:
-    case ErrorCode::kCorrupt:
-    case ErrorCode::kInvalidArgument: fail(kExitUsage, result.error().message);
-    default: fail(kExitFailure, result.error().message);
-  }
+  if (!result) failWith(result.error());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/Timeline.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::gui {
 
@@ -95,7 +96,7 @@ std::optional<std::uint32_t> counterTrack(const Timeline& timeline, const nlohma
 
 FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding) {
   FindingLocation location;
-  const auto evidence = nlohmann::json::parse(finding.evidence, nullptr, /*allow_exceptions=*/false);
+  const auto evidence = store::parseJson(finding.evidence);
   if (finding.rule.starts_with("memory/") && evidence.is_object()) {
     location.track = counterTrack(timeline, evidence);
     location.range = stepRange(timeline, evidence);

@@ -4,6 +4,7 @@
 #include <QEventLoop>
 #include <QItemSelectionModel>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QTableView>
 #include <QTimer>
 
@@ -13,6 +14,7 @@
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
 #include "torchscope/gui/TimelineView.h"
+#include "torchscope/store/Files.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -65,8 +67,11 @@ Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::
   }
   selectFirstFinding(window);
   QApplication::processEvents();
-  if (!window.grab().save(QString::fromStdString(options.screenshot_path), "PNG")) {
-    return makeError(ErrorCode::kIo, "could not write the screenshot " + options.screenshot_path);
+  // Written beside the file and renamed over it once complete, as every output of torchscope.
+  QSaveFile file(QString::fromStdString(options.screenshot_path));
+  if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
+    return makeError(ErrorCode::kIo,
+                     options.screenshot_path + ": cannot write the screenshot (" + file.errorString().toStdString() + ")");
   }
   return {};
 }
@@ -76,6 +81,9 @@ Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::
 Result<void> runGui(const GuiOptions& options) {
   auto stores = store::expandRunFolders(options.store_paths);
   if (!stores) return stores.error();
+  if (!options.screenshot_path.empty()) {
+    if (auto writable = store::checkOutputFile(options.screenshot_path, *stores); !writable) return writable.error();
+  }
   // Fail on a bad store before any window exists, with the store's own error.
   for (const std::string& path : *stores) {
     if (auto reader = store::Reader::open(path); !reader) return reader.error();

@@ -7,7 +7,10 @@
 // Timestamps are microseconds from the run's first event; baseTimeNanoseconds holds that origin.
 //
 // Error contract: exportChromeTrace() fails with the store's open errors (kNotFound,
-// kNotTorchscope, kVersion, kCorrupt) and kIo when the output cannot be written.
+// kNotTorchscope, kVersion, kCorrupt), kInvalidArgument for an output file that is one of the
+// stores or not a regular file (refused before anything is written), and kIo when the output
+// cannot be written. A file output is written beside the target and renamed over it only once
+// complete, so a failed export leaves it as it was.
 #pragma once
 
 #include <cstdint>

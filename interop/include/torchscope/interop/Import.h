@@ -1,9 +1,13 @@
 // `torchscope import`: TORCH_TRACE logs and Kineto traces into a new store.
 //
 // Error contract: importToStore() fails with kNotFound for a missing path, kInvalidArgument for
-// a file that is neither format (or a directory with nothing to import), kIo when the store
-// cannot be written. Malformed lines inside a recognised file are skipped, counted, written as
-// store::Diagnostic rows and reported in ImportReport; they never fail the import.
+// a file that is neither format (or a directory with nothing to import), that is not a regular
+// file, that is past a limit below, or a gzip file cut short; kInvalidArgument too for an output
+// that is one of the inputs or not a regular file (refused before anything is read or written);
+// kIo when the store cannot be written. The store is written under a temporary name and renamed
+// into place once complete, so a failed import leaves the output as it was. Malformed lines inside
+// a recognised file are skipped, counted, written as store::Diagnostic rows and reported in
+// ImportReport; they never fail the import.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +18,15 @@
 #include "torchscope/store/Result.h"
 
 namespace torchscope::interop {
+
+// Limits on one input file (docs/interop.md, *Limits*); past them it is refused. A TORCH_TRACE log is held whole
+// in memory while it is parsed; a Kineto trace is read as a stream.
+inline constexpr std::uint64_t kMaxTorchTraceBytes = std::uint64_t{512} << 20;  // decompressed
+inline constexpr std::uint64_t kMaxKinetoBytes = std::uint64_t{64} << 30;       // decompressed
+inline constexpr std::size_t kMaxStringBytes = std::size_t{16} << 20;           // one JSON string of a Kineto trace
+// Levels of nesting a Kineto trace may have at all; values deeper than store::kMaxJsonDepth (256) are cut from
+// their event, the event kept and the cut counted.
+inline constexpr std::size_t kMaxNestingRead = 4096;
 
 struct ImportedFile {
   std::string path;
@@ -28,7 +41,7 @@ struct ImportReport {
   std::vector<std::string> notes;  // directory entries ignored, time-base assumptions
 };
 
-// Reads a file, gunzipping it when it starts with the gzip magic bytes.
+// Reads a file whole, gunzipping it when it starts with the gzip magic bytes; refused past kMaxTorchTraceBytes.
 [[nodiscard]] Result<std::string> readInputFile(const std::string& path);
 
 // Expands directories (their *.log, *.json and *.gz files, sorted) and checks every file's format.

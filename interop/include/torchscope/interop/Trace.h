@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -69,7 +70,13 @@ struct TorchTraceSource {
 };
 [[nodiscard]] Result<void> parseTorchTrace(std::string_view text, const TorchTraceSource& source, ImportedTrace& out);
 
-// One PyTorch profiler (Kineto) Chrome-trace JSON document.
+// Past these a Kineto trace keeps what it read: deeper values are cut (left out of their event, which is kept)
+// and events past the record limit are skipped, each counted in ImportedTrace::skipped (docs/interop.md, *Limits*).
+inline constexpr std::size_t kMaxRecordsPerFile = 50'000'000;
+
+// One PyTorch profiler (Kineto) Chrome-trace JSON document, from bytes or read as a stream (memory then follows
+// the records kept, not the file's size).
 [[nodiscard]] Result<void> parseKineto(std::string_view text, std::string_view name, ImportedTrace& out);
+[[nodiscard]] Result<void> parseKineto(std::istream& input, std::string_view name, ImportedTrace& out);
 
 }  // namespace torchscope::interop

@@ -61,4 +61,10 @@ class [[nodiscard]] Result<void> {
 
 inline Error makeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
 
+// The error with "path: " in front, unless its message already starts with it: a message names its file once.
+inline Error aboutFile(const std::string& path, Error error) {
+  if (error.message.rfind(path + ":", 0) != 0) error.message = path + ": " + error.message;
+  return error;
+}
+
 }  // namespace torchscope
