@@ -118,6 +118,24 @@ TEST(ReadableReport, OpeningSentenceWithoutFindings) {
   EXPECT_THAT(render(*analysis, Format::kText), ::testing::StartsWith("Nothing in this "));
 }
 
+// A finding's title continues the opening sentence after its colon: "the code compiled ...", but "GPU ..." stays.
+TEST(ReadableReport, OpeningSentenceContinuesWithTheTitleInLowerCaseExceptAcronyms) {
+  TempDir dir;
+  Analysis analysis = cpuOverview(dir);
+  ASSERT_FALSE(analysis.findings.empty());
+  Finding* recompile = nullptr;
+  for (auto& finding : analysis.findings) {
+    if (finding.rule.rfind("recompile/", 0) == 0 && recompile == nullptr) recompile = &finding;
+  }
+  ASSERT_NE(recompile, nullptr);
+  recompile->title = "The code compiled at train.py:4 recompiled once for new input sizes";
+  std::string text = render(analysis, Format::kText);
+  EXPECT_THAT(text.substr(0, text.find('\n')), HasSubstr("of that: the code compiled at train.py:4 recompiled once"));
+  recompile->title = "GPU idle between the code compiled at train.py:4 and the next step";
+  text = render(analysis, Format::kText);
+  EXPECT_THAT(text.substr(0, text.find('\n')), HasSubstr("of that: GPU idle between"));
+}
+
 // compile/time's impact is the compile time its title states, also when every cache lookup hit.
 TEST(ReadableReport, CompileTimeImpactIsTheCompileTimeItStates) {
   TempDir dir;

@@ -28,11 +28,20 @@ const Finding* mostImpact(const Analysis& analysis, std::string_view rule_prefix
   return best;
 }
 
+// A title continues the sentence after a colon: "The code compiled ..." reads "the code compiled ...", while a
+// leading acronym ("GPU idle ...", "CUDA graphs ...") keeps its case.
+std::string continuingSentence(std::string title) {
+  const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  if (title.size() >= 2 && upper(title[0]) && !upper(title[1])) title[0] = static_cast<char>(title[0] - 'A' + 'a');
+  return title;
+}
+
 // The title, with the finding's place when the title does not name it.
 std::string described(const Finding& finding) {
   const std::string where = location(finding);
-  if (where.empty() || (!finding.file.empty() && finding.title.find(finding.file) != std::string::npos)) return finding.title;
-  return fmt::format("{} ({})", finding.title, where);
+  const std::string title = continuingSentence(finding.title);
+  if (where.empty() || (!finding.file.empty() && finding.title.find(finding.file) != std::string::npos)) return title;
+  return fmt::format("{} ({})", title, where);
 }
 
 }  // namespace
