@@ -136,6 +136,16 @@ TEST(ReadableReport, OpeningSentenceContinuesWithTheTitleInLowerCaseExceptAcrony
   EXPECT_THAT(text.substr(0, text.find('\n')), HasSubstr("of that: GPU idle between"));
 }
 
+// The fix command's report goes through the same rule: a path that starts with the folder, not one that contains it.
+TEST(ReadableReport, PathsRelativeToAFolderShortenOnlyPathsStartingThere) {
+  EXPECT_EQ(pathsRelativeTo("finding: recompile/dynamic-shape at /work/proj/baseline.py:28, 32.2 % of the run",
+                            "/work/proj/"),
+            "finding: recompile/dynamic-shape at baseline.py:28, 32.2 % of the run");
+  EXPECT_EQ(pathsRelativeTo("at /x/work/proj/a.py:1 and /work/project/b.py:2", "/work/proj"),
+            "at /x/work/proj/a.py:1 and /work/project/b.py:2");
+  EXPECT_EQ(pathsRelativeTo("at /a.py:1", "/"), "at /a.py:1");
+}
+
 // compile/time's impact is the compile time its title states, also when every cache lookup hit.
 TEST(ReadableReport, CompileTimeImpactIsTheCompileTimeItStates) {
   TempDir dir;

@@ -42,6 +42,20 @@ std::string shortened(std::string text, const std::string& current) {
 
 }  // namespace
 
+}  // namespace torchscope::analyzer::report
+
+namespace torchscope::analyzer {
+
+std::string pathsRelativeTo(std::string_view text, const std::string& folder) {
+  int ignored = 0;
+  const std::string normal = report::normalFolder(folder);
+  return normal.size() > 1 ? report::relativeTo(text, normal, ignored) : std::string(text);
+}
+
+}  // namespace torchscope::analyzer
+
+namespace torchscope::analyzer::report {
+
 Comparison withReadablePaths(const Comparison& comparison, const RenderOptions& options) {
   if (options.absolute_paths) return comparison;
   Comparison readable = comparison;

@@ -21,6 +21,7 @@
 #include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
+#include "torchscope/analyzer/Report.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
@@ -171,7 +172,7 @@ void runDemo(const DemoOptions& options) {
   if (!report) fail(kExitFailure, "fix failed: " + report.error().message);
 
   stage(4, "Result");
-  std::cout << tc::renderText(*report);
+  std::cout << analyzer::pathsRelativeTo(tc::renderText(*report), userDirectory());
   writeOutput(workdir + "/fix.json", store::dumpJson(tc::reportJson(*report), 2) + "\n");
   if (auto saved = tc::saveFixExperiments(*report, store); !saved) {
     std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";

@@ -12,6 +12,7 @@
 #include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
+#include "torchscope/analyzer/Report.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
@@ -28,6 +29,7 @@ struct FixArguments {
   std::string output;
   bool list = false;
   bool no_collector = false;
+  bool absolute_paths = false;
   int timeout_s = 3600;
   tc::FixOptions options;
 };
@@ -89,6 +91,11 @@ void runFix(FixArguments& args) {
     text = tc::renderHtml(*report);
   } else {
     text = tc::renderText(*report);
+  }
+  // As advise does: a person reads paths under the current directory relative to it; JSON keeps them as recorded.
+  if (args.format != "json" && !args.absolute_paths) {
+    std::error_code no_directory;
+    text = analyzer::pathsRelativeTo(text, std::filesystem::current_path(no_directory).string());
   }
   writeOutput(args.output, text);
 }
@@ -153,6 +160,9 @@ void addFixCommand(CLI::App& app) {
   cmd->add_flag("--keep-temp", args->options.keep_temp, "Keep the copies and run outputs in the temporary folder");
   cmd->add_option("--timeout", args->timeout_s, "Seconds one run may take before it is killed")->default_val(3600)->check(numberIn(1, 604800));
   cmd->add_flag("--list-fixes", args->list, "Print the fix catalogue and exit");
+  cmd->add_flag("--absolute-paths", args->absolute_paths,
+                "Print every path as recorded; by default text, markdown and html reports show paths under the current "
+                "directory relative to it (json keeps them as recorded)");
   cmd->callback([args] { runFix(*args); });
 }
 

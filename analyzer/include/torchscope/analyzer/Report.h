@@ -28,6 +28,10 @@ struct RenderOptions {
 
 [[nodiscard]] std::string render(const Analysis& analysis, Format format, const RenderOptions& options = {});
 
+// `text` with every path that starts with `folder`/ written relative to it ("/a/b.py" from "/a" is "b.py"; "/x/a/b.py"
+// is left alone): what the reports above do for the current directory, for other texts (the fix command's report).
+[[nodiscard]] std::string pathsRelativeTo(std::string_view text, const std::string& folder);
+
 // "1.5 GiB", "320.0 MiB", "12.0 KiB", "512 B": byte counts in reports and commands.
 [[nodiscard]] std::string formatBytes(double bytes);
 
