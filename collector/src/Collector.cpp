@@ -12,6 +12,7 @@
 #include "Gpu.h"
 #include "Signals.h"
 #include "torchscope/store/Clock.h"
+#include "torchscope/store/CommandLine.h"
 #include "torchscope/store/RunFolder.h"
 
 namespace torchscope::collector {
@@ -23,19 +24,6 @@ std::string readSmallFile(const char* path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// One argument as a POSIX shell word: bare when it is made of safe characters, else in single
-// quotes with each ' written '\''. `fix` splits the line back (compiler::splitCommandLine), so every
-// argument must survive the round trip; nothing ever hands the line to a shell.
-std::string shellWord(const std::string& argument) {
-  const bool safe = !argument.empty() && argument.find_first_not_of(
-                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                             "_@%+=:,./-") == std::string::npos;
-  if (safe) return argument;
-  std::string word = "'";
-  for (const char c : argument) word += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return word + "'";
-}
-
 // /proc/self/cmdline as one line of shell words.
 std::string commandLine() {
   const std::string raw = readSmallFile("/proc/self/cmdline");
@@ -45,7 +33,7 @@ std::string commandLine() {
     std::size_t end = raw.find('\0', begin);
     if (end == std::string::npos) end = raw.size();
     if (!line.empty()) line += ' ';
-    line += shellWord(raw.substr(begin, end - begin));
+    line += store::shellWord(raw.substr(begin, end - begin));
     begin = end + 1;
   }
   return line;

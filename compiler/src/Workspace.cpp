@@ -6,6 +6,7 @@
 #include <set>
 
 #include "torchscope/compiler/Process.h"
+#include "torchscope/store/CommandLine.h"
 #include "torchscope/store/Files.h"
 
 namespace torchscope::compiler {
@@ -55,23 +56,6 @@ std::vector<std::string> splitCommandLine(const std::string& text) {
   return words;
 }
 
-std::string joinCommandLine(const std::vector<std::string>& words) {
-  std::string text;
-  for (const auto& word : words) {
-    if (!text.empty()) text += ' ';
-    const bool safe = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                              "0123456789_@%+=:,./-") == std::string::npos;
-    if (safe) {
-      text += word;
-      continue;
-    }
-    text += '\'';
-    for (const char c : word) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    text += '\'';
-  }
-  return text;
-}
-
 fs::path JobLayout::sourceRoot() const { return script.empty() ? working_directory : script.parent_path(); }
 
 fs::path JobLayout::rewriteRoot() const {
@@ -101,7 +85,7 @@ Result<JobLayout> analyzeJob(const std::vector<std::string>& argv, const fs::pat
                    ? (working_directory / argv[0]).lexically_normal().string()
                    : argv[0];
   job.working_directory = working_directory;
-  job.command_line = joinCommandLine(argv);
+  job.command_line = store::joinCommandLine(argv);
   static const std::set<std::string> kOptionsWithValue = {"-W", "-X", "--check-hash-based-pycs"};
   std::size_t i = 1;
   for (; i < argv.size(); ++i) {

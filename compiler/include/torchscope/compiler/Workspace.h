@@ -16,11 +16,8 @@
 namespace torchscope::compiler {
 
 // Splits a command line stored as text: a JSON array of strings, or shell-like words with
-// '...' and "..." quoting and backslash escapes.
+// '...' and "..." quoting and backslash escapes (the inverse of store::joinCommandLine).
 [[nodiscard]] std::vector<std::string> splitCommandLine(const std::string& text);
-// The inverse: POSIX shell words, bare when made of safe characters, else single-quoted (as the collector
-// records a command line).
-[[nodiscard]] std::string joinCommandLine(const std::vector<std::string>& words);
 
 struct JobLayout {
   std::string python;                       // the interpreter, as given
@@ -29,7 +26,7 @@ struct JobLayout {
   std::string module;                       // for `python -m module`
   std::vector<std::string> arguments;       // the script's own arguments
   std::filesystem::path working_directory;  // where the job was started
-  std::string command_line;                 // the job as the user gave it (joinCommandLine), for its store and reports
+  std::string command_line;                 // the job as the user gave it (store::joinCommandLine), for its store and reports
   [[nodiscard]] std::filesystem::path sourceRoot() const;  // the script's folder (or the working directory)
   // The folder source fixes may change: the script's folder, or the package folder of -m a.b.c
   // (a/b under the working directory, when it exists).
