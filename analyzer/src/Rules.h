@@ -65,8 +65,6 @@ struct Facts {
 // Wall time each process (pid) spent compiling: the union of its compilations' intervals, so that overlapping
 // records (nested compilations, records sharing a start) count once.
 std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles);
-// The most any one process spent compiling: processes (ranks) compile side by side, so their times do not add up.
-double compileWallSeconds(const std::vector<store::Compile>& compiles);
 // Compilations that record their graph count and all of them with none: torch.compile ran, nothing was compiled.
 bool compiledNoGraph(const std::vector<store::Compile>& compiles);
 // Compile time of the compilations with this compile id, in seconds.

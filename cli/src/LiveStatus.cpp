@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::cli {
@@ -28,7 +29,7 @@ std::string counted(std::int64_t count, std::string_view one, std::string_view m
 }
 
 // "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the job's store exists. Compile time
-// is the union of each process's compilations, the longest process's, as `advise` counts it.
+// as `advise` counts it (analyzer::compileWallSeconds).
 std::string soFar(const std::string& store_path, std::chrono::system_clock::time_point started) {
   if (store_path.empty()) return "";
   auto reader = store::Reader::open(store_path);
@@ -38,25 +39,13 @@ std::string soFar(const std::string& store_path, std::chrono::system_clock::time
   if (!run || run->start_wall_ns < started_ns) return "";  // an earlier run's, until the job replaces it
   std::int64_t steps = 0;
   (void)(*reader)->query("SELECT count(*) FROM steps", [&](const store::Row& row) { steps = row.integer(0); });
-  std::int64_t compiles = 0;
-  std::int64_t pid = 0;
-  std::int64_t until = 0;
-  double covered_s = 0;
-  double most_s = 0;
-  (void)(*reader)->query("SELECT pid, start_ns, end_ns FROM compiles WHERE end_ns >= start_ns ORDER BY pid, start_ns",
-                         [&](const store::Row& row) {
-                           if (compiles++ == 0 || row.integer(0) != pid) {
-                             pid = row.integer(0);
-                             covered_s = 0;
-                             until = row.integer(1);
-                           }
-                           const std::int64_t start = std::max(row.integer(1), until);
-                           if (row.integer(2) > start) covered_s += static_cast<double>(row.integer(2) - start) / 1e9;
-                           until = std::max(until, row.integer(2));
-                           most_s = std::max(most_s, covered_s);
-                         });
+  auto compiles = (*reader)->load<store::Compile>();
+  if (!compiles) return counted(steps, "step", "steps");
   std::string text = counted(steps, "step", "steps");
-  if (compiles > 0) text += fmt::format(", {} ({:.1f} s)", counted(compiles, "compilation", "compilations"), most_s);
+  if (!compiles->empty()) {
+    text += fmt::format(", {} ({:.1f} s)", counted(static_cast<std::int64_t>(compiles->size()), "compilation", "compilations"),
+                        analyzer::compileWallSeconds(*compiles));
+  }
   return text;
 }
 

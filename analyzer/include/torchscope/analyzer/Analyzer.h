@@ -121,6 +121,11 @@ struct AnalyzeOptions {
 // Replaces the findings saved in the store at `path` with `findings` (for the GUI).
 [[nodiscard]] Result<void> saveFindings(const std::string& path, const std::vector<Finding>& findings);
 
+// The most any one process spent compiling, each process's time the union of its compilations' intervals
+// (overlapping records count once; ranks compile side by side): the run's compile time in reports and in the
+// commands' live status line.
+[[nodiscard]] double compileWallSeconds(const std::vector<store::Compile>& compiles);
+
 // Every rule id the engine can report, "<family>/<cause>".
 [[nodiscard]] const std::vector<std::string>& ruleIds();
 
