@@ -31,8 +31,9 @@ apt_packages=(
   zlib1g-dev
 )
 if [[ "$setup" == all ]]; then
-  # The GUI (Qt 6), the sanitizer and fuzz builds (clang), the HTML report's browser test (chromium).
-  apt_packages+=(qt6-base-dev libgl-dev clang libclang-rt-14-dev chromium)
+  # The GUI (Qt 6), the sanitizer and fuzz builds (clang), the HTML report's browser test (chromium), the
+  # format check on changed lines (clang-format).
+  apt_packages+=(qt6-base-dev libgl-dev clang libclang-rt-14-dev clang-format chromium)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do
