@@ -44,7 +44,7 @@ TARGETS = {
     "cupti_buffer_fuzz": ("collector/cupti/fuzz/cupti_buffer_fuzz", ["collector/cupti/fuzz/corpus"],
                           ["-max_len=4096"]),
     # Each input is analysed and rendered in six formats: a crash must not end the campaign.
-    "store_reader_fuzz": ("store/fuzz/store_reader_fuzz", ["store/fuzz/corpus"],
+    "store_reader_fuzz": ("analyzer/fuzz/store_reader_fuzz", ["analyzer/fuzz/corpus"],
                           ["-max_len=98304", "-fork=1", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1"]),
 }
 SEEDS = {"fuzz_torch_trace": "interop/fuzz/seeds/torch_trace", "fuzz_kineto": "interop/fuzz/seeds/kineto"}

@@ -165,7 +165,7 @@ TEST(Json, FollowsTheDocumentedContract) {
 TEST(Json, TextThatIsNotUtf8IsReplacedNotThrown) {
   TempDir dir;
   const std::string store = dir.file("huge-strings.db");
-  std::filesystem::copy_file(sourcePath("store/fuzz/corpus/huge-strings.db"), store);
+  std::filesystem::copy_file(sourcePath("analyzer/fuzz/corpus/huge-strings.db"), store);
   auto analysis = analyze({store});
   ASSERT_TRUE(analysis.ok()) << analysis.error().message;
   const std::string json = render(*analysis, Format::kJson);
