@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "ReusedStore.h"
-#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/DetailSource.h"
 #include "torchscope/gui/TimelinePainter.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "torchscope/gui/Counter.h"
+#include "torchscope/gui/CounterLane.h"
 
 namespace torchscope::gui {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "SampleStore.h"
-#include "torchscope/gui/Detail.h"
-#include "torchscope/gui/Details.h"
+#include "torchscope/gui/DetailSource.h"
+#include "torchscope/gui/PanelFields.h"
 #include "torchscope/gui/Layout.h"
 #include "torchscope/gui/StatsTable.h"
 #include "torchscope/store/Reader.h"

@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "WindowFetcher.h"
-#include "torchscope/gui/Details.h"
+#include "torchscope/gui/PanelFields.h"
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/TimelinePainter.h"
 #include "torchscope/store/Saturating.h"

@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/DetailSource.h"
 
 namespace torchscope::gui {
 

@@ -1,12 +1,12 @@
 // Qt item models for the side panels: thin adapters over FindingsTable, StatsTable and the Field
-// lists of Details.h, so the tables' content is tested without Qt and the adapters with QAbstractItemModelTester.
+// lists of PanelFields.h, so the tables' content is tested without Qt and the adapters with QAbstractItemModelTester.
 #pragma once
 
 #include <QAbstractTableModel>
 
 #include <vector>
 
-#include "torchscope/gui/Details.h"
+#include "torchscope/gui/PanelFields.h"
 #include "torchscope/gui/StatsTable.h"
 
 namespace torchscope::gui {

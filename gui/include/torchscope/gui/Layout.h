@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/DetailSource.h"
 #include "torchscope/gui/Viewport.h"
 
 namespace torchscope::gui {

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/DetailSource.h"
 #include "torchscope/gui/FindingPanel.h"
 
 class QLabel;

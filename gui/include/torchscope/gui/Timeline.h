@@ -4,8 +4,8 @@
 //
 // The small tables (steps, syncs, compiles, graph breaks, recompiles, findings, ...) are kept whole;
 // the bulk tables (kernels, copies, memsets, CUDA API calls, CPU ops, NVTX) are kept as slices of
-// bounded-size lanes (Lane.h) and read again from the store when a frame needs more (Detail.h); the
-// memory series (host RSS, a GPU's allocated and reserved bytes) as counter lanes (Counter.h).
+// bounded-size lanes (Lane.h) and read again from the store when a frame needs more (DetailSource.h); the
+// memory series (host RSS, a GPU's allocated and reserved bytes) as counter lanes (CounterLane.h).
 //
 // Error contract: loadTimeline() fails with the store's errors (see store/Reader.h) or
 // kInvalidArgument when cancelled; the queries never fail.
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/IdleGaps.h"
-#include "torchscope/gui/Counter.h"
+#include "torchscope/gui/CounterLane.h"
 #include "torchscope/gui/Lane.h"
 #include "torchscope/gui/StatsIndex.h"
 #include "torchscope/store/Records.h"

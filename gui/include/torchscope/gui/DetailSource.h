@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "torchscope/gui/Details.h"
+#include "torchscope/gui/PanelFields.h"
 #include "torchscope/gui/Timeline.h"
 
 namespace torchscope::store {

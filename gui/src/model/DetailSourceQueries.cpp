@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "DetailImpl.h"
+#include "DetailSourceImpl.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Saturating.h"
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "DetailImpl.h"
+#include "DetailSourceImpl.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Saturating.h"
 

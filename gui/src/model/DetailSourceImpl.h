@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "Scan.h"
-#include "torchscope/gui/Detail.h"
+#include "torchscope/gui/DetailSource.h"
 
 namespace torchscope::gui {
 

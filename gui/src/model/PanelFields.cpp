@@ -1,4 +1,4 @@
-#include "torchscope/gui/Details.h"
+#include "torchscope/gui/PanelFields.h"
 
 #include <fmt/format.h>
 

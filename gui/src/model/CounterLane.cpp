@@ -1,4 +1,4 @@
-#include "torchscope/gui/Counter.h"
+#include "torchscope/gui/CounterLane.h"
 
 #include <algorithm>
 #include <cmath>
