@@ -163,8 +163,10 @@ Result<void> writeAccepted(const JobLayout& job, Runner& runner, FixReport& repo
   if (!runtime_only.empty()) {
     std::string list;
     for (const auto& id : runtime_only) list += (list.empty() ? "" : ",") + id;
-    report.notes.push_back("runtime fixes without a source form: run the job with TORCHSCOPE_FIXES=" + list +
-                           " (PYTHONPATH including compiler/python) to keep them");
+    report.notes.push_back(
+        "runtime fixes without a source form: run the job under `torchscope run` with TORCHSCOPE_FIXES=" + list +
+        " TORCHSCOPE_TORCH_IMPORT_HOOKS=torchscope_compiler.runtime:on_torch_import (PYTHONPATH "
+        "including compiler/python) to keep them");
   }
   if (specs.empty()) {
     report.notes.push_back("--write: no accepted fix changes the job's files; no file written");

@@ -123,6 +123,9 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   } else {
     spec.environment["TORCHSCOPE_FIXES"] = variant.runtime_specs;
   }
+  // The collector's bridge runs it in every traced interpreter of the job (ranks, workers) once torch is in,
+  // and counts the hook's package (with the launcher) as torchscope's own code, not the user's: every run sets it.
+  spec.environment["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = "torchscope_compiler.runtime:on_torch_import";
   if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
   // A private compile cache per run, holding none of the job's graphs: every variant pays the same
   // cold compile, and no run profits from graphs an earlier run of another variant left behind.

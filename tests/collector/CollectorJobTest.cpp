@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -413,12 +414,14 @@ TEST(CollectorJob, AnExistingSitecustomizeStillRunsAndPythonpathIsGivenBack) {
 
 // Runtime fixes patch torch once the job imports it, not at interpreter start: Inductor checks the
 // CPU's vector units in `python -c` children, and with the fixes applied at start each of them
-// imported torch, a dozen CPU-seconds more for every fixed variant than for the baseline.
+// imported torch, a dozen CPU-seconds more for every fixed variant than for the baseline. The bridge
+// knows them only as the torch-import hook `torchscope fix` names; the hook's mapping becomes attributes.
 TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
   const TempDir scratch;
   const fs::path& dir = scratch.path();
   ProgramOptions options = preloaded(dir / "plain.db");
   options.env["TORCHSCOPE_FIXES"] = "tensor-lr";
+  options.env["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = "torchscope_compiler.runtime:on_torch_import";
   options.env["PYTHONPATH"] = std::string(TORCHSCOPE_SOURCE_DIR) + "/compiler/python";
   const ProgramOutcome plain =
       runProgram({TORCHSCOPE_PYTHON, "-c", "import sys; print('torch' in sys.modules)"}, options);
@@ -433,6 +436,13 @@ TEST(CollectorJob, RuntimeFixesWaitForTheJobsImportOfTorch) {
       options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, "Tensor\n");
+  auto reader = store::Reader::open((dir / "job.db").string());
+  ASSERT_TRUE(reader.ok());
+  auto attributes = (*reader)->load<store::RunAttribute>();
+  ASSERT_TRUE(attributes.ok());
+  std::map<std::string, std::string> values;
+  for (const auto& attribute : *attributes) values[attribute.key] = attribute.value;
+  EXPECT_EQ(values["runtime_fixes"], "tensor-lr");
 }
 
 // torch.compiler.is_compiling() is True on every thread while any thread compiles (torch 2.13): the

@@ -97,18 +97,30 @@ def _restore_pythonpath():
         os.environ["PYTHONPATH"] = saved
 
 
-def _apply_runtime_fixes(abi):
-    """Runs torchscope_compiler.runtime.apply(ids) for TORCHSCOPE_FIXES once the job has imported torch."""
-    fix_ids = [fix.strip() for fix in os.environ.get("TORCHSCOPE_FIXES", "").split(",") if fix.strip()]
-    if not fix_ids:
-        return
-    try:
-        from torchscope_compiler import runtime
+def torch_import_hooks():
+    """The `module:function` entries of TORCHSCOPE_TORCH_IMPORT_HOOKS, in order.
 
-        runtime.apply(fix_ids)
-        abi.record("attribute", {"key": "runtime_fixes", "value": ",".join(fix_ids)})
-    except Exception as error:  # a broken fix must not stop the job
-        abi.diagnostic("error", f"runtime fixes {','.join(fix_ids)} were not applied: {type(error).__name__}: {error}")
+    A tool above the collector (`torchscope fix` names its runtime fixes' entry point here) has its code
+    run in every traced interpreter of the job once torch is imported, without the bridge knowing it."""
+    hooks = []
+    for entry in os.environ.get("TORCHSCOPE_TORCH_IMPORT_HOOKS", "").split(","):
+        module, _, function = entry.strip().partition(":")
+        if module and function:
+            hooks.append((module, function))
+    return hooks
+
+
+def _run_torch_import_hooks(abi):
+    """Calls each hook; a hook's returned mapping becomes run attributes of the store."""
+    import importlib
+
+    for module, function in torch_import_hooks():
+        try:
+            attributes = getattr(importlib.import_module(module), function)()
+            for key, value in (attributes or {}).items():
+                abi.record("attribute", {"key": str(key), "value": str(value)})
+        except Exception as error:  # a broken hook must not stop the job
+            abi.diagnostic("error", f"{module}:{function} failed once torch was imported: {type(error).__name__}: {error}")
 
 
 def start():
@@ -124,11 +136,11 @@ def start():
     abi.record("run", {"python_version": sys.version.split()[0]})
     from . import hooks
 
-    # Runtime fixes patch torch, so they wait until the job imports it: a Python child that never
-    # does (Inductor's `python -c` CPU-feature checks) would otherwise pay torch's import for them.
+    # Import hooks (runtime fixes) patch torch, so they wait until the job imports it: a Python child that
+    # never does (Inductor's `python -c` CPU-feature checks) would otherwise pay torch's import for them.
     try:
-        hooks.install(abi, lambda: _apply_runtime_fixes(abi))
+        hooks.install(abi, lambda: _run_torch_import_hooks(abi))
     except Exception as error:
         abi.diagnostic("error", f"the Python bridge could not install its hooks: {type(error).__name__}: {error}")
-        _apply_runtime_fixes(abi)
+        _run_torch_import_hooks(abi)
     abi.bridge_started()

@@ -74,12 +74,16 @@ def _library_roots(torch):
 
 
 def _own_roots():
-    """torchscope's own Python: this bridge and, under `torchscope fix`, its launcher, which wraps
-    torch.compile and runs the job, so its frames sit between the user's."""
+    """torchscope's own Python: this bridge and the packages of the torch-import hooks (under
+    `torchscope fix`, its launcher, which wraps torch.compile and runs the job, so its frames sit
+    between the user's)."""
+    from . import torch_import_hooks
+
     roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    launcher = sys.modules.get("torchscope_compiler")
-    if getattr(launcher, "__file__", None):
-        roots.append(os.path.dirname(os.path.abspath(launcher.__file__)))
+    for module, _ in torch_import_hooks():
+        package = sys.modules.get(module.partition(".")[0])
+        if getattr(package, "__file__", None):
+            roots.append(os.path.dirname(os.path.abspath(package.__file__)))
     return roots
 
 

@@ -302,3 +302,12 @@ def apply(fix_ids) -> list[str]:
 
 def apply_from_environment() -> list[str]:
     return apply(os.environ.get("TORCHSCOPE_FIXES", ""))
+
+
+def on_torch_import() -> dict[str, str]:
+    """The collector bridge's torch-import hook (TORCHSCOPE_TORCH_IMPORT_HOOKS, set by `torchscope fix`):
+    applies TORCHSCOPE_FIXES in every traced interpreter of the job, its ranks and workers included, and
+    names the fixes asked for as the store's `runtime_fixes` attribute."""
+    apply_from_environment()
+    asked = ",".join(fix_id for fix_id, _ in parse(os.environ.get("TORCHSCOPE_FIXES", "")))
+    return {"runtime_fixes": asked} if asked else {}
