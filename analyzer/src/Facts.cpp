@@ -62,9 +62,8 @@ Result<Facts> collectFacts(const store::Reader& reader) {
     }
   }
   facts.duration_s = toSeconds(static_cast<double>(store::spanNanos(facts.begin_ns, facts.end_ns)));
-  if (const CaptureWindow window = captureWindowOf(reader); !window.whole()) {
-    facts.window_s = std::min(window.open_seconds, facts.duration_s);
-  }
+  const CaptureWindow window = captureWindowOf(reader);
+  if (!window.whole()) facts.window_s = std::min(window.open_seconds, facts.duration_s);
 
   auto steps = reader.load<store::Step>();
   if (!steps) return steps.error();
@@ -77,11 +76,12 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   facts.recompiles = std::move(*recompiles);
   facts.compile_seconds = compileWallSeconds(*compiles);
 
-  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up).
+  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up), unless a capture
+  // window began later in the run (its first step is not the job's first).
   std::vector<store::Step> steady;
   for (std::size_t i = 0; i < facts.steps.size(); ++i) {
     const auto& step = facts.steps[i];
-    if (i == 0 && facts.steps.size() >= 3) continue;
+    if (i == 0 && facts.steps.size() >= 3 && (window.whole() || step.index == 0)) continue;
     if (std::any_of(compiles->begin(), compiles->end(), [&](const auto& c) { return overlaps(step, c); })) continue;
     steady.push_back(step);
   }

@@ -137,6 +137,41 @@ TEST(Cli, StatsAndAdviseStateTheCaptureWindowOfTheirFigures) {
       "window"));
 }
 
+// Steps 100-102 of 10, 20 and 30 ms, in a store that says it holds a window from step 100, or none.
+std::string writeStepsStore(const testing::TempDir& dir, bool windowed) {
+  const std::string path = dir.file(windowed ? "window.db" : "whole.db");
+  auto writer = store::Writer::open(path);
+  EXPECT_TRUE(writer);
+  if (!writer) return path;
+  store::Nanos at = 1'000'000'000;
+  for (int i = 0; i < 3; ++i) {
+    store::Step step;
+    step.index = 100 + i;
+    step.start_ns = at;
+    step.end_ns = at += (i + 1) * 10'000'000;
+    step.source = "optimizer";
+    (*writer)->add(step);
+  }
+  if (windowed) {
+    (*writer)->add(store::RunAttribute{
+        "capture.window", R"({"mode":"steps","first_step":100,"end_step":103,"intervals":[[1000000000,1060000000]],)"
+                          R"("open_s":0.06,"steps":3,"first_kept_step":100,"last_kept_step":102})"});
+  }
+  EXPECT_TRUE((*writer)->close(at));
+  return path;
+}
+
+TEST(Cli, AWindowsFirstStepIsSteadyStateWhenTheWindowBeganLater) {
+  testing::TempDir dir;
+  const auto median = [](const std::string& path) {
+    const nlohmann::json report = nlohmann::json::parse(testing::runTorchscope("advise --format json " + path).out);
+    return report["runs"][0]["steady_step_median_seconds"].get<double>();
+  };
+  // Without a window the first step is the job's warm-up and is left out; a window's first step at 100 is not.
+  EXPECT_NEAR(median(writeStepsStore(dir, false)), 0.025, 1e-9);
+  EXPECT_NEAR(median(writeStepsStore(dir, true)), 0.020, 1e-9);
+}
+
 TEST(Cli, StatsJsonCountsEveryKind) {
   testing::TempDir dir;
   const std::string path = dir.file("run.db");
