@@ -57,7 +57,7 @@ CLI::Validator stepRange() {
         if (std::stoll(end) <= std::stoll(first)) return "B must be greater than A, not '" + input + "'";
         return {};
       },
-      "A:B");
+      "");
 }
 
 // The options replace any TORCHSCOPE_WINDOW_* the environment had; without them, those stay.
@@ -198,6 +198,7 @@ void addRunCommand(CLI::App& app) {
                   "ending in '/', is a run folder holding one store per process");
   cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
   auto* steps = cmd->add_option("--steps", options->window.steps, "Keep steps A to B-1 only (A: to the end)")
+                    ->type_name("A:B")
                     ->check(stepRange());
   auto* delay = cmd->add_option("--delay", options->window.delay_s, "Open the window SEC seconds after the start")
                     ->type_name("SEC")
