@@ -66,6 +66,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   if (!code.user.empty()) summary.job_folder = code.user.front();
   summary.partial = facts.partial;
   summary.duration_s = facts.duration_s;
+  summary.window = captureWindowOf(reader);
   for (const auto& step : facts.steps) {
     summary.step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
   }

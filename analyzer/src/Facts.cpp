@@ -8,6 +8,7 @@
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Saturating.h"
 #include "Rules.h"
+#include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "Stats.h"
 
@@ -29,6 +30,12 @@ std::int64_t Facts::count(const std::string& table) const {
 double Facts::fraction(double seconds) const {
   if (duration_s <= 0) return 0;
   return std::clamp(seconds / duration_s, 0.0, 1.0);
+}
+
+double Facts::windowFraction(double seconds) const {
+  const double span = window_s > 0 ? window_s : duration_s;
+  if (span <= 0) return 0;
+  return std::clamp(seconds / span, 0.0, 1.0);
 }
 
 Result<Facts> collectFacts(const store::Reader& reader) {
@@ -55,6 +62,8 @@ Result<Facts> collectFacts(const store::Reader& reader) {
     }
   }
   facts.duration_s = toSeconds(static_cast<double>(store::spanNanos(facts.begin_ns, facts.end_ns)));
+  const CaptureWindow window = captureWindowOf(reader);
+  if (!window.whole()) facts.window_s = std::min(window.open_seconds, facts.duration_s);
 
   auto steps = reader.load<store::Step>();
   if (!steps) return steps.error();
@@ -67,11 +76,12 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   facts.recompiles = std::move(*recompiles);
   facts.compile_seconds = compileWallSeconds(*compiles);
 
-  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up).
+  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up), unless a capture
+  // window began later in the run (its first step is not the job's first).
   std::vector<store::Step> steady;
   for (std::size_t i = 0; i < facts.steps.size(); ++i) {
     const auto& step = facts.steps[i];
-    if (i == 0 && facts.steps.size() >= 3) continue;
+    if (i == 0 && facts.steps.size() >= 3 && (window.whole() || step.index == 0)) continue;
     if (std::any_of(compiles->begin(), compiles->end(), [&](const auto& c) { return overlaps(step, c); })) continue;
     steady.push_back(step);
   }
@@ -150,7 +160,12 @@ Finding makeFinding(std::string rule, std::string severity, std::string title, s
 
 void setImpact(Finding& finding, const Facts& facts, double seconds) {
   finding.impact_seconds = std::max(0.0, seconds);
-  finding.impact_fraction = facts.fraction(finding.impact_seconds);
+  // Compilations, graph breaks and recompiles are kept for the whole run; every other rule's figures come from the
+  // capture window, so their share is of the time it was open (the same as the run's without a window).
+  const std::string& rule = finding.rule;
+  const bool whole_run = rule == "compile/time" || rule.starts_with("graph-break/") || rule.starts_with("recompile/");
+  finding.impact_fraction =
+      whole_run ? facts.fraction(finding.impact_seconds) : facts.windowFraction(finding.impact_seconds);
 }
 
 void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = store::dumpJson(evidence); }

@@ -30,6 +30,9 @@ struct Facts {
   store::Nanos begin_ns = 0;  // run span
   store::Nanos end_ns = 0;
   double duration_s = 0;
+  // Seconds the capture window was open (docs/collector.md): steps, syncs, kernels and memory come from it; the
+  // whole run (duration_s) without a window. Compilations always cover the whole run.
+  double window_s = 0;
   std::map<std::string, std::int64_t> counts;  // rows per table
   std::vector<store::Step> steps;
   store::Nanos steady_begin_ns = 0;  // window of the steady-state steps (the whole run when there are none)
@@ -56,6 +59,9 @@ struct Facts {
   [[nodiscard]] std::int64_t stepCount() const { return static_cast<std::int64_t>(steps.size()); }
   // Share of the run's duration, in [0, 1].
   [[nodiscard]] double fraction(double seconds) const;
+  // Share of the time the capture window was open, in [0, 1]: for figures measured inside it (syncs, copies,
+  // kernels), which a windowed store would otherwise scale down to the whole run.
+  [[nodiscard]] double windowFraction(double seconds) const;
 };
 
 [[nodiscard]] Result<Facts> collectFacts(const store::Reader& reader);

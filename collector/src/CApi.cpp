@@ -226,9 +226,15 @@ bool recordRun(Collector& collector, const json& in) {
   return all;
 }
 
+// Records of what the job does step by step: kept only inside the capture window.
+bool isWindowed(const std::string& kind) {
+  return kind == "sync" || kind == "memory" || kind == "memory_holder" || kind == "collective";
+}
+
 bool record(const std::string& kind, const json& in) {
   Collector& collector = Collector::instance();
   if (!collector.active() || !in.is_object()) return false;
+  if (isWindowed(kind) && !collector.windowOpen()) return false;
   if (kind == "compile") return recordCompile(collector, in);
   if (kind == "graph_break") return recordGraphBreak(collector, in);
   if (kind == "recompile") return recordRecompile(collector, in);
@@ -290,6 +296,7 @@ __attribute__((visibility("default"))) int torchscope_record_step(int64_t index,
                                                                   const char* source) {
   try {
     Collector& collector = Collector::instance();
+    if (!collector.active() || !collector.window().admitStep(index, end_ns)) return -1;
     torchscope::store::Step step;
     step.pid = getpid();
     step.tid = torchscope::collector::currentThreadId();
@@ -310,6 +317,21 @@ __attribute__((visibility("default"))) void torchscope_bridge_started(void) {
   try {
     Collector::instance().bridgeStarted();
     torchscope::collector::installSignalHandlers();
+  } catch (...) {
+  }
+}
+
+__attribute__((visibility("default"))) int torchscope_window_open(void) {
+  try {
+    return Collector::instance().windowOpen() ? 1 : 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+__attribute__((visibility("default"))) void torchscope_window_rechain_signal(void) {
+  try {
+    torchscope::collector::rechainToggleSignal();
   } catch (...) {
   }
 }

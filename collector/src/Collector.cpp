@@ -12,6 +12,7 @@
 #include "Gpu.h"
 #include "Signals.h"
 #include "torchscope/store/Clock.h"
+#include "torchscope/store/CaptureWindow.h"
 #include "torchscope/store/CommandLine.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -152,6 +153,7 @@ void Collector::start(bool python) {
   if (!python && !(kGpuTracingBuiltIn && nvidiaDriverPresent())) return;
   openStore();
   startGpu();
+  warnOfAnUnseenProfilerRange();
   if (!python && !gpu_started_) {
     // Nothing to record here (no GPU): leave no empty store behind.
     owner_pid_ = -1;
@@ -222,12 +224,32 @@ void Collector::openStore() {
     }
   }
 
+  startWindow(*writer);
   owner_pid_ = pid;
   writer_.store(writer, std::memory_order_release);
   if (python_ && envFlag("TORCHSCOPE_MEMORY", true)) {
     const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
-    host_memory_.store(new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20)));
+    host_memory_.store(new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20),
+                                             window_));
   }
+}
+
+void Collector::startWindow(store::Writer& writer) {
+  const WindowSettings settings = windowSettingsFromEnvironment();
+  if (!settings.error.empty()) {
+    writer.add(store::Diagnostic{"collector", "warning", settings.error + ": the whole run is recorded", 1});
+    if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) writeStderr("torchscope: " + settings.error);
+  }
+  window_.begin(settings, run_.start_ns, &Collector::onWindowChange);
+  if (const std::string described = window_.describe(); !described.empty()) {
+    writer.add(store::RunAttribute{std::string(store::kWindowAttribute), described});
+  }
+}
+
+void Collector::onWindowChange(bool open) {
+  Collector& collector = instance();
+  collector.add(store::RunAttribute{std::string(store::kWindowAttribute), collector.window_.describe()});
+  if (collector.gpu_started_) setGpuCapture(open);
 }
 
 void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {
@@ -238,9 +260,18 @@ void Collector::startGpu() {
   store::Writer* writer = writer_.load();
   if (writer == nullptr || !envFlag("TORCHSCOPE_GPU", true)) return;
   std::string failure;
-  gpu_started_ = startGpuTracingFor(*writer, python_, &failure);
+  gpu_started_ = startGpuTracingFor(*writer, python_, window_.isOpen(), window_.mode() == WindowMode::kCudaProfiler,
+                                    &failure);
   // The backend stores its own diagnostic; the user sees the line only when asking for it.
   if (!gpu_started_ && !failure.empty() && verbose_) writeStderr("torchscope: " + failure);
+}
+
+void Collector::warnOfAnUnseenProfilerRange() {
+  if (gpu_started_ || window_.mode() != WindowMode::kCudaProfiler) return;
+  const std::string message = "the capture range is cuda-profiler but GPU tracing is off in this process, so "
+                              "cudaProfilerStart/Stop cannot be seen: only compile events are kept";
+  add(store::Diagnostic{"collector", "warning", message, 1});
+  if (python_ && (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_)) writeStderr("torchscope: " + message);
 }
 
 void Collector::shutdown(int exit_code) {
@@ -271,6 +302,10 @@ void Collector::shutdown(int exit_code) {
     return;
   }
   const store::Nanos end_ns = store::monotonicNow();
+  window_.end(end_ns);
+  if (const std::string described = window_.describe(); !described.empty()) {
+    writer->add(store::RunAttribute{std::string(store::kWindowAttribute), described});
+  }
   store::Process process;
   process.pid = getpid();
   process.parent_pid = getppid();
@@ -406,6 +441,7 @@ void Collector::printSummary(const std::string& path, const std::string& loss) c
   writeStderr(erase_status + "torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
               plural(tally_.graph_breaks.load(), "graph break") + ", " +
               plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
+              (window_.mode() != WindowMode::kWhole ? std::string(" in the capture window") : std::string()) +
               (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +
               path + loss);
 }

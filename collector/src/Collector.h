@@ -13,6 +13,7 @@
 
 #include "HostMemory.h"
 #include "RankIdentity.h"
+#include "Window.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/UserCode.h"
 #include "torchscope/store/Writer.h"
@@ -75,14 +76,20 @@ class Collector {
   void recordStepMemory(std::int64_t step, std::int64_t end_ns);
 
   Tally& tally() { return tally_; }
+  // What is kept of the run besides compile events (docs/collector.md, *Capture window*).
+  CaptureWindow& window() { return window_; }
+  [[nodiscard]] bool windowOpen() const { return window_.isOpen(); }
 
  private:
   Collector() = default;
   void openStore();
   store::Writer* openAfterFork();
   void startGpu();
+  void warnOfAnUnseenProfilerRange();
   void printSummary(const std::string& path, const std::string& loss) const;
   void closeAndRemove(store::Writer* writer);
+  void startWindow(store::Writer& writer);
+  static void onWindowChange(bool open);
 
   mutable std::mutex mutex_;  // guards the lifecycle and run_
   std::atomic<store::Writer*> writer_{nullptr};
@@ -105,6 +112,7 @@ class Collector {
   // Started with the store of a Python process (TORCHSCOPE_MEMORY=0 turns it off); stopped, never
   // deleted, at shutdown, so that a late step end sees a stopped sampler rather than freed memory.
   std::atomic<HostMemorySampler*> host_memory_{nullptr};
+  CaptureWindow window_;
 };
 
 // The path a process writes to: the requested path for the job's first process, and

@@ -5,6 +5,7 @@
 
 #include "Collector.h"
 #include "PythonFrames.h"
+#include "torchscope/store/Clock.h"
 #include "torchscope/cupti/GpuTracing.h"
 #endif
 
@@ -36,25 +37,39 @@ bool locatePythonCaller(cupti::SourceLocation* out) {
   }
 }
 
+// cudaProfilerStart/Stop, from CUPTI's callback on the thread that called it.
+void onProfilerRange(bool start) {
+  try {
+    Collector::instance().window().profilerRange(start, store::monotonicNow());
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
-bool startGpuTracingFor(store::Writer& writer, bool python, std::string* failure) {
-  auto started = cupti::startGpuTracing(writer, cupti::GpuTracingOptions{}, python ? &locatePythonCaller : nullptr);
+bool startGpuTracingFor(store::Writer& writer, bool python, bool capturing, bool profiler_range, std::string* failure) {
+  cupti::GpuTracingOptions options;
+  options.capture_at_start = capturing;
+  options.profiler_range = profiler_range ? &onProfilerRange : nullptr;
+  auto started = cupti::startGpuTracing(writer, options, python ? &locatePythonCaller : nullptr);
   if (started) return true;
   if (failure != nullptr) *failure = started.error().message;
   return false;
 }
 
+void setGpuCapture(bool capturing) { cupti::setGpuTracingCapture(capturing); }
 void flushGpuTracingNow() { cupti::flushGpuTracing(); }
 void stopGpuTracingNow() { cupti::stopGpuTracing(); }
 void gpuTracingForgetInChild() { cupti::gpuTracingAtForkChild(); }
 
 #else
 
-bool startGpuTracingFor(store::Writer& /*writer*/, bool /*python*/, std::string* failure) {
+bool startGpuTracingFor(store::Writer& /*writer*/, bool /*python*/, bool /*capturing*/, bool /*profiler_range*/,
+                        std::string* failure) {
   if (failure != nullptr) failure->clear();
   return false;
 }
+void setGpuCapture(bool /*capturing*/) {}
 void flushGpuTracingNow() {}
 void stopGpuTracingNow() {}
 void gpuTracingForgetInChild() {}

@@ -14,9 +14,13 @@ inline constexpr bool kGpuTracingBuiltIn = true;
 inline constexpr bool kGpuTracingBuiltIn = false;
 #endif
 
-// Starts GPU tracing into `writer`; on failure returns false with the backend's one-line reason
-// in `failure` ("" when GPU tracing is not built in).
-[[nodiscard]] bool startGpuTracingFor(store::Writer& writer, bool python, std::string* failure);
+// Starts GPU tracing into `writer`, recording from the start when `capturing` (else once setGpuCapture(true)), and
+// with `profiler_range` reporting cudaProfilerStart/Stop to the capture window; on failure returns false with the
+// backend's one-line reason in `failure` ("" when GPU tracing is not built in).
+[[nodiscard]] bool startGpuTracingFor(store::Writer& writer, bool python, bool capturing, bool profiler_range,
+                                      std::string* failure);
+// The capture window opened or closed: GPU activity records and located syncs on or off.
+void setGpuCapture(bool capturing);
 void flushGpuTracingNow();
 void stopGpuTracingNow();
 // In a forked child: drop the parent's tracing state without calling into CUPTI.

@@ -62,8 +62,9 @@ std::int64_t peakRssBytes() {
   return peak;
 }
 
-HostMemorySampler::HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period)
-    : writer_(writer), pid_(pid), period_(period) {
+HostMemorySampler::HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period,
+                                     const CaptureWindow& window)
+    : writer_(writer), pid_(pid), period_(period), window_(window) {
   // The thread takes no signals: the job's handlers keep running on the job's own threads.
   sigset_t all;
   sigset_t previous;
@@ -94,6 +95,7 @@ void HostMemorySampler::run() {
   while (!stopped_.load()) {
     wake_.wait_for(lock, period_, [this] { return stopped_.load(); });
     if (stopped_.load()) break;
+    if (!window_.isOpen()) continue;
     const std::int64_t rss = currentRssBytes();
     if (rss < 0) continue;
     notePeak(rss);

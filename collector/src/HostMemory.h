@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "Window.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::collector {
@@ -26,8 +27,9 @@ namespace torchscope::collector {
 
 class HostMemorySampler {
  public:
-  // Starts the sampler thread; it writes a between-steps `host.rss` row about every 500 ms.
-  HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period);
+  // Starts the sampler thread; it writes a between-steps `host.rss` row about every 500 ms while `window` is open
+  // (and reads nothing while it is closed).
+  HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period, const CaptureWindow& window);
   ~HostMemorySampler();
   HostMemorySampler(const HostMemorySampler&) = delete;
   HostMemorySampler& operator=(const HostMemorySampler&) = delete;
@@ -45,6 +47,7 @@ class HostMemorySampler {
   store::Writer& writer_;
   const pid_t pid_;
   const std::chrono::milliseconds period_;
+  const CaptureWindow& window_;
   std::atomic<std::int64_t> peak_since_step_{-1};
   std::atomic<std::int64_t> peak_of_run_{-1};
   std::atomic<bool> stopped_{false};

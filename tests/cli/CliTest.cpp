@@ -76,6 +76,102 @@ TEST(Cli, BadOptionIsUsageError) {
   EXPECT_THAT(outcome.out, ::testing::HasSubstr("--format"));
 }
 
+TEST(Cli, RunChecksItsCaptureWindowBeforeStartingTheJob) {
+  testing::TempDir dir;
+  const std::string marker = dir.file("started");
+  const std::array<std::pair<const char*, const char*>, 7> refused = {{
+      {"--steps 5", "must be A:B"},
+      {"--steps 9:3", "B must be greater than A"},
+      {"--steps x:3", "whole number"},
+      {"--delay -1", "--delay"},
+      {"--duration nan", "--duration"},
+      {"--capture-range nvtx", "--capture-range"},
+      {"--steps 1:2 --signal-toggle", "excludes"},
+  }};
+  for (const auto& [options, message] : refused) {
+    const ProgramOutcome outcome =
+        runCli(std::string("run ") + options + " -o " + dir.file("run.db") + " -- touch " + marker);
+    EXPECT_EQ(outcome.exit_code, 2) << options << ": " << outcome.out;
+    EXPECT_THAT(outcome.out, ::testing::HasSubstr(message)) << options;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << options;
+  }
+  const ProgramOutcome help = runCli("run --help");
+  for (const char* option : {"--steps", "--delay", "--duration", "--capture-range", "--signal-toggle"}) {
+    EXPECT_THAT(help.out, ::testing::HasSubstr(option));
+  }
+  const ProgramOutcome accepted = runCli("run --delay 1 --duration 2.5 -o " + dir.file("run.db") + " -- touch " + marker);
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
+  EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+TEST(Cli, StatsAndAdviseStateTheCaptureWindowOfTheirFigures) {
+  testing::TempDir dir;
+  const std::string path = writeSmallStore(dir);
+  {
+    auto writer = store::Writer::open(path, store::WriterOptions{store::OpenMode::kAppend});
+    ASSERT_TRUE(writer);
+    (*writer)->add(store::RunAttribute{
+        "capture.window",
+        R"({"mode":"steps","first_step":100,"end_step":150,"intervals":[[1000000,4000000]],"open_s":0.003,)"
+        R"("steps":50,"first_kept_step":100,"last_kept_step":149})"});
+    ASSERT_TRUE((*writer)->close());
+  }
+  const std::string expected = "window --steps 100:150 (steps 100-149, 50 steps, 3.0 ms open); compilations, graph "
+                               "breaks and recompiles: the whole run";
+  EXPECT_THAT(runCli("stats " + path).out, ::testing::HasSubstr(expected));
+  EXPECT_THAT(runCli("advise " + path).out, ::testing::HasSubstr(expected));
+  // Markdown escapes its punctuation: "window \-\-steps 100:150 (steps 100\-149, ...".
+  EXPECT_THAT(runCli("advise --format markdown " + path).out, ::testing::HasSubstr("steps 100\\-149, 50 steps"));
+  EXPECT_THAT(runCli("advise --format html " + path).out, ::testing::HasSubstr("window --steps 100:150"));
+  const nlohmann::json stats = nlohmann::json::parse(testing::runTorchscope("stats --format json " + path).out);
+  EXPECT_EQ(stats["window"]["mode"], "steps");
+  EXPECT_EQ(stats["window"]["description"], expected);
+  const nlohmann::json advise = nlohmann::json::parse(testing::runTorchscope("advise --format json " + path).out);
+  EXPECT_EQ(advise["runs"][0]["window"]["end_step"], 150);
+  EXPECT_EQ(advise["runs"][0]["window"]["description"], expected);
+  // A store without a window keeps its reports' shape.
+  testing::TempDir other;
+  const std::string whole = writeSmallStore(other);
+  EXPECT_TRUE(nlohmann::json::parse(testing::runTorchscope("stats --format json " + whole).out)["window"].is_null());
+  EXPECT_FALSE(nlohmann::json::parse(testing::runTorchscope("advise --format json " + whole).out)["runs"][0].contains(
+      "window"));
+}
+
+// Steps 100-102 of 10, 20 and 30 ms, in a store that says it holds a window from step 100, or none.
+std::string writeStepsStore(const testing::TempDir& dir, bool windowed) {
+  const std::string path = dir.file(windowed ? "window.db" : "whole.db");
+  auto writer = store::Writer::open(path);
+  EXPECT_TRUE(writer);
+  if (!writer) return path;
+  store::Nanos at = 1'000'000'000;
+  for (int i = 0; i < 3; ++i) {
+    store::Step step;
+    step.index = 100 + i;
+    step.start_ns = at;
+    step.end_ns = at += (i + 1) * 10'000'000;
+    step.source = "optimizer";
+    (*writer)->add(step);
+  }
+  if (windowed) {
+    (*writer)->add(store::RunAttribute{
+        "capture.window", R"({"mode":"steps","first_step":100,"end_step":103,"intervals":[[1000000000,1060000000]],)"
+                          R"("open_s":0.06,"steps":3,"first_kept_step":100,"last_kept_step":102})"});
+  }
+  EXPECT_TRUE((*writer)->close(at));
+  return path;
+}
+
+TEST(Cli, AWindowsFirstStepIsSteadyStateWhenTheWindowBeganLater) {
+  testing::TempDir dir;
+  const auto median = [](const std::string& path) {
+    const nlohmann::json report = nlohmann::json::parse(testing::runTorchscope("advise --format json " + path).out);
+    return report["runs"][0]["steady_step_median_seconds"].get<double>();
+  };
+  // Without a window the first step is the job's warm-up and is left out; a window's first step at 100 is not.
+  EXPECT_NEAR(median(writeStepsStore(dir, false)), 0.025, 1e-9);
+  EXPECT_NEAR(median(writeStepsStore(dir, true)), 0.020, 1e-9);
+}
+
 TEST(Cli, StatsJsonCountsEveryKind) {
   testing::TempDir dir;
   const std::string path = dir.file("run.db");

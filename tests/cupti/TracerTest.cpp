@@ -206,6 +206,49 @@ TEST_F(CuptiTracer, BlockingCallsCarryTheLocatedLine) {
   EXPECT_EQ(syncs[2].line, -1);
 }
 
+// The collector's capture window on cudaProfilerStart/Stop: as it does, the handler turns capture on and off.
+std::vector<bool> profiler_ranges;
+void followProfilerRange(bool start) {
+  profiler_ranges.push_back(start);
+  setGpuTracingCapture(start);
+}
+
+TEST_F(CuptiTracer, ProfilerRangeCallbacksOpenAndCloseTheCapture) {
+  profiler_ranges.clear();
+  GpuTracingOptions options;
+  options.capture_at_start = false;
+  options.profiler_range = &followProfilerRange;
+  ASSERT_TRUE(start(options, &locateTrainLine));
+  // Attached but recording nothing before the range: no kind, no located sync, the range callbacks on.
+  EXPECT_TRUE(fake_->enabledKinds().empty());
+  EXPECT_FALSE(fake_->callbackEnabled(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+  EXPECT_TRUE(fake_->callbackEnabled(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+  fake_->callApi(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 1);  // before the range: not recorded
+
+  fake_->callApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 2);
+  EXPECT_EQ(fake_->enabledKinds().count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 1u);
+  fake_->callApi(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 3);  // inside: recorded
+  fake_->callApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 4);
+  EXPECT_TRUE(fake_->enabledKinds().empty());
+  fake_->callApi(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 5);  // after: not recorded
+  EXPECT_EQ(profiler_ranges, (std::vector<bool>{true, false}));
+
+  auto reader = closeAndRead();
+  const auto syncs = load<store::Sync>(*reader);
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0].correlation_id, 3);
+  EXPECT_FALSE(fake_->callbackEnabled(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+}
+
+TEST_F(CuptiTracer, WithoutAProfilerRangeItsCallbacksStayOff) {
+  ASSERT_TRUE(start());
+  EXPECT_FALSE(fake_->callbackEnabled(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+  setGpuTracingCapture(false);
+  EXPECT_TRUE(fake_->enabledKinds().empty());
+  setGpuTracingCapture(true);
+  EXPECT_EQ(fake_->enabledKinds().count(CUPTI_ACTIVITY_KIND_RUNTIME), 1u);
+}
+
 TEST_F(CuptiTracer, AnotherCuptiUserTurnsTracingOff) {
   fake_->subscribe_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   auto started = start();

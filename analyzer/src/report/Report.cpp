@@ -85,6 +85,13 @@ nlohmann::json runJson(const RunSummary& run) {
   };
   // Only stores with memory figures have the key, so older reports keep their exact shape.
   if (run.memory.recorded) out["memory"] = memoryJson(run.memory);
+  // Likewise the capture window: the store's own object (docs/FORMAT.md) and the reports' sentence.
+  if (!run.window.whole()) {
+    nlohmann::json window = nlohmann::json::parse(run.window.attribute, nullptr, false);
+    if (!window.is_object()) window = nlohmann::json::object();
+    window["description"] = run.window.describe();
+    out["window"] = std::move(window);
+  }
   return out;
 }
 

@@ -48,6 +48,7 @@ std::string runLine(const RunSummary& run, bool with_memory) {
   if (run.compiles > 0) line += fmt::format(", {} compilations ({:.2f} s)", run.compiles, run.compile_seconds);
   if (with_memory) line += memoryText(run.memory);
   if (run.partial) line += " [partial: the run did not finish]";
+  if (!run.window.whole()) line += "\n  " + run.window.describe();
   return line;
 }
 

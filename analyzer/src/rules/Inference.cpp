@@ -85,12 +85,12 @@ Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
       nhwc_kernels = true;
     }
   }
-  if (nhwc_kernels || facts.fraction(conv_s) < kConvShare) return {};
+  if (nhwc_kernels || facts.windowFraction(conv_s) < kConvShare) return {};
   Finding finding = makeFinding(
       "vision/channels-last", "info", "Convolutions run in NCHW memory format",
       fmt::format("{} convolutions took {} ({} of the run) in the default NCHW layout{}. Channels-last (NHWC) "
                   "convolutions are faster on tensor cores and in oneDNN and avoid layout conversions.",
-                  convolutions, formatSeconds(conv_s), formatPercent(facts.fraction(conv_s)),
+                  convolutions, formatSeconds(conv_s), formatPercent(facts.windowFraction(conv_s)),
                   conversion_s > 0 ? fmt::format(", plus {} converting layouts", formatSeconds(conversion_s)) : ""),
       {fix::kChannelsLast, "model.to(memory_format=torch.channels_last) and the same for the inputs"});
   finding.count = convolutions;
@@ -108,7 +108,7 @@ Result<void> quantizationCandidate(const Context& context, std::vector<Finding>&
   std::int64_t calls = 0;
   double linear_s = opSeconds(facts, {"aten::linear", "aten::lstm", "aten::gru"}, &calls);
   if (calls == 0) linear_s = opSeconds(facts, {"aten::addmm"}, &calls);
-  const double share = facts.fraction(linear_s);
+  const double share = facts.windowFraction(linear_s);
   if (calls == 0 || share < kLinearShare) return {};
   Finding finding = makeFinding(
       "quantization/candidate", "info", "Linear/LSTM-heavy inference: a candidate for dynamic quantization",

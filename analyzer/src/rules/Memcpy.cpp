@@ -33,10 +33,10 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
                                 {"seconds", toSeconds(row.real(3))}};
       });
   if (!done) return done.error();
-  if (copies < kMinimumCopies || facts.fraction(seconds) < kMinimumCopyFraction) return {};
+  if (copies < kMinimumCopies || facts.windowFraction(seconds) < kMinimumCopyFraction) return {};
 
   Finding finding = makeFinding(
-      "memcpy/pageable", facts.fraction(seconds) >= 0.05 ? "warning" : "info",
+      "memcpy/pageable", facts.windowFraction(seconds) >= 0.05 ? "warning" : "info",
       fmt::format("{} copies between the GPU and pageable host memory", copies),
       fmt::format("{} host-device copies ({:.1f} MiB, {}) used pageable memory{}. Such copies are staged through a "
                   "driver buffer and block the host; from pinned memory they run faster and overlap with compute.",

@@ -140,7 +140,7 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
 
   const double steps = static_cast<double>(std::max<std::int64_t>(1, facts.stepCount()));
   for (const auto& [site, group] : groups) {
-    const double fraction = facts.fraction(group.blocked_s);
+    const double fraction = facts.windowFraction(group.blocked_s);
     if (group.count < kMinimumCount || fraction < kMinimumSyncFraction) continue;
     const double per_step_s = group.blocked_s / steps;
     const std::string where = formatLocation(site.file, site.line);

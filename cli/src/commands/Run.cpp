@@ -33,6 +33,50 @@ void forwardSignal(int signal_number) {
   if (job_pid > 0) kill(job_pid, signal_number);
 }
 
+// The capture window (docs/collector.md, *Capture window*): what the collector keeps besides compile events.
+struct WindowOptions {
+  std::string steps;            // "A:B" or "A:"
+  double delay_s = -1;          // -1: not given
+  double duration_s = -1;
+  std::string capture_range;    // "cuda-profiler"
+  bool signal_toggle = false;
+};
+
+// --steps A:B (or A:): each bound checked by the number validator the other options use.
+CLI::Validator stepRange() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        const std::size_t colon = input.find(':');
+        if (colon == std::string::npos) return "must be A:B (steps A to B-1) or A: (step A to the end), not '" + input + "'";
+        std::string first = input.substr(0, colon);
+        std::string end = input.substr(colon + 1);
+        const auto bound = numberIn<std::int64_t>(0, std::int64_t{1} << 50);
+        if (std::string problem = bound(first); !problem.empty()) return "A " + problem;
+        if (end.empty()) return {};
+        if (std::string problem = bound(end); !problem.empty()) return "B " + problem;
+        if (std::stoll(end) <= std::stoll(first)) return "B must be greater than A, not '" + input + "'";
+        return {};
+      },
+      "");
+}
+
+// The options replace any TORCHSCOPE_WINDOW_* the environment had; without them, those stay.
+void setWindowEnvironment(const WindowOptions& window) {
+  if (window.steps.empty() && window.delay_s < 0 && window.duration_s < 0 && window.capture_range.empty() &&
+      !window.signal_toggle) {
+    return;
+  }
+  for (const char* name : {"TORCHSCOPE_WINDOW_STEPS", "TORCHSCOPE_WINDOW_DELAY_S", "TORCHSCOPE_WINDOW_DURATION_S",
+                           "TORCHSCOPE_WINDOW_CAPTURE_RANGE", "TORCHSCOPE_WINDOW_SIGNAL"}) {
+    unsetenv(name);
+  }
+  if (!window.steps.empty()) setenv("TORCHSCOPE_WINDOW_STEPS", window.steps.c_str(), 1);
+  if (window.delay_s >= 0) setenv("TORCHSCOPE_WINDOW_DELAY_S", std::to_string(window.delay_s).c_str(), 1);
+  if (window.duration_s >= 0) setenv("TORCHSCOPE_WINDOW_DURATION_S", std::to_string(window.duration_s).c_str(), 1);
+  if (!window.capture_range.empty()) setenv("TORCHSCOPE_WINDOW_CAPTURE_RANGE", window.capture_range.c_str(), 1);
+  if (window.signal_toggle) setenv("TORCHSCOPE_WINDOW_SIGNAL", "1", 1);
+}
+
 void setJobEnvironment(const std::string& store_path, bool summary, bool status_line) {
   const std::string library = installation().collector_library;
   const char* preload = std::getenv("LD_PRELOAD");
@@ -52,7 +96,8 @@ void setJobEnvironment(const std::string& store_path, bool summary, bool status_
 }
 
 // Starts the job; returns its pid, or fails with the reason exec() gave.
-pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary, bool status_line) {
+pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary, bool status_line,
+               const WindowOptions& window) {
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
   const pid_t pid = fork();
@@ -60,6 +105,7 @@ pid_t startJob(const std::vector<std::string>& command, const std::string& store
   if (pid == 0) {
     close(status_pipe[0]);
     setJobEnvironment(store_path, summary, status_line);
+    setWindowEnvironment(window);
     std::vector<char*> argv;
     for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
@@ -126,6 +172,7 @@ void addRunCommand(CLI::App& app) {
   struct Options {
     std::string output;
     bool no_summary = false;
+    WindowOptions window;
     std::vector<std::string> command;
   };
   auto options = std::make_shared<Options>();
@@ -138,11 +185,37 @@ void addRunCommand(CLI::App& app) {
       "<stem>[.rank<r>].<pid>.db next to the store. A distributed job:\n"
       "  torchscope run -o runs/job1/ -- torchrun --nproc_per_node=4 train.py\n"
       "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
-      "export and compare read whole.");
+      "export and compare read whole.\n"
+      "A capture window keeps steps, syncs, collectives, memory and GPU records of part of the run only\n"
+      "(compiles, graph breaks and recompiles are always kept); at most one of:\n"
+      "  --steps 100:150                   steps 100 to 149\n"
+      "  --delay 30 --duration 10          from 30 s after the start, for 10 s (either alone: from it / until it)\n"
+      "  --capture-range cuda-profiler     between torch.cuda.profiler.start() and stop() (GPU builds)\n"
+      "  --signal-toggle                   closed at first; each SIGUSR2 (kill -USR2 <job or torchscope pid>)\n"
+      "                                    opens or closes it; a handler the job sets for SIGUSR2 still runs");
   cmd->add_option("-o,--output", options->output,
                   "Store to write (default: torchscope-<pid>.db in the current directory); a directory, or a path "
                   "ending in '/', is a run folder holding one store per process");
   cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
+  auto* steps = cmd->add_option("--steps", options->window.steps, "Keep steps A to B-1 only (A: to the end)")
+                    ->type_name("A:B")
+                    ->check(stepRange());
+  auto* delay = cmd->add_option("--delay", options->window.delay_s, "Open the window SEC seconds after the start")
+                    ->type_name("SEC")
+                    ->check(numberIn(0.0, 1e9));
+  auto* duration = cmd->add_option("--duration", options->window.duration_s, "Keep SEC seconds from the window's opening")
+                       ->type_name("SEC")
+                       ->check(numberIn(1e-3, 1e9));
+  auto* range = cmd->add_option("--capture-range", options->window.capture_range,
+                                "Open the window at cudaProfilerStart, close it at cudaProfilerStop")
+                    ->check(CLI::IsMember({"cuda-profiler"}));
+  auto* toggle = cmd->add_flag("--signal-toggle", options->window.signal_toggle,
+                               "Start with the window closed; each SIGUSR2 opens or closes it");
+  for (CLI::Option* mode : {steps, delay, duration}) {
+    mode->excludes(range)->excludes(toggle);
+  }
+  steps->excludes(delay)->excludes(duration);
+  range->excludes(toggle);
   cmd->add_option("command", options->command, "The job: a command and its arguments, after --")->required();
   cmd->callback([options] {
     std::error_code error;
@@ -171,7 +244,8 @@ void addRunCommand(CLI::App& app) {
     }
     const bool status_line = LiveStatus::onTerminal();
     const auto started = std::chrono::system_clock::now();
-    const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary, status_line);
+    const pid_t pid =
+        startJob(options->command, store_path.string(), !options->no_summary, status_line, options->window);
     // While the job runs a Ctrl-C belongs to it (the terminal sends it to both); signals sent to
     // torchscope alone are passed on. The job was forked before this, so it keeps its defaults.
     job_pid = pid;
@@ -179,11 +253,13 @@ void addRunCommand(CLI::App& app) {
     ignore.sa_handler = SIG_IGN;
     struct sigaction forward {};
     forward.sa_handler = &forwardSignal;
-    struct sigaction old_int {}, old_quit {}, old_term {}, old_hup {};
+    struct sigaction old_int {}, old_quit {}, old_term {}, old_hup {}, old_usr2 {};
     sigaction(SIGINT, &ignore, &old_int);
     sigaction(SIGQUIT, &ignore, &old_quit);
     sigaction(SIGTERM, &forward, &old_term);
     sigaction(SIGHUP, &forward, &old_hup);
+    // The window's toggle, sent to torchscope, goes to the job's first process.
+    if (options->window.signal_toggle) sigaction(SIGUSR2, &forward, &old_usr2);
     int exit_code = 0;
     {
       LiveStatus status("torchscope", status_line);
@@ -195,6 +271,7 @@ void addRunCommand(CLI::App& app) {
     sigaction(SIGQUIT, &old_quit, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
     sigaction(SIGHUP, &old_hup, nullptr);
+    if (options->window.signal_toggle) sigaction(SIGUSR2, &old_usr2, nullptr);
 
     if (fs::exists(store_path, error)) {
       recordExitCode(store_path.string(), exit_code);

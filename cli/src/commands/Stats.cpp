@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "Output.h"
+#include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
@@ -60,6 +61,7 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
   if (!run) failWith(run.error());
   auto diagnostics = (*reader)->load<store::Diagnostic>();
   if (!diagnostics) failWith(diagnostics.error());
+  const analyzer::CaptureWindow window = analyzer::captureWindowOf(**reader);
 
   if (options.format == "json") {
     nlohmann::json out = nlohmann::json::object();
@@ -82,6 +84,12 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
                         {"max", figures.max}, {"last", figures.last}});
     }
     out["memory"] = memory;
+    // The part of the run the store kept (docs/FORMAT.md, capture.window); null for the whole run.
+    out["window"] = nullptr;
+    if (!window.whole()) {
+      out["window"] = nlohmann::json::parse(window.attribute, nullptr, false);
+      out["window"]["description"] = window.describe();
+    }
     out["path"] = path;
     *json_out = std::move(out);
     return;
@@ -89,6 +97,7 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
   std::cout << fmt::format("{} (store schema v{})\n", path, (*reader)->schemaVersion());
   if (!run->command_line.empty()) std::cout << fmt::format("  command: {}\n", run->command_line);
   if (!run->torch_version.empty()) std::cout << fmt::format("  torch {}  python {}\n", run->torch_version, run->python_version);
+  if (!window.whole()) std::cout << fmt::format("  {}\n", window.describe());
   for (const auto& [table, count] : *counts) {
     if (table == "strings") continue;
     std::cout << fmt::format("  {:<16} {:>10}\n", table, count);

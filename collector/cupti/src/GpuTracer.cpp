@@ -105,6 +105,12 @@ void flushGpuTracing() {
   if (g_owned) g_owned->emitDropCounts();
 }
 
+void setGpuTracingCapture(bool capturing) {
+  if (g_in_fork_child.load()) return;
+  std::lock_guard control(g_control);
+  if (g_owned) g_owned->setCapturing(capturing);
+}
+
 void stopGpuTracing() {
   if (g_in_fork_child.load()) return;
   std::unique_ptr<Tracer> tracer;

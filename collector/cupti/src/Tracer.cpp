@@ -152,7 +152,28 @@ Result<void> Tracer::enable() {
   if (std::find(enabled_kinds_.begin(), enabled_kinds_.end(), CUPTI_ACTIVITY_KIND_MARKER) != enabled_kinds_.end()) {
     enableNvtxInjection();
   }
+  if (options_.profiler_range != nullptr) {
+    for (auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
+      if (api_->enableCallback(true, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) == CUPTI_SUCCESS) {
+        profiler_callbacks_.push_back(cbid);
+      }
+    }
+    if (profiler_callbacks_.size() < 2) {
+      writer_.add(store::Diagnostic{"cupti", "warning",
+                                    "cudaProfilerStart/Stop cannot be seen: the capture range never opens", 1});
+    }
+  }
+  if (!options_.capture_at_start) setCapturing(false);
   return {};
+}
+
+void Tracer::setCapturing(bool capturing) {
+  if (capturing == capturing_) return;
+  capturing_ = capturing;
+  for (auto kind : enabled_kinds_) (void)(capturing ? api_->enableActivity(kind) : api_->disableActivity(kind));
+  for (auto cbid : enabled_callbacks_) {
+    (void)api_->enableCallback(capturing, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
 }
 
 void Tracer::enableNvtxInjection() {
@@ -178,6 +199,10 @@ void Tracer::detach() {
     (void)api_->enableCallback(false, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
   enabled_callbacks_.clear();
+  for (auto cbid : profiler_callbacks_) {
+    (void)api_->enableCallback(false, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+  profiler_callbacks_.clear();
 }
 
 void Tracer::finish() {
@@ -219,6 +244,10 @@ bool Tracer::takeRecordedSync(std::uint32_t correlation_id) {
 }
 
 void Tracer::onRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  if (options_.profiler_range != nullptr && data.callbackSite == CUPTI_API_ENTER) {
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) return options_.profiler_range(true);
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) return options_.profiler_range(false);
+  }
   const auto call = blockingRuntimeCall(cbid);
   if (!call) return;
   if (data.callbackSite == CUPTI_API_ENTER) {

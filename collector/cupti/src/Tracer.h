@@ -33,6 +33,8 @@ class Tracer {
   [[nodiscard]] Result<void> enable();
   // Disables what enable() turned on. Idempotent.
   void detach();
+  // The capture window: activity kinds and blocking-call callbacks off (false) or back on (true).
+  void setCapturing(bool capturing);
   // After the last flush: final diagnostics and unsubscribe.
   void finish();
 
@@ -60,6 +62,8 @@ class Tracer {
   std::int64_t clock_offset_ns_ = 0;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::vector<CUpti_CallbackId> enabled_callbacks_;
+  std::vector<CUpti_CallbackId> profiler_callbacks_;  // cudaProfilerStart/Stop, when options_.profiler_range is set
+  bool capturing_ = true;  // guarded by the caller's control lock, as enable/detach
 
   std::mutex decode_mutex_;  // decoder state; never held while calling into CUPTI's flush
   std::optional<ActivityDecoder> decoder_;

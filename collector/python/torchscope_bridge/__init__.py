@@ -40,6 +40,9 @@ class Abi:
         self._gpu_handover = library.torchscope_gpu_handover
         self._gpu_handover.restype = ctypes.c_int
         self._gpu_handover.argtypes = [ctypes.c_char_p]
+        self._window_rechain_signal = library.torchscope_window_rechain_signal
+        self._window_rechain_signal.restype = None
+        self._window_rechain_signal.argtypes = []
 
     def active(self):
         return self._is_active() == 1
@@ -48,7 +51,8 @@ class Abi:
         return self._record_json(kind.encode(), json.dumps(fields, default=str).encode()) == 0
 
     def step(self, index, start_ns, end_ns, source):
-        self._record_step(index, start_ns, end_ns, source)
+        """False when the step is outside the capture window (not stored)."""
+        return self._record_step(index, start_ns, end_ns, source) == 0
 
     def diagnostic(self, severity, message):
         self.record("diagnostic", {"severity": severity, "message": message})
@@ -62,6 +66,9 @@ class Abi:
     def gpu_handover(self, reason):
         """Stops GPU tracing for a tool that needs CUPTI; True when it was on."""
         return self._gpu_handover(reason.encode(errors="replace")) == 1
+
+    def window_rechain_signal(self):
+        self._window_rechain_signal()
 
     def store_path(self):
         return (self._store_path() or b"").decode(errors="replace")
@@ -134,7 +141,9 @@ def start():
     _abi = abi
     _restore_pythonpath()
     abi.record("run", {"python_version": sys.version.split()[0]})
-    from . import hooks
+    from . import hooks, window
+
+    window.install(abi)
 
     # Import hooks (runtime fixes) patch torch, so they wait until the job imports it: a Python child that
     # never does (Inductor's `python -c` CPU-feature checks) would otherwise pay torch's import for them.

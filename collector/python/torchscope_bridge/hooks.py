@@ -249,7 +249,9 @@ def _attach_trace_handler():
 
 
 def _record_step(index, start_ns, end_ns, source):
-    _abi.step(index, start_ns, end_ns, source)  # the native side adds the host RSS
+    # The native side adds the host RSS; outside the capture window it stores nothing, and nothing is done here.
+    if not _abi.step(index, start_ns, end_ns, source):
+        return
     if _memory is not None:
         try:
             _memory.step_ended(index, end_ns, sys._getframe(1))
@@ -300,6 +302,22 @@ def _hook_optimizer(optimizer_class):
 
     optimizer_class.zero_grad = zero_grad
     optimizer_class.__init__ = __init__
+
+
+def _hook_backward(torch):
+    """Tensor.backward() ends a step while no optimizer is used (a manual update of the parameters)."""
+    original = torch.Tensor.backward
+
+    @functools.wraps(original)
+    def backward(self, *args, **kwargs):
+        # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
+        if _traced():
+            return original(self, *args, **kwargs)
+        result = original(self, *args, **kwargs)
+        _steps.backward()
+        return result
+
+    torch.Tensor.backward = backward
 
 
 def _step_counting(compiled, entry):
@@ -466,6 +484,7 @@ def _hook_torch(torch):
         _optimizer_type = optimizer_module.Optimizer
         optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
         _hook_optimizer(optimizer_module.Optimizer)
+        _hook_backward(torch)
         _hook_compile(torch)
         _hook_profiler(torch)
         _enable_sync_warnings()

@@ -2,8 +2,9 @@
 
 An eager `optimizer.step()` runs its post-hooks; a compiled one runs none, so the compiled region
 that steps an optimizer (torch.compile(optimizer.step), or a compiled function calling it) ends the
-step when it returns; `zero_grad()` marks steps when neither is seen; `torchscope.step()` markers
-replace all of them.
+step when it returns; `zero_grad()` marks steps when neither is seen; `backward()` marks them when no
+optimizer is used at all (a manual update such as `p.data.add_(p.grad, alpha=-lr)`); `torchscope.step()`
+markers replace all of them.
 """
 
 import threading
@@ -23,6 +24,7 @@ class Steps:
         self.optimizer_id = None  # several optimizers: the first one to step marks the steps
         self.optimizer_seen = False  # optimizer steps were seen: zero_grad() no longer marks
         self.markers = False
+        self.optimizer_used = False  # an optimizer's step() or zero_grad() was seen: backward() no longer marks
 
     def end_step(self, source):
         # Threads may mark steps at once, and the record call lets other threads run (ctypes drops the GIL):
@@ -44,6 +46,7 @@ class Steps:
     def optimizer_stepped(self, optimizer_id):
         if self.markers or not self._is_tracked(optimizer_id):
             return
+        self._optimizer_takes_over()
         self.optimizer_seen = True
         self.end_step(b"optimizer")
 
@@ -51,7 +54,25 @@ class Steps:
         # Step 0 starts at the first zero_grad(); later ones mark steps only while no step was seen.
         if self.markers or self.optimizer_seen or not self._is_tracked(optimizer_id):
             return
+        self._optimizer_takes_over()
         self.end_step(b"zero_grad")
+
+    def _optimizer_takes_over(self):
+        # Steps marked by backward() so far (a warm-up without an optimizer) stay; the optimizer's first mark
+        # starts its first step, as it would have without them (the first backward() of an optimizer loop only
+        # set a start).
+        if not self.optimizer_used:
+            self.optimizer_used = True
+            with self._lock:
+                self.last_ns = None
+
+    def backward(self):
+        """A backward() outside compiled code: ends a step while no optimizer and no marker is seen. The step
+        is the time between two backward() calls, so the first one starts step 0 (a training loop's period, as
+        `torchscope fix` counts it when no optimizer steps)."""
+        if self.markers or self.optimizer_used:
+            return
+        self.end_step(b"backward")
 
     def marker(self):
         self.markers = True

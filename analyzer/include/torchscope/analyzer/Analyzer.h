@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
@@ -94,6 +95,7 @@ struct RunSummary {
   std::int64_t syncs = 0;
   std::int64_t kernels = 0;
   std::string job_folder;           // the job's own folder (its first user-code root), "" unknown
+  CaptureWindow window;             // the part of the run the store kept (whole() without a window)
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
   Overview overview;
   MemorySummary memory;

@@ -42,13 +42,22 @@ const char* torchscope_store_path(void);
  * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
 int torchscope_record_json(const char* kind, const char* json);
 
-/* One training step on the calling thread; source is "optimizer", "marker" or "nvtx". Also records
- * the process's host memory at the step end (host.rss, host.rss_peak) unless TORCHSCOPE_MEMORY=0. */
+/* One training step on the calling thread; source is "optimizer", "zero_grad", "backward", "marker" or "nvtx". Also
+ * records the process's host memory at the step end (host.rss, host.rss_peak) unless TORCHSCOPE_MEMORY=0. Returns -1
+ * when the step is outside the capture window (not stored: the caller skips its own per-step work too). */
 int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, const char* source);
 
 /* The bridge finished its start-up in this interpreter. Installs SIGTERM/SIGINT handlers that
  * flush the store (only now, so that Python's own SIGINT handling is in place first). */
 void torchscope_bridge_started(void);
+
+/* 1 while the capture window is open (always, without one): steps, syncs, collectives, memory and GPU records are
+ * kept only then (docs/collector.md, *Capture window*). */
+int torchscope_window_open(void);
+
+/* The job replaced the handler of the window's toggle signal (SIGUSR2): put the window's back in front, chaining to
+ * the job's, so that both run. Does nothing without a signal window. */
+void torchscope_window_rechain_signal(void);
 
 /* Commits everything recorded so far. */
 void torchscope_flush(void);

@@ -240,7 +240,7 @@ struct Step {
   std::int64_t index = 0;
   Nanos start_ns = 0;
   Nanos end_ns = 0;
-  std::string source;  // "optimizer" | "zero_grad" | "marker" | "nvtx" | "import"
+  std::string source;  // "optimizer" | "zero_grad" | "backward" | "marker" | "nvtx" | "import"
   bool operator==(const Step&) const = default;
 };
 

@@ -12,11 +12,18 @@
 
 namespace torchscope::cupti {
 
+// cudaProfilerStart (true) or cudaProfilerStop (false) was called: runs on the calling thread, inside the call.
+using ProfilerRangeHandler = void (*)(bool start);
+
 struct GpuTracingOptions {
   std::size_t max_buffer_bytes = std::size_t{256} << 20;  // host memory for activity buffers
   std::size_t buffer_bytes = std::size_t{8} << 20;        // one activity buffer (capped by the above)
   bool trace_nvtx = true;
   bool trace_driver_api = false;
+  // false: attached, but no activity and no located sync is recorded until setGpuTracingCapture(true).
+  bool capture_at_start = true;
+  // Set: the job's cudaProfilerStart/Stop calls are reported here (a capture range, as nsys --capture-range).
+  ProfilerRangeHandler profiler_range = nullptr;
 };
 
 // Where a blocking call came from: filled by the collector's Python bridge when the calling
@@ -40,6 +47,9 @@ using SourceLocator = bool (*)(SourceLocation* out);
                                            SourceLocator locator);
 // Hands every completed buffer to the writer, with the drop counts seen so far as Diagnostics.
 void flushGpuTracing();
+// The capture window opened (true) or closed: enables or disables the activity kinds and the blocking-call
+// callbacks (CUPTI allows both while the job runs), keeping the subscription and the profiler-range callbacks.
+void setGpuTracingCapture(bool capturing);
 // Flushes the tail and detaches from CUPTI. Safe to call when tracing never started, and twice.
 // Not async-signal-safe: call it from a normal thread (atexit, a signal-watching thread).
 void stopGpuTracing();
