@@ -60,16 +60,15 @@ CaptureWindow captureWindowOf(const store::Reader& reader) {
 std::string CaptureWindow::describe() const {
   if (whole()) return "";
   const nlohmann::json in = nlohmann::json::parse(attribute, nullptr, false);
-  std::string kept = steps > 0 ? fmt::format("steps {}-{}, {} step{}", first_kept_step, last_kept_step, steps,
-                                             steps == 1 ? "" : "s")
-                               : std::string("no step");
-  const std::size_t intervals = in.is_object() && in.contains("intervals") && in["intervals"].is_array()
-                                    ? in["intervals"].size()
-                                    : 0;
+  std::string kept =
+      steps > 0 ? fmt::format("steps {}-{}, {} step{}", first_kept_step, last_kept_step, steps, steps == 1 ? "" : "s")
+                : std::string("no step");
+  const std::size_t intervals =
+      in.is_object() && in.contains("intervals") && in["intervals"].is_array() ? in["intervals"].size() : 0;
   std::string opened = intervals == 0 ? "never opened" : formatSpan(open_seconds) + " open";
   if (intervals > 1) opened += fmt::format(" in {} intervals", intervals);
-  return fmt::format("window {} ({}, {}); compilations, graph breaks and recompiles: the whole run",
-                     bounds(in, mode), kept, opened);
+  return fmt::format("window {} ({}, {}); compilations, graph breaks and recompiles: the whole run", bounds(in, mode),
+                     kept, opened);
 }
 
 }  // namespace torchscope::analyzer

@@ -5,12 +5,12 @@
 #include <regex>
 #include <set>
 
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
 #include "Rules.h"
+#include "Stats.h"
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "Stats.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 

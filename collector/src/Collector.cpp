@@ -11,8 +11,8 @@
 #include "Environment.h"
 #include "Gpu.h"
 #include "Signals.h"
-#include "torchscope/store/Clock.h"
 #include "torchscope/store/CaptureWindow.h"
+#include "torchscope/store/Clock.h"
 #include "torchscope/store/CommandLine.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -229,8 +229,8 @@ void Collector::openStore() {
   writer_.store(writer, std::memory_order_release);
   if (python_ && envFlag("TORCHSCOPE_MEMORY", true)) {
     const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
-    host_memory_.store(new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20),
-                                             window_));
+    host_memory_.store(
+        new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20), window_));
   }
 }
 
@@ -260,16 +260,17 @@ void Collector::startGpu() {
   store::Writer* writer = writer_.load();
   if (writer == nullptr || !envFlag("TORCHSCOPE_GPU", true)) return;
   std::string failure;
-  gpu_started_ = startGpuTracingFor(*writer, python_, window_.isOpen(), window_.mode() == WindowMode::kCudaProfiler,
-                                    &failure);
+  gpu_started_ =
+      startGpuTracingFor(*writer, python_, window_.isOpen(), window_.mode() == WindowMode::kCudaProfiler, &failure);
   // The backend stores its own diagnostic; the user sees the line only when asking for it.
   if (!gpu_started_ && !failure.empty() && verbose_) writeStderr("torchscope: " + failure);
 }
 
 void Collector::warnOfAnUnseenProfilerRange() {
   if (gpu_started_ || window_.mode() != WindowMode::kCudaProfiler) return;
-  const std::string message = "the capture range is cuda-profiler but GPU tracing is off in this process, so "
-                              "cudaProfilerStart/Stop cannot be seen: only compile events are kept";
+  const std::string message =
+      "the capture range is cuda-profiler but GPU tracing is off in this process, so "
+      "cudaProfilerStart/Stop cannot be seen: only compile events are kept";
   add(store::Diagnostic{"collector", "warning", message, 1});
   if (python_ && (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_)) writeStderr("torchscope: " + message);
 }
@@ -439,11 +440,11 @@ void Collector::printSummary(const std::string& path, const std::string& loss) c
   // `torchscope run` shows a status line on the terminal while the job runs: the summary takes its place.
   const std::string erase_status = envFlag("TORCHSCOPE_STATUS_LINE", false) ? "\r\x1b[K" : "";
   writeStderr(erase_status + "torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
-              plural(tally_.graph_breaks.load(), "graph break") + ", " +
-              plural(tally_.recompiles.load(), "recompile") + ", " + plural(tally_.steps.load(), "step") +
+              plural(tally_.graph_breaks.load(), "graph break") + ", " + plural(tally_.recompiles.load(), "recompile") +
+              ", " + plural(tally_.steps.load(), "step") +
               (window_.mode() != WindowMode::kWhole ? std::string(" in the capture window") : std::string()) +
-              (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " +
-              path + loss);
+              (tally_.syncs.load() > 0 ? ", " + plural(tally_.syncs.load(), "sync") : std::string()) + " -> " + path +
+              loss);
 }
 
 }  // namespace torchscope::collector

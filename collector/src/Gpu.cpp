@@ -5,8 +5,8 @@
 
 #include "Collector.h"
 #include "PythonFrames.h"
-#include "torchscope/store/Clock.h"
 #include "torchscope/cupti/GpuTracing.h"
+#include "torchscope/store/Clock.h"
 #endif
 
 namespace torchscope::collector {

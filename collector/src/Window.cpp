@@ -105,9 +105,8 @@ WindowSettings windowSettingsFromEnvironment() {
   if (!steps.empty()) {
     const std::size_t colon = steps.find(':');
     const std::int64_t first = stepNumber(steps.substr(0, colon));
-    const std::int64_t end = colon == std::string::npos || colon + 1 == steps.size()
-                                 ? -1
-                                 : stepNumber(steps.substr(colon + 1));
+    const std::int64_t end =
+        colon == std::string::npos || colon + 1 == steps.size() ? -1 : stepNumber(steps.substr(colon + 1));
     const bool open_ended = colon != std::string::npos && colon + 1 == steps.size();
     if (colon == std::string::npos || first < 0 || (!open_ended && end <= first)) {
       settings.error = "TORCHSCOPE_WINDOW_STEPS=" + steps + " is not A:B (whole steps, A < B) or A:";

@@ -17,11 +17,11 @@ enum class WindowMode { kWhole, kSteps, kTime, kCudaProfiler, kSignal };
 
 struct WindowSettings {
   WindowMode mode = WindowMode::kWhole;
-  std::int64_t first_step = 0;   // kSteps: steps [first_step, end_step) are kept
-  std::int64_t end_step = -1;    // -1: to the end of the run
-  std::int64_t delay_ns = 0;     // kTime: opens this long after the process started
-  std::int64_t duration_ns = -1; // kTime: and stays open this long (-1: to the end)
-  std::string error;             // a malformed setting: the whole run is recorded and a diagnostic says why
+  std::int64_t first_step = 0;    // kSteps: steps [first_step, end_step) are kept
+  std::int64_t end_step = -1;     // -1: to the end of the run
+  std::int64_t delay_ns = 0;      // kTime: opens this long after the process started
+  std::int64_t duration_ns = -1;  // kTime: and stays open this long (-1: to the end)
+  std::string error;              // a malformed setting: the whole run is recorded and a diagnostic says why
 };
 
 // TORCHSCOPE_WINDOW_STEPS ("A:B" or "A:"), TORCHSCOPE_WINDOW_DELAY_S / TORCHSCOPE_WINDOW_DURATION_S (seconds),
@@ -57,7 +57,7 @@ class CaptureWindow {
   WindowSettings settings_;
   Listener listener_ = nullptr;
   std::atomic<bool> open_{true};
-  mutable std::mutex mutex_;  // guards what follows
+  mutable std::mutex mutex_;                                      // guards what follows
   std::vector<std::pair<std::int64_t, std::int64_t>> intervals_;  // [open, close), close -1 while open
   std::int64_t steps_kept_ = 0;
   std::int64_t first_kept_ = -1;

@@ -99,7 +99,8 @@ TEST(Cli, RunChecksItsCaptureWindowBeforeStartingTheJob) {
   for (const char* option : {"--steps", "--delay", "--duration", "--capture-range", "--signal-toggle"}) {
     EXPECT_THAT(help.out, ::testing::HasSubstr(option));
   }
-  const ProgramOutcome accepted = runCli("run --delay 1 --duration 2.5 -o " + dir.file("run.db") + " -- touch " + marker);
+  const ProgramOutcome accepted =
+      runCli("run --delay 1 --duration 2.5 -o " + dir.file("run.db") + " -- touch " + marker);
   EXPECT_EQ(accepted.exit_code, 0) << accepted.out;
   EXPECT_TRUE(std::filesystem::exists(marker));
 }
@@ -116,8 +117,9 @@ TEST(Cli, StatsAndAdviseStateTheCaptureWindowOfTheirFigures) {
         R"("steps":50,"first_kept_step":100,"last_kept_step":149})"});
     ASSERT_TRUE((*writer)->close());
   }
-  const std::string expected = "window --steps 100:150 (steps 100-149, 50 steps, 3.0 ms open); compilations, graph "
-                               "breaks and recompiles: the whole run";
+  const std::string expected =
+      "window --steps 100:150 (steps 100-149, 50 steps, 3.0 ms open); compilations, graph "
+      "breaks and recompiles: the whole run";
   EXPECT_THAT(runCli("stats " + path).out, ::testing::HasSubstr(expected));
   EXPECT_THAT(runCli("advise " + path).out, ::testing::HasSubstr(expected));
   // Markdown escapes its punctuation: "window \-\-steps 100:150 (steps 100\-149, ...".
@@ -133,8 +135,8 @@ TEST(Cli, StatsAndAdviseStateTheCaptureWindowOfTheirFigures) {
   testing::TempDir other;
   const std::string whole = writeSmallStore(other);
   EXPECT_TRUE(nlohmann::json::parse(testing::runTorchscope("stats --format json " + whole).out)["window"].is_null());
-  EXPECT_FALSE(nlohmann::json::parse(testing::runTorchscope("advise --format json " + whole).out)["runs"][0].contains(
-      "window"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(testing::runTorchscope("advise --format json " + whole).out)["runs"][0].contains("window"));
 }
 
 // Steps 100-102 of 10, 20 and 30 ms, in a store that says it holds a window from step 100, or none.

@@ -189,8 +189,8 @@ TEST(CaptureWindow, MalformedWindowSettingsRecordTheWholeRunWithAWarning) {
   const fs::path store = scratch.path() / "run.db";
   ProgramOptions options;
   options.env["TORCHSCOPE_WINDOW_STEPS"] = "7:3";
-  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("window_training.py").string(), "5"},
-                                                options);
+  const ProgramOutcome job =
+      runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("window_training.py").string(), "5"}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_NE(job.err.find("TORCHSCOPE_WINDOW_STEPS=7:3"), std::string::npos) << job.err;
   auto reader = openStore(store);
@@ -202,7 +202,8 @@ TEST(CaptureWindow, MalformedWindowSettingsRecordTheWholeRunWithAWarning) {
 TEST(StepsWithoutOptimizer, AManualUpdateLoopGetsItsStepsFromBackward) {
   const TempDir scratch;
   const fs::path store = scratch.path() / "run.db";
-  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("manual_update_lstm.py").string()});
+  const ProgramOutcome job =
+      runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("manual_update_lstm.py").string()});
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(store);
   ASSERT_TRUE(reader);
@@ -219,7 +220,8 @@ TEST(StepsWithoutOptimizer, AManualUpdateLoopGetsItsStepsFromBackward) {
 TEST(StepsWithoutOptimizer, AnOptimizerLoopKeepsItsOptimizerSteps) {
   const TempDir scratch;
   const fs::path store = scratch.path() / "run.db";
-  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("window_training.py").string(), "6"});
+  const ProgramOutcome job =
+      runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("window_training.py").string(), "6"});
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto reader = openStore(store);
   ASSERT_TRUE(reader);

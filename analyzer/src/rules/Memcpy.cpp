@@ -41,8 +41,9 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
       fmt::format("{} host-device copies ({:.1f} MiB, {}) used pageable memory{}. Such copies are staged through a "
                   "driver buffer and block the host; from pinned memory they run faster and overlap with compute.",
                   copies, static_cast<double>(bytes) / (1024.0 * 1024.0), formatSeconds(seconds),
-                  async_copies > 0 ? fmt::format(", {} of them asked for non_blocking but ran synchronously", async_copies)
-                                   : ""),
+                  async_copies > 0
+                      ? fmt::format(", {} of them asked for non_blocking but ran synchronously", async_copies)
+                      : ""),
       {fix::kPinMemory, "DataLoader(..., pin_memory=True) and .to(device, non_blocking=True)"});
   finding.count = copies;
   setImpact(finding, facts, seconds);

@@ -35,10 +35,10 @@ void forwardSignal(int signal_number) {
 
 // The capture window (docs/collector.md, *Capture window*): what the collector keeps besides compile events.
 struct WindowOptions {
-  std::string steps;            // "A:B" or "A:"
-  double delay_s = -1;          // -1: not given
+  std::string steps;    // "A:B" or "A:"
+  double delay_s = -1;  // -1: not given
   double duration_s = -1;
-  std::string capture_range;    // "cuda-profiler"
+  std::string capture_range;  // "cuda-profiler"
   bool signal_toggle = false;
 };
 
@@ -47,7 +47,8 @@ CLI::Validator stepRange() {
   return CLI::Validator(
       [](std::string& input) -> std::string {
         const std::size_t colon = input.find(':');
-        if (colon == std::string::npos) return "must be A:B (steps A to B-1) or A: (step A to the end), not '" + input + "'";
+        if (colon == std::string::npos)
+          return "must be A:B (steps A to B-1) or A: (step A to the end), not '" + input + "'";
         std::string first = input.substr(0, colon);
         std::string end = input.substr(colon + 1);
         const auto bound = numberIn<std::int64_t>(0, std::int64_t{1} << 50);
@@ -181,7 +182,8 @@ void addRunCommand(CLI::App& app) {
       "Example: torchscope run -o run.db -- python train.py --epochs 1\n"
       "The job's stdin, stdout and stderr are untouched and its exit code is passed on (128+n when\n"
       "signal n ended it). On a terminal, one status line shows the job's elapsed time, steps and compilations\n"
-      "while it runs (none when stderr is not a terminal). Other processes of the job, and every rank of a distributed job, write\n"
+      "while it runs (none when stderr is not a terminal). Other processes of the job, and every rank of a distributed "
+      "job, write\n"
       "<stem>[.rank<r>].<pid>.db next to the store. A distributed job:\n"
       "  torchscope run -o runs/job1/ -- torchrun --nproc_per_node=4 train.py\n"
       "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
@@ -203,9 +205,10 @@ void addRunCommand(CLI::App& app) {
   auto* delay = cmd->add_option("--delay", options->window.delay_s, "Open the window SEC seconds after the start")
                     ->type_name("SEC")
                     ->check(numberIn(0.0, 1e9));
-  auto* duration = cmd->add_option("--duration", options->window.duration_s, "Keep SEC seconds from the window's opening")
-                       ->type_name("SEC")
-                       ->check(numberIn(1e-3, 1e9));
+  auto* duration =
+      cmd->add_option("--duration", options->window.duration_s, "Keep SEC seconds from the window's opening")
+          ->type_name("SEC")
+          ->check(numberIn(1e-3, 1e9));
   auto* range = cmd->add_option("--capture-range", options->window.capture_range,
                                 "Open the window at cudaProfilerStart, close it at cudaProfilerStop")
                     ->check(CLI::IsMember({"cuda-profiler"}));
@@ -253,7 +256,8 @@ void addRunCommand(CLI::App& app) {
     ignore.sa_handler = SIG_IGN;
     struct sigaction forward {};
     forward.sa_handler = &forwardSignal;
-    struct sigaction old_int {}, old_quit {}, old_term {}, old_hup {}, old_usr2 {};
+    struct sigaction old_int {
+    }, old_quit{}, old_term{}, old_hup{}, old_usr2{};
     sigaction(SIGINT, &ignore, &old_int);
     sigaction(SIGQUIT, &ignore, &old_quit);
     sigaction(SIGTERM, &forward, &old_term);

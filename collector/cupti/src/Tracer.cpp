@@ -153,7 +153,8 @@ Result<void> Tracer::enable() {
     enableNvtxInjection();
   }
   if (options_.profiler_range != nullptr) {
-    for (auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
+    for (auto cbid :
+         {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
       if (api_->enableCallback(true, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) == CUPTI_SUCCESS) {
         profiler_callbacks_.push_back(cbid);
       }

@@ -63,7 +63,7 @@ class Tracer {
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::vector<CUpti_CallbackId> enabled_callbacks_;
   std::vector<CUpti_CallbackId> profiler_callbacks_;  // cudaProfilerStart/Stop, when options_.profiler_range is set
-  bool capturing_ = true;  // guarded by the caller's control lock, as enable/detach
+  bool capturing_ = true;                             // guarded by the caller's control lock, as enable/detach
 
   std::mutex decode_mutex_;  // decoder state; never held while calling into CUPTI's flush
   std::optional<ActivityDecoder> decoder_;

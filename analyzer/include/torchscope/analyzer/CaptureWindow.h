@@ -10,10 +10,10 @@
 namespace torchscope::analyzer {
 
 struct CaptureWindow {
-  std::string mode;          // "" the whole run; "steps", "time", "cuda-profiler", "signal"
-  std::string attribute;     // the store's JSON object, as written
-  double open_seconds = 0;   // how long the window was open
-  std::int64_t steps = 0;    // steps it kept
+  std::string mode;         // "" the whole run; "steps", "time", "cuda-profiler", "signal"
+  std::string attribute;    // the store's JSON object, as written
+  double open_seconds = 0;  // how long the window was open
+  std::int64_t steps = 0;   // steps it kept
   std::int64_t first_kept_step = -1;
   std::int64_t last_kept_step = -1;
   [[nodiscard]] bool whole() const { return mode.empty(); }
