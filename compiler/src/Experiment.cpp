@@ -236,6 +236,18 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   rounds.setVerdictMetric(*verdict);
   report.verdict_metric = verdict->name();
   report.steps_source = (*first)->steps_source;
+  report.window_steps = options.window_steps;
+  report.window_reached = (*first)->stopped_after_steps > 0;
+  if (options.window_steps > 0) {
+    report.notes.push_back(
+        report.window_reached
+            ? fmt::format("--steps {}: every run ended cleanly after {} warm-up step(s) and {} more; end-to-end and "
+                          "first-step figures cover that window, not the whole job",
+                          options.window_steps, options.warmup_steps, options.window_steps)
+            : fmt::format("--steps {}: the job ended before {} steps ({} seen), so every run ran whole and is "
+                          "compared end to end",
+                          options.window_steps, options.warmup_steps + options.window_steps, (*first)->steps.size()));
+  }
 
   // Without the collector the recorded run's store knows the causes of recompiles, which the launcher does not.
   RunMeasurement profile = **first;

@@ -106,6 +106,12 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   const std::string report_path = (folder / "launch.json").string();
   for (const char* word : {"-m", "torchscope_compiler.launch", "--report"}) spec.argv.emplace_back(word);
   spec.argv.push_back(report_path);
+  if (options_.window_steps > 0) {
+    // Ends the job cleanly at a step boundary (its finally blocks and atexit handlers run): the rest of
+    // a long run is never run, so it is never counted.
+    spec.argv.emplace_back("--stop-after-steps");
+    spec.argv.push_back(std::to_string(std::max(options_.warmup_steps, 0) + options_.window_steps));
+  }
   spec.argv.emplace_back("--");
   if (job_.module.empty()) {
     spec.argv.push_back(inCopy(job_, variant.copy_root, job_.script).string());

@@ -132,6 +132,11 @@ void addFixCommand(CLI::App& app) {
                   "Skip findings estimated below this fraction of the run (explicit --fixes are always measured)")
       ->default_val(0.05)->check(numberIn(0.0, 1.0));
   cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(numberIn(0, 1000000));
+  cmd->add_option("--steps", args->options.window_steps,
+                  "End every run cleanly after the warm-up and this many steps (SystemExit at the step boundary: "
+                  "the job's finally blocks and atexit handlers run, its output is kept), so a long job is measured "
+                  "over a window; a job that never gets that far runs whole (0: every run runs whole)")
+      ->default_val(0)->check(numberIn(0, 100000000));
   cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
       ->default_val(tc::kDefaultParityTolerance)->check(numberIn(0.0, 1e9));
   cmd->add_option("--parity-pattern", args->options.parity_pattern,
