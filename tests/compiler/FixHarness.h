@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -22,10 +23,12 @@ class FixEndToEnd : public ::testing::Test {
   }
 
   // Runs `torchscope fix ARGS` and returns the JSON report; `expected_exit` is its exit code.
-  nlohmann::json fix(std::vector<std::string> args, int expected_exit = 0) {
+  nlohmann::json fix(std::vector<std::string> args, int expected_exit = 0,
+                     const std::map<std::string, std::string>& environment = {}) {
     ProcessSpec spec;
     spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", "--format", "json", "-o", (dir_ / "report.json").string()};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.environment = environment;
     spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
     spec.working_directory = dir_.string();
     spec.stderr_path = (dir_ / "fix.stderr").string();

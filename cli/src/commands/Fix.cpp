@@ -57,7 +57,9 @@ void runFix(FixArguments& args) {
   if (args.positional.empty()) fail(kExitUsage, "fix needs RUN.db or `-- python script.py ...`");
   if (args.positional.size() == 1 && isSqliteFile(args.positional.front())) {
     options.store_path = args.positional.front();
-  } else if (std::filesystem::path(args.positional.front()).filename().string().rfind("python", 0) == 0) {
+  } else if (const std::string program = std::filesystem::path(args.positional.front()).filename().string();
+             program.rfind("python", 0) == 0 || program == "torchrun" || program == "mpirun" || program == "mpiexec" ||
+             program == "srun") {  // the compiler says which launchers it can re-run
     options.job_argv = args.positional;
   } else if (std::filesystem::exists(args.positional.front())) {
     fail(kExitUsage, args.positional.front() + ": not a torchscope store (give a store, or the job after --)");

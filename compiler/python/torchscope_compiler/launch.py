@@ -8,7 +8,10 @@ next step's backward() starts (the N-th iteration, its logging after optimizer.s
 run whole; a job without backward() stops in the N-th optimizer step's post-hook), so the job's own `finally` blocks, context managers and atexit
 handlers run and its output is flushed as on a normal exit. A job that never steps runs whole.
 In a distributed job every rank runs this launcher and steps in lockstep, so all ranks stop at the
-same step. OUT.json may contain "{rank}": the rank's RANK (0 without one).
+same step. OUT.json may contain "{rank}": the rank's RANK (0 without one); the rank's Python-level
+stdout and stderr are then also copied to stdout.rank<r>.txt and stderr.rank<r>.txt beside it (the
+launcher interleaves the ranks' output; these keep each rank's values for the parity check and its
+errors for the report).
 
 The report (JSON) is what `torchscope fix` reads beside the collector's store:
   {"wall_s", "steps": [[start_s, end_s, compiled, cpu_s], ...], "compiles": [[start_s, end_s, "f/c"], ...],
@@ -292,6 +295,41 @@ class _Recorder:
         }
 
 
+class _Tee:
+    """Writes to a stream and to a file; everything else is the stream's."""
+
+    def __init__(self, stream, path: str) -> None:
+        self._stream = stream
+        self._copy = open(path, "w", encoding="utf-8", errors="replace")
+
+    def write(self, text: str) -> int:
+        try:
+            self._copy.write(text)
+        except (OSError, ValueError):
+            pass  # the copy must never break the job's own output
+        return self._stream.write(text)
+
+    def flush(self) -> None:
+        try:
+            self._copy.flush()
+        except (OSError, ValueError):
+            pass
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _tee_rank_output(report_path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(report_path))
+    rank = _rank()
+    try:
+        sys.stdout = _Tee(sys.stdout, os.path.join(folder, f"stdout.rank{rank}.txt"))
+        sys.stderr = _Tee(sys.stderr, os.path.join(folder, f"stderr.rank{rank}.txt"))
+    except OSError:
+        pass
+
+
 def _rank() -> int:
     try:
         return int(os.environ.get("RANK", "0") or 0)
@@ -305,6 +343,8 @@ def main(argv: list[str]) -> int:
         print(usage, file=sys.stderr)
         return 2
     report_path, rest = argv[1].replace("{rank}", str(_rank())), argv[2:]
+    if "{rank}" in argv[1]:
+        _tee_rank_output(report_path)
     stop_after_steps = 0
     if rest and rest[0] == "--stop-after-steps":
         try:
@@ -344,6 +384,7 @@ def main(argv: list[str]) -> int:
         exit_code = 1
     finally:
         sys.stdout.flush()
+        sys.stderr.flush()
         with open(report_path, "w", encoding="utf-8") as out:
             json.dump(recorder.report(exit_code, applied), out)
     return exit_code

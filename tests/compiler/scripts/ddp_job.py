@@ -2,7 +2,9 @@
 
 Each rank logs its loss every step (`rank R step S loss=X`). SLOW_RANK sleeps SLOW_SECONDS before each
 forward (a straggler); FAIL_RANK raises at step FAIL_STEP with a message on its stderr; BATCHES="a,b,..."
-cycles the batch size (shape recompiles under dynamic=False). STEPS steps (default 12).
+cycles the batch size (shape recompiles under dynamic=False). STEPS steps (default 12). BACKEND is
+torch.compile's (default inductor). FAIL_ONLY_UNDER_FIXES=1 makes FAIL_RANK fail only where torchscope
+fix applies fixes (TORCHSCOPE_FIXES set): the baseline runs, the fix's runs fail.
 """
 import os
 import sys
@@ -17,6 +19,8 @@ SLOW_RANK = int(os.environ.get("SLOW_RANK", "-1"))
 SLOW_SECONDS = float(os.environ.get("SLOW_SECONDS", "0.02"))
 FAIL_RANK = int(os.environ.get("FAIL_RANK", "-1"))
 FAIL_STEP = int(os.environ.get("FAIL_STEP", "2"))
+if os.environ.get("FAIL_ONLY_UNDER_FIXES") == "1" and not os.environ.get("TORCHSCOPE_FIXES"):
+    FAIL_RANK = -1
 BATCHES = [int(size) for size in os.environ.get("BATCHES", "32").split(",")]
 
 dist.init_process_group("gloo")
@@ -24,7 +28,7 @@ rank = dist.get_rank()
 torch.manual_seed(rank)
 model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
 if os.environ.get("COMPILE", "1") == "1":
-    model = torch.compile(model, dynamic=False)
+    model = torch.compile(model, dynamic=False, backend=os.environ.get("BACKEND", "inductor"))
 model = DistributedDataParallel(model)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 try:
