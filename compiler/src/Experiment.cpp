@@ -47,7 +47,9 @@ Result<std::vector<std::string>> jobCommand(const FixOptions& options) {
 
 Result<Metric> verdictMetric(const FixOptions& options, const RunMeasurement& first_baseline) {
   if (options.verdict_metric != "auto") return parseMetric(options.verdict_metric);
-  // CPU time of the process tree is far less noisy than wall time on a shared machine; a CUDA job's
+  // A distributed job runs at the pace of its slowest rank's steps; the process tree's CPU time adds up
+  // every rank's waiting in collectives.
+  if (first_baseline.ranks > 0) return Metric{Measure::kSteadyStep, Clock::kWall};  // CPU time of the process tree is far less noisy than wall time on a shared machine; a CUDA job's
   // time is spent on the device, which only wall time sees.
   return Metric{Measure::kEndToEnd, first_baseline.cuda_used ? Clock::kWall : Clock::kCpu};
 }
@@ -238,6 +240,25 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   rounds.setVerdictMetric(*verdict);
   report.verdict_metric = verdict->name();
   report.steps_source = (*first)->steps_source;
+  if ((*first)->ranks > 0) {
+    report.notes.push_back(fmt::format(
+        "distributed job: every variant re-runs the whole job with the fixes applied in each of its {} ranks; its "
+        "steps, compile time and first step are its slowest rank's (rank {} in the first run), parity compares every "
+        "rank's values",
+        (*first)->ranks, (*first)->slowest_rank));
+  }
+  report.window_steps = options.window_steps;
+  report.window_reached = (*first)->stopped_after_steps > 0;
+  if (options.window_steps > 0) {
+    report.notes.push_back(
+        report.window_reached
+            ? fmt::format("--steps {}: every run ended cleanly after {} warm-up step(s) and {} more; end-to-end and "
+                          "first-step figures cover that window, not the whole job",
+                          options.window_steps, options.warmup_steps, options.window_steps)
+            : fmt::format("--steps {}: the job ended before {} steps ({} seen), so every run ran whole and is "
+                          "compared end to end",
+                          options.window_steps, options.warmup_steps + options.window_steps, (*first)->steps.size()));
+  }
 
   // Without the collector the recorded run's store knows the causes of recompiles, which the launcher does not.
   RunMeasurement profile = **first;

@@ -49,6 +49,8 @@ void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   run.recompiles = report.value("recompiles", std::int64_t{0});
   run.graph_breaks = report.value("graph_breaks", std::int64_t{0});
   run.cuda_used = report.value("cuda_used", false);
+  const auto stopped = report.find("stopped_after_steps");
+  run.stopped_after_steps = stopped != report.end() && stopped->is_number_integer() ? stopped->get<int>() : 0;
   if (const auto files = report.find("executed_files"); files != report.end() && files->is_array()) {
     run.executed_files_known = true;
     run.executed_files.clear();

@@ -26,20 +26,21 @@ ParityResult parityOver(const Variant& baseline, const Variant& candidate, doubl
   return compareParity(reference, parityValues(candidate), tolerance);
 }
 
-// An end-to-end gain bought with slower steady-state steps lasts only so many more steps.
-void noteBreakEven(FixOutcome& outcome, const VariantStats& baseline) {
-  const auto step = outcome.stats.metrics.find("steady_step_wall");
-  const auto total = outcome.stats.metrics.find("end_to_end_wall");
-  if (!outcome.accepted || step == outcome.stats.metrics.end() || total == outcome.stats.metrics.end()) return;
-  if (!step->second.speedup.valid() || step->second.speedup.ci_high >= 1.0) return;
-  const double step_loss = step->second.median_s - baseline.metrics.at("steady_step_wall").median_s;
-  const double saved = baseline.metrics.at("end_to_end_wall").median_s - total->second.median_s;
-  if (step_loss <= 0 || saved <= 0) return;
-  outcome.break_even_steps = saved / step_loss;
-  outcome.reason += fmt::format("; but its steady-state steps are {:.0f} % slower ({}): a job longer by ~{:.0f} steps "
-                                "loses the gain",
-                                (1.0 / step->second.speedup.estimate - 1.0) * 100, intervalOrEstimate(step->second.speedup),
-                                outcome.break_even_steps);
+// Where the fix's time goes (compile vs steady state) and the run length at which it pays off, beside
+// every timed verdict; an end-to-end gain bought with slower steps is never a plain "faster".
+void notePayoff(FixOutcome& outcome, const VariantStats& baseline, const Metric& verdict, double min_gain) {
+  outcome.payoff = payoffOf(baseline, outcome.stats, verdict.clock);
+  if (outcome.payoff.when == "below" || outcome.payoff.when == "above") outcome.break_even_steps = outcome.payoff.steps;
+  const bool timed = outcome.stats.failed_runs == 0 && outcome.parity.ok && !(outcome.effect.checkable && !outcome.effect.shown);
+  if (!timed || !outcome.payoff.known()) return;
+  constexpr std::string_view kFaster = "faster: ";
+  if (outcome.accepted && outcome.payoff.stepsSlower(min_gain) && outcome.reason.rfind(kFaster, 0) == 0) {
+    const bool decided = outcome.payoff.step_speedup.valid() && outcome.payoff.step_speedup.ci_high < 1.0;
+    outcome.reason = (decided ? "faster over this run only, its steady-state steps are slower: "
+                              : "faster over this run, but its steady-state steps may be slower: ") +
+                     outcome.reason.substr(kFaster.size());
+  }
+  outcome.reason += "; " + outcome.payoff.text();
 }
 
 }  // namespace
@@ -135,8 +136,8 @@ void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant&
   outcome.parity = parityOver(baseline, candidate, options.parity_tolerance);
   outcome.memory = memoryChange(base, outcome.stats);
   decide(outcome, rule, verdict.title());
+  notePayoff(outcome, base, verdict, rule.min_gain);
   limitMemory(outcome, options.max_memory_increase);
-  noteBreakEven(outcome, base);
 }
 
 }  // namespace torchscope::compiler

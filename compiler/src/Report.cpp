@@ -59,6 +59,17 @@ nlohmann::json effectJson(const FixOutcome& fix) {
   return {{"text", fix.effect.text}, {"shown", fix.effect.shown}, {"before", fix.effect.before}, {"after", fix.effect.after}};
 }
 
+nlohmann::json payoffJson(const Payoff& payoff) {
+  if (!payoff.known()) return nullptr;
+  return {{"clock", payoff.clock},
+          {"compile_saved_s", number(payoff.compile_saved_s)},
+          {"step_saved_s", number(payoff.step_saved_s)},
+          {"step_speedup", intervalJson(payoff.step_speedup)},
+          {"when", payoff.when},
+          {"steps", known(payoff.steps)},
+          {"text", payoff.text()}};
+}
+
 nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_metric) {
   nlohmann::json out = {
       {"id", fix.id},
@@ -89,6 +100,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["metrics"] = metricsJson(fix.stats);
     out["effect"] = effectJson(fix);
     out["break_even_steps"] = known(fix.break_even_steps);
+    out["payoff"] = payoffJson(fix.payoff);
     out["memory"] = memoryJson(fix);
   } else {
     out["runs"] = 0;
@@ -103,6 +115,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["metrics"] = nlohmann::json::object();
     out["effect"] = nullptr;
     out["break_even_steps"] = nullptr;
+    out["payoff"] = nullptr;
     out["memory"] = nullptr;
   }
   if (!fix.members.empty()) out["members"] = fix.members;
@@ -186,6 +199,8 @@ nlohmann::json reportJson(const FixReport& report) {
   out["runs"] = report.runs;
   out["parallel_runs"] = report.parallel_runs;
   out["steps_source"] = report.steps_source;
+  out["window_steps"] = report.window_steps > 0 ? nlohmann::json(report.window_steps) : nlohmann::json(nullptr);
+  out["window_reached"] = report.window_reached;
   out["collector"] = report.collector_used;
   out["verdict_metric"] = report.verdict_metric;
   out["sequential"] = {{"fixes", ruleJson(report.fix_rule)}, {"combined", ruleJson(report.combined_rule)}};

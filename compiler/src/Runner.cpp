@@ -14,8 +14,6 @@
 namespace torchscope::compiler {
 namespace fs = std::filesystem;
 
-namespace {
-
 // The last `count` non-empty lines of `text`, joined by " | ".
 std::string lastLines(const std::string& text, int count) {
   std::vector<std::string> lines;
@@ -31,6 +29,8 @@ std::string lastLines(const std::string& text, int count) {
   }
   return tail;
 }
+
+namespace {
 
 std::int64_t medianCount(const std::vector<RunMeasurement>& runs, std::int64_t RunMeasurement::*field) {
   std::vector<double> values;
@@ -101,11 +101,22 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   if (error) return makeError(ErrorCode::kIo, "cannot create " + folder.string());
 
   ProcessSpec spec;
-  spec.argv.push_back(job_.python);
-  spec.argv.insert(spec.argv.end(), job_.python_options.begin(), job_.python_options.end());
-  const std::string report_path = (folder / "launch.json").string();
+  if (job_.distributed()) {
+    // torchrun starts the launcher in every rank (`-m`), each writing its own report.
+    spec.argv = job_.launcher;
+  } else {
+    spec.argv.push_back(job_.python);
+    spec.argv.insert(spec.argv.end(), job_.python_options.begin(), job_.python_options.end());
+  }
+  const std::string report_path = (folder / (job_.distributed() ? "launch.rank{rank}.json" : "launch.json")).string();
   for (const char* word : {"-m", "torchscope_compiler.launch", "--report"}) spec.argv.emplace_back(word);
   spec.argv.push_back(report_path);
+  if (options_.window_steps > 0) {
+    // Ends the job cleanly at a step boundary (its finally blocks and atexit handlers run): the rest of
+    // a long run is never run, so it is never counted.
+    spec.argv.emplace_back("--stop-after-steps");
+    spec.argv.push_back(std::to_string(std::max(options_.warmup_steps, 0) + options_.window_steps));
+  }
   spec.argv.emplace_back("--");
   if (job_.module.empty()) {
     spec.argv.push_back(inCopy(job_, variant.copy_root, job_.script).string());
@@ -159,6 +170,13 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   measurement.cpu_s = process->cpu_s;
   measurement.peak_rss_bytes = process->peak_rss_bytes;
   measurement.exit_code = process->exit_code;
+  if (job_.distributed()) {
+    readRanks(folder, options_.parity_pattern, measurement);
+    if (measurement.exit_code != 0 && measurement.error_tail.empty()) {
+      measurement.error_tail = lastLines(readTextFile(spec.stderr_path), 3);
+    }
+    return measurement;
+  }
   (void)readLauncherReport(report_path, measurement);  // absent when the job died hard: no steps then
   if (collector_ && fs::exists(measurement.store_path)) (void)readStore(measurement.store_path, measurement);
   if (measurement.exit_code != 0) measurement.error_tail = lastLines(readTextFile(spec.stderr_path), 3);

@@ -57,6 +57,17 @@ class Runner {
   std::filesystem::path compile_cache_seed_;  // empty: runs start from an empty cache
 };
 
+// The last `count` non-empty lines of `text`, joined by " | ".
+[[nodiscard]] std::string lastLines(const std::string& text, int count);
+
+// A distributed run's figures from its ranks' launcher reports (launch.rank<r>.json in `folder`, with
+// stdout.rank<r>.txt and stderr.rank<r>.txt): the job's steps, compiles and first step are those of its
+// slowest rank (the largest median steady-state step: the others wait for it), counts the largest of
+// any rank, the parity values every rank's in rank order, and a rank that failed fails the run with
+// its own stderr as the error. With the collector, the slowest rank's store (run.rank<r>.<pid>.db
+// beside the launcher's run.db) gives the recompile causes.
+void readRanks(const std::filesystem::path& folder, const std::string& parity_pattern, RunMeasurement& run);
+
 // Medians, counts and per-run metric values of a variant's runs (speed-ups are left to the caller).
 [[nodiscard]] VariantStats summarize(const Variant& variant, int warmup_steps);
 [[nodiscard]] std::vector<std::vector<double>> parityValues(const Variant& variant);

@@ -72,12 +72,79 @@ fs::path JobLayout::rewriteRoot() const {
   return fs::is_directory(package, error) ? package : working_directory;
 }
 
+namespace {
+
+// torchrun's options that take no value; every other option takes the next word unless written --opt=value.
+bool launcherFlag(const std::string& word) {
+  static const std::set<std::string> kFlags = {"--standalone", "--no-python", "--no_python", "--run-path",
+                                               "--run_path", "-m", "--module", "--virtual-local-rank",
+                                               "--virtual_local_rank"};
+  return kFlags.count(word) != 0 || word.find('=') != std::string::npos;
+}
+
+// Splits `LAUNCHER [options] script.py ARGS` (or `... -m module ARGS`) into the launcher part and
+// `python script.py ARGS` as a plain job; `first_option` is the index of the launcher's first option.
+Result<JobLayout> analyzeLaunched(const std::vector<std::string>& argv, std::size_t first_option, std::string python,
+                                  const fs::path& working_directory) {
+  std::vector<std::string> launcher(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(first_option));
+  if (launcher[0].find('/') != std::string::npos && fs::path(launcher[0]).is_relative()) {
+    launcher[0] = (working_directory / launcher[0]).lexically_normal().string();  // must survive running from a copy
+  }
+  std::vector<std::string> job_argv = {std::move(python)};
+  std::size_t i = first_option;
+  for (; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (word == "--no-python" || word == "--no_python") {
+      return makeError(ErrorCode::kInvalidArgument, "fix cannot re-run a `torchrun --no-python` job: its ranks are not "
+                                                    "Python scripts the launcher can measure");
+    }
+    if (word == "-m" || word == "--module") {
+      job_argv.emplace_back("-m");
+      ++i;
+      break;
+    }
+    if (word.empty() || word[0] != '-') break;
+    launcher.push_back(word);
+    if (!launcherFlag(word) && i + 1 < argv.size()) launcher.push_back(argv[++i]);
+  }
+  job_argv.insert(job_argv.end(), argv.begin() + static_cast<std::ptrdiff_t>(std::min(i, argv.size())), argv.end());
+  auto job = analyzeJob(job_argv, working_directory);
+  if (!job) return job.error();
+  job->launcher = std::move(launcher);
+  job->command_line = store::joinCommandLine(argv);
+  return job;
+}
+
+}  // namespace
+
 Result<JobLayout> analyzeJob(const std::vector<std::string>& argv, const fs::path& working_directory) {
   if (argv.empty()) return makeError(ErrorCode::kInvalidArgument, "no job command given");
   const std::string interpreter = fs::path(argv[0]).filename().string();
+  if (interpreter == "mpirun" || interpreter == "mpiexec" || interpreter == "srun") {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "fix cannot re-run `" + interpreter + "` jobs: it measures a rank through torchscope's launcher, "
+                     "which only torchrun (`torchrun` or `python -m torch.distributed.run`) can be told to start in "
+                     "every rank; run one rank's work under torchrun, or `torchscope run` the job and read its findings");
+  }
+  if (interpreter == "torchrun") {
+    // The ranks' interpreter: the python beside torchrun (its virtual environment), for the tools fix runs itself.
+    const fs::path beside = fs::path(argv[0]).parent_path() / "python";
+    std::error_code error;
+    const std::string python = fs::exists(beside, error) ? beside.string() : "python3";
+    return analyzeLaunched(argv, 1, python, working_directory);
+  }
+  if (interpreter.rfind("python", 0) == 0) {
+    for (std::size_t i = 1; i + 1 < argv.size() && argv[i].rfind('-', 0) == 0; ++i) {
+      if (argv[i] == "-m" && (argv[i + 1] == "torch.distributed.run" || argv[i + 1] == "torch.distributed.launch")) {
+        return analyzeLaunched(argv, i + 2, argv[0], working_directory);
+      }
+      if (argv[i] == "-m") break;
+    }
+  }
   if (interpreter.rfind("python", 0) != 0) {
     return makeError(ErrorCode::kInvalidArgument,
-                     "fix needs a job started as `python script.py ...` or `python -m module ...`, not '" + argv[0] + "'");
+                     "fix needs a job started as `python script.py ...`, `python -m module ...` or `torchrun ... script.py`, "
+                     "not '" + argv[0] + "'");
   }
   JobLayout job;
   // A relative interpreter path (.venv/bin/python) must survive running from the copy.

@@ -27,6 +27,10 @@ SCALES = {
     # compiles less while every planted problem still shows.
     "demo": Scale(customers=1_500, articles=300, days=84, sessions_per_month=2.0, fanout=16,
                   batch_size=128, epochs=2, channels=32, train_weeks=3, layers=1),
+    # `fix` on steady state: the demo's data, model and compiles, run for 40 epochs (hundreds of steps), so that
+    # the steady-state step time weighs against the compile time a fix saves or costs.
+    "long": Scale(customers=1_500, articles=300, days=84, sessions_per_month=2.0, fanout=16,
+                  batch_size=128, epochs=40, channels=32, train_weeks=3, layers=1),
     # CI size: seconds of eager work, the rest is compilation.
     "tiny": Scale(customers=1_500, articles=300, days=84, sessions_per_month=2.0, fanout=16,
                   batch_size=128, epochs=3, channels=32, train_weeks=3),

@@ -15,46 +15,12 @@
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
 #include "torchscope/testing/TempDir.h"
+#include "FixHarness.h"
 
 namespace torchscope::compiler {
 namespace {
 
 namespace fs = std::filesystem;
-
-class FixEndToEnd : public ::testing::Test {
- protected:
-  fs::path copyScript(const std::string& name) {
-    const fs::path target = dir_ / name;
-    fs::copy_file(fs::path(TORCHSCOPE_COMPILER_TESTS) / "scripts" / name, target);
-    return target;
-  }
-
-  // Runs `torchscope fix ARGS` and returns the JSON report.
-  nlohmann::json fix(std::vector<std::string> args) {
-    ProcessSpec spec;
-    spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", "--format", "json", "-o", (dir_ / "report.json").string()};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
-    spec.working_directory = dir_.string();
-    spec.stderr_path = (dir_ / "fix.stderr").string();
-    auto result = runProcess(spec);
-    EXPECT_TRUE(result.ok());
-    EXPECT_EQ(result.ok() ? result->exit_code : -1, 0) << readTextFile(spec.stderr_path);
-    return nlohmann::json::parse(readTextFile((dir_ / "report.json").string()), nullptr, false);
-  }
-
-  const torchscope::testing::TempDir scratch_;
-  const fs::path& dir_ = scratch_.path();
-};
-
-const nlohmann::json& fixNamed(const nlohmann::json& report, const std::string& id) {
-  for (const auto& fix : report["fixes"]) {
-    if (fix["id"] == id) return fix;
-  }
-  static const nlohmann::json missing;
-  ADD_FAILURE() << "no fix " << id << " in " << report.dump();
-  return missing;
-}
 
 // The lr-scheduler script gets tensor-lr: recompiles go to 0 with parity kept; a deliberately
 // result-changing fix is rejected by the parity check; --write applies the source form with a backup.

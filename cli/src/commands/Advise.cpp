@@ -49,6 +49,7 @@ void addAdviseCommand(CLI::App& app) {
     std::vector<std::string> user_code;
     bool save = false;
     bool absolute_paths = false;
+    bool only_given = false;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("advise", "Find what makes a run slow and propose fixes, most impact first");
@@ -61,6 +62,9 @@ void addAdviseCommand(CLI::App& app) {
   cmd->add_flag("--absolute-paths", options->absolute_paths,
                 "Print every path as recorded; by default text, markdown, html and junit reports show paths under the "
                 "current directory (or the job's folder) relative to it");
+  cmd->add_flag("--only-given", options->only_given,
+                "Read only the stores named; by default a store whose job's other processes (torchrun's ranks, "
+                "workers) wrote stores beside it (run.db -> run.rank<r>.<pid>.db, run.<pid>.db) brings them in");
   cmd->add_flag("--save", options->save, "Also store the findings in each store (replacing earlier ones) for the GUI");
   cmd->add_option("--user-code", options->user_code,
                   "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
@@ -78,6 +82,18 @@ void addAdviseCommand(CLI::App& app) {
     analyze_options.user_code = userCodeRoots(options->user_code);
     auto stores = store::expandRunFolders(options->stores);
     if (!stores) failWith(stores.error());
+    if (!options->only_given) {
+      // One job is one analysis: the launcher's store alone sees none of its ranks' steps.
+      std::vector<std::string> added;
+      stores = store::withCompanionStores(*stores, &added);
+      if (!added.empty()) {
+        std::string names;
+        for (const auto& path : added) names += (names.empty() ? "" : ", ") + std::filesystem::path(path).filename().string();
+        std::cerr << "torchscope advise: also reading the " << added.size()
+                  << " store(s) the job's other processes wrote beside it: " << names
+                  << " (--only-given reads only the stores named)\n";
+      }
+    }
     checkOutput(options->output, *stores);
     auto analysis = analyzer::analyze(*stores, analyze_options);
     if (!analysis) failWith(analysis.error());

@@ -57,7 +57,9 @@ void runFix(FixArguments& args) {
   if (args.positional.empty()) fail(kExitUsage, "fix needs RUN.db or `-- python script.py ...`");
   if (args.positional.size() == 1 && isSqliteFile(args.positional.front())) {
     options.store_path = args.positional.front();
-  } else if (std::filesystem::path(args.positional.front()).filename().string().rfind("python", 0) == 0) {
+  } else if (const std::string program = std::filesystem::path(args.positional.front()).filename().string();
+             program.rfind("python", 0) == 0 || program == "torchrun" || program == "mpirun" || program == "mpiexec" ||
+             program == "srun") {  // the compiler says which launchers it can re-run
     options.job_argv = args.positional;
   } else if (std::filesystem::exists(args.positional.front())) {
     fail(kExitUsage, args.positional.front() + ": not a torchscope store (give a store, or the job after --)");
@@ -132,6 +134,11 @@ void addFixCommand(CLI::App& app) {
                   "Skip findings estimated below this fraction of the run (explicit --fixes are always measured)")
       ->default_val(0.05)->check(numberIn(0.0, 1.0));
   cmd->add_option("--warmup-steps", args->options.warmup_steps, "Steps left out at the start of every run")->default_val(1)->check(numberIn(0, 1000000));
+  cmd->add_option("--steps", args->options.window_steps,
+                  "End every run cleanly after the warm-up and this many steps (SystemExit at the step boundary: "
+                  "the job's finally blocks and atexit handlers run, its output is kept), so a long job is measured "
+                  "over a window; a job that never gets that far runs whole (0: every run runs whole)")
+      ->default_val(0)->check(numberIn(0, 100000000));
   cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
       ->default_val(tc::kDefaultParityTolerance)->check(numberIn(0.0, 1e9));
   cmd->add_option("--parity-pattern", args->options.parity_pattern,

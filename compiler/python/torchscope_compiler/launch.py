@@ -1,12 +1,23 @@
 """Runs a job with the runtime fixes of TORCHSCOPE_FIXES applied and writes a measurement report.
 
-    python -m torchscope_compiler.launch --report OUT.json [--] script.py ARGS...
-    python -m torchscope_compiler.launch --report OUT.json [--] -m package.module ARGS...
+    python -m torchscope_compiler.launch --report OUT.json [--stop-after-steps N] [--] script.py ARGS...
+    python -m torchscope_compiler.launch --report OUT.json [--stop-after-steps N] [--] -m package.module ARGS...
+
+With --stop-after-steps N the job ends cleanly after its N-th step: SystemExit(0) is raised as the
+next step's backward() starts (the N-th iteration, its logging after optimizer.step() included, has
+run whole; a job without backward() stops in the N-th optimizer step's post-hook), so the job's own `finally` blocks, context managers and atexit
+handlers run and its output is flushed as on a normal exit. A job that never steps runs whole.
+In a distributed job every rank runs this launcher and steps in lockstep, so all ranks stop at the
+same step. OUT.json may contain "{rank}": the rank's RANK (0 without one); the rank's Python-level
+stdout and stderr are then also copied to stdout.rank<r>.txt and stderr.rank<r>.txt beside it (the
+launcher interleaves the ranks' output; these keep each rank's values for the parity check and its
+errors for the report).
 
 The report (JSON) is what `torchscope fix` reads beside the collector's store:
   {"wall_s", "steps": [[start_s, end_s, compiled, cpu_s], ...], "compiles": [[start_s, end_s, "f/c"], ...],
    "compile_time_s", "compile_cpu_s", "first_step": {"wall_s", "cpu_s"} | null, "recompiles", "graph_breaks",
-   "executed_files", "cuda_used", "applied_fixes", "exit_code"}
+   "executed_files", "cuda_used", "applied_fixes", "exit_code", "stopped_after_steps", "rank", "world_size"}
+`stopped_after_steps` is N when the launcher ended the job there, else null.
 Times are seconds on time.perf_counter() from the launcher's start. A step ends at every eager
 optimizer.step() (or at every Tensor.backward() when those are more: a compiled optimizer step hides
 its hook); the first starts when the script starts. `compiled` is 1 when a Dynamo compile overlapped
@@ -143,8 +154,14 @@ class _ExecutedFiles:
             self._thread.join(timeout=5)
 
 
+class _StopAfterSteps(SystemExit):
+    """Raised at the step boundary where --stop-after-steps ends the job (exit status 0)."""
+
+
 class _Recorder:
-    def __init__(self) -> None:
+    def __init__(self, stop_after_steps: int = 0) -> None:
+        self.stop_after_steps = stop_after_steps  # 0: never
+        self.stopped = False
         self.start = time.perf_counter()
         self.start_cpu = _own_cpu_s()
         self.start_offset = _seconds_since_process_start()
@@ -173,6 +190,7 @@ class _Recorder:
         recorder = self
 
         def backward(tensor, *args, **kwargs):
+            recorder._stop_before_backward()
             result = original_backward(tensor, *args, **kwargs)
             recorder._mark("backward", recorder.backward_ends)
             return result
@@ -206,6 +224,20 @@ class _Recorder:
         # Traced inside a compiled optimizer step, this is a constant no-op: no graph break.
         if not self._traced():
             self._mark("step", self.step_ends)
+            if self.stop_after_steps and not self.backward_ends and len(self.step_ends) >= self.stop_after_steps:
+                self._stop()  # a job without backward(): its N-th step ends here
+
+    def _stop_before_backward(self) -> None:
+        # The N-th step ends where the (N+1)-th begins: stopping as its backward() starts lets the N-th
+        # iteration finish whole (the job's logging after optimizer.step() included).
+        steps = max(len(self.step_ends), len(self.backward_ends))
+        if self.stop_after_steps and steps >= self.stop_after_steps and not self._traced():
+            self._stop()
+
+    def _stop(self) -> None:
+        self.stopped = True
+        sys.stdout.flush()
+        raise _StopAfterSteps(0)
 
     def _on_compile_start(self, args) -> None:
         compile_id = str(getattr(args, "compile_id", ""))
@@ -257,14 +289,70 @@ class _Recorder:
             "cuda_used": cuda_used,
             "applied_fixes": applied,
             "exit_code": exit_code,
+            "stopped_after_steps": self.stop_after_steps if self.stopped else None,
+            "rank": _rank(),
+            "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
         }
 
 
+class _Tee:
+    """Writes to a stream and to a file; everything else is the stream's."""
+
+    def __init__(self, stream, path: str) -> None:
+        self._stream = stream
+        self._copy = open(path, "w", encoding="utf-8", errors="replace")
+
+    def write(self, text: str) -> int:
+        try:
+            self._copy.write(text)
+        except (OSError, ValueError):
+            pass  # the copy must never break the job's own output
+        return self._stream.write(text)
+
+    def flush(self) -> None:
+        try:
+            self._copy.flush()
+        except (OSError, ValueError):
+            pass
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _tee_rank_output(report_path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(report_path))
+    rank = _rank()
+    try:
+        sys.stdout = _Tee(sys.stdout, os.path.join(folder, f"stdout.rank{rank}.txt"))
+        sys.stderr = _Tee(sys.stderr, os.path.join(folder, f"stderr.rank{rank}.txt"))
+    except OSError:
+        pass
+
+
+def _rank() -> int:
+    try:
+        return int(os.environ.get("RANK", "0") or 0)
+    except ValueError:
+        return 0
+
+
 def main(argv: list[str]) -> int:
+    usage = "usage: python -m torchscope_compiler.launch --report OUT.json [--stop-after-steps N] [--] script.py ARGS..."
     if len(argv) < 2 or argv[0] != "--report":
-        print("usage: python -m torchscope_compiler.launch --report OUT.json [--] script.py ARGS...", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
-    report_path, rest = argv[1], argv[2:]
+    report_path, rest = argv[1].replace("{rank}", str(_rank())), argv[2:]
+    if "{rank}" in argv[1]:
+        _tee_rank_output(report_path)
+    stop_after_steps = 0
+    if rest and rest[0] == "--stop-after-steps":
+        try:
+            stop_after_steps = int(rest[1])
+        except (IndexError, ValueError):
+            print(usage, file=sys.stderr)
+            return 2
+        rest = rest[2:]
     if rest and rest[0] == "--":
         rest = rest[1:]
     if not rest:
@@ -273,7 +361,7 @@ def main(argv: list[str]) -> int:
 
     from torchscope_compiler import runtime
 
-    recorder = _Recorder()
+    recorder = _Recorder(stop_after_steps)
     recorder.install()
     applied = runtime.apply_from_environment()
 
@@ -296,6 +384,7 @@ def main(argv: list[str]) -> int:
         exit_code = 1
     finally:
         sys.stdout.flush()
+        sys.stderr.flush()
         with open(report_path, "w", encoding="utf-8") as out:
             json.dump(recorder.report(exit_code, applied), out)
     return exit_code

@@ -25,6 +25,7 @@
 
 #include "torchscope/compiler/Effects.h"
 #include "torchscope/compiler/FixCatalog.h"
+#include "torchscope/compiler/Measurement.h"
 #include "torchscope/compiler/Parity.h"
 #include "torchscope/compiler/Sequential.h"
 #include "torchscope/compiler/Statistics.h"
@@ -39,6 +40,7 @@ struct FixOptions {
   std::string fixes;                   // explicit "id,id:arg"; empty: from the findings
   int repetitions = 5;                 // at most this many runs per variant; the sequential design stops earlier
   int warmup_steps = 1;                // steps at the start of each run left out of the steady state
+  int window_steps = 0;                // --steps N: every run ends cleanly after warm-up + N steps; 0: runs whole
   double parity_tolerance = kDefaultParityTolerance;
   std::string parity_pattern = kDefaultParityPattern;
   double min_total_gain = 0.02;        // smaller changes of the verdict measure count as no change
@@ -100,6 +102,27 @@ struct MemoryChange {
   [[nodiscard]] bool known() const { return !basis.empty(); }
 };
 
+// Where a fix's time goes and the run length at which it pays off: what it saves (+) or costs (-) in
+// compile time once, and per steady-state step, on one clock. A fix that saves compile time but slows
+// the steps pays off only below `steps` steps; one that costs compile time but speeds the steps only
+// above. Medians over the runs; `step_decided` tells whether the steps' 95 % interval excludes no change.
+struct Payoff {
+  std::string clock;             // "cpu" | "wall"; empty when compile or steady-step figures are missing
+  double compile_saved_s = 0;    // baseline compile time - the fix's
+  double step_saved_s = 0;       // baseline steady-state step - the fix's
+  SpeedupInterval step_speedup;  // the steady-state step's speed-up on that clock
+  std::string when;              // "always" | "never" | "below" | "above" (the run length in steps)
+  double steps = -1;             // the break-even run length for "below" / "above"
+  [[nodiscard]] bool known() const { return !clock.empty(); }
+  // A measurably slower steady state (95 % interval wholly below 1) or an estimate slower by min_gain.
+  [[nodiscard]] bool stepsSlower(double min_gain) const;
+  // "saves 64 s of compile CPU time, costs 0.9 ms a step: worth it below 70,000 steps"
+  [[nodiscard]] std::string text() const;
+};
+
+// Compile time and steady-state step of `candidate` against `baseline` on `clock`.
+[[nodiscard]] Payoff payoffOf(const VariantStats& baseline, const VariantStats& candidate, Clock clock);
+
 struct FixOutcome {
   std::string id;    // "id" or "id:arg"; "combined" for the accepted fixes together
   std::string kind;  // "runtime" | "source" | "advice" | "combined"
@@ -114,7 +137,8 @@ struct FixOutcome {
   double compile_time_delta_s = 0;
   SpeedupInterval verdict;   // the verdict measure at the look that stopped the fix
   EffectCheck effect;
-  double break_even_steps = -1;  // when the end-to-end gain comes with slower steps: steps until it is used up
+  Payoff payoff;
+  double break_even_steps = -1;  // the payoff's break-even run length in steps ("below"/"above"); -1 none
   double impact_fraction = -1;   // the findings' estimated share of the run
   std::string finding;           // the finding it answers, e.g. "recompile/dynamic-shape at model.py:41"
   VariantStats stats;
@@ -130,6 +154,8 @@ struct FixReport {
   std::string steps_source;  // "store" | "launcher"
   bool collector_used = false;
   std::string verdict_metric;  // Metric::name() the verdicts rest on
+  int window_steps = 0;        // --steps: the runs ended after warm-up + this many steps; 0: they ran whole
+  bool window_reached = false; // the baseline's first run stepped far enough to be ended there
   SequentialRule fix_rule;
   SequentialRule combined_rule;
   int runs = 0;              // runs of the job, the first baseline run included

@@ -43,6 +43,9 @@ struct RunMeasurement {
   bool executed_files_known = false;
   std::vector<std::string> executed_files;  // absolute paths of the job's own files that ran
   int exit_code = 0;
+  int ranks = 0;                  // a distributed run: how many ranks reported (0: not distributed)
+  int slowest_rank = -1;          // the rank whose steps, compiles and first step are the run's
+  int stopped_after_steps = 0;    // the launcher ended the job after this many steps (--steps); 0: it ran whole
   std::string error_tail;         // the last lines of stderr of a run that failed
   std::string stderr_path;        // the run's whole stderr (removed with the run folders unless kept)
   std::string store_path;         // the run's collector store; empty without the collector

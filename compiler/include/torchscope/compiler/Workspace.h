@@ -27,12 +27,19 @@ struct JobLayout {
   std::vector<std::string> arguments;       // the script's own arguments
   std::filesystem::path working_directory;  // where the job was started
   std::string command_line;                 // the job as the user gave it (store::joinCommandLine), for its store and reports
+  // A distributed job: the launcher and its options up to the script, e.g. {"torchrun", "--standalone",
+  // "--nproc_per_node=2"} or {"python", "-m", "torch.distributed.run", ...}; empty for a plain python job.
+  std::vector<std::string> launcher;
+  [[nodiscard]] bool distributed() const { return !launcher.empty(); }
   [[nodiscard]] std::filesystem::path sourceRoot() const;  // the script's folder (or the working directory)
   // The folder source fixes may change: the script's folder, or the package folder of -m a.b.c
   // (a/b under the working directory, when it exists).
   [[nodiscard]] std::filesystem::path rewriteRoot() const;
 };
 
+// `python [options] script.py|-m module ARGS`, or the same started by `torchrun [options]` or
+// `python -m torch.distributed.run [options]` (every rank is re-run); mpirun/mpiexec/srun are refused
+// with the reason.
 [[nodiscard]] Result<JobLayout> analyzeJob(const std::vector<std::string>& argv,
                                            const std::filesystem::path& working_directory);
 

@@ -21,6 +21,16 @@ inline constexpr std::string_view kRunFolderStoreName = "run.db";
 // files are kept as given. Fails with kNotFound for a missing path or a directory without stores.
 [[nodiscard]] Result<std::vector<std::string>> expandRunFolders(const std::vector<std::string>& paths);
 
+// The stores the other processes of a store's job wrote beside it: for `DIR/run.db`, every
+// `DIR/run[.rank<r>].<pid>.db` (the collector's names, docs/collector.md), ordered by rank, then name.
+// Empty for a store that is itself one of those, or whose job wrote no other.
+[[nodiscard]] std::vector<std::string> companionStores(const std::string& store_path);
+
+// `paths` with the companion stores of every file among them added after it (each once; a store given
+// anyway stays where it was given). `added` receives the stores that were brought in.
+[[nodiscard]] std::vector<std::string> withCompanionStores(const std::vector<std::string>& paths,
+                                                           std::vector<std::string>* added = nullptr);
+
 // The rank in a store's file name (`run.rank3.1234.db` -> 3), -1 when it has none.
 [[nodiscard]] long long rankInStoreName(std::string_view file_name);
 
