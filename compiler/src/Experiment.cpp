@@ -49,7 +49,9 @@ Result<Metric> verdictMetric(const FixOptions& options, const RunMeasurement& fi
   if (options.verdict_metric != "auto") return parseMetric(options.verdict_metric);
   // A distributed job runs at the pace of its slowest rank's steps; the process tree's CPU time adds up
   // every rank's waiting in collectives.
-  if (first_baseline.ranks > 0) return Metric{Measure::kSteadyStep, Clock::kWall};  // CPU time of the process tree is far less noisy than wall time on a shared machine; a CUDA job's
+  if (first_baseline.ranks > 0)
+    return Metric{Measure::kSteadyStep, Clock::kWall};  // CPU time of the process tree is far less noisy than wall time
+                                                        // on a shared machine; a CUDA job's
   // time is spent on the device, which only wall time sees.
   return Metric{Measure::kEndToEnd, first_baseline.cuda_used ? Clock::kWall : Clock::kCpu};
 }

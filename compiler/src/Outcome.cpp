@@ -31,7 +31,8 @@ ParityResult parityOver(const Variant& baseline, const Variant& candidate, doubl
 void notePayoff(FixOutcome& outcome, const VariantStats& baseline, const Metric& verdict, double min_gain) {
   outcome.payoff = payoffOf(baseline, outcome.stats, verdict.clock);
   if (outcome.payoff.when == "below" || outcome.payoff.when == "above") outcome.break_even_steps = outcome.payoff.steps;
-  const bool timed = outcome.stats.failed_runs == 0 && outcome.parity.ok && !(outcome.effect.checkable && !outcome.effect.shown);
+  const bool timed =
+      outcome.stats.failed_runs == 0 && outcome.parity.ok && !(outcome.effect.checkable && !outcome.effect.shown);
   if (!timed || !outcome.payoff.known()) return;
   constexpr std::string_view kFaster = "faster: ";
   if (outcome.accepted && outcome.payoff.stepsSlower(min_gain) && outcome.reason.rfind(kFaster, 0) == 0) {

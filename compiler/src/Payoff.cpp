@@ -76,7 +76,8 @@ std::string Payoff::text() const {
   const std::string clock_name = clock == "cpu" ? "CPU time" : "wall time";
   const std::string compile_part = fmt::format("{} {} of compile {}", compile_saved_s >= 0 ? "saves" : "costs",
                                                payoffDuration(compile_saved_s), clock_name);
-  std::string step_part = fmt::format("{} {} a step", step_saved_s >= 0 ? "saves" : "costs", payoffDuration(step_saved_s));
+  std::string step_part =
+      fmt::format("{} {} a step", step_saved_s >= 0 ? "saves" : "costs", payoffDuration(step_saved_s));
   if (std::isfinite(step_speedup.estimate)) {
     step_part += step_speedup.valid()
                      ? fmt::format(" ({:.3f}x [{:.3f}, {:.3f}]{})", step_speedup.estimate, step_speedup.ci_low,

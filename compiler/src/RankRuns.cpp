@@ -25,7 +25,8 @@ long long reportRank(const std::string& name) {
   constexpr std::string_view kPrefix = "launch.rank";
   if (name.rfind(kPrefix, 0) != 0 || name.size() < kPrefix.size() + 6) return -1;
   const std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - 5);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
   return std::stoll(digits);
 }
 

@@ -76,9 +76,9 @@ namespace {
 
 // torchrun's options that take no value; every other option takes the next word unless written --opt=value.
 bool launcherFlag(const std::string& word) {
-  static const std::set<std::string> kFlags = {"--standalone", "--no-python", "--no_python", "--run-path",
-                                               "--run_path", "-m", "--module", "--virtual-local-rank",
-                                               "--virtual_local_rank"};
+  static const std::set<std::string> kFlags = {"--standalone", "--no-python",          "--no_python",
+                                               "--run-path",   "--run_path",           "-m",
+                                               "--module",     "--virtual-local-rank", "--virtual_local_rank"};
   return kFlags.count(word) != 0 || word.find('=') != std::string::npos;
 }
 
@@ -95,8 +95,9 @@ Result<JobLayout> analyzeLaunched(const std::vector<std::string>& argv, std::siz
   for (; i < argv.size(); ++i) {
     const std::string& word = argv[i];
     if (word == "--no-python" || word == "--no_python") {
-      return makeError(ErrorCode::kInvalidArgument, "fix cannot re-run a `torchrun --no-python` job: its ranks are not "
-                                                    "Python scripts the launcher can measure");
+      return makeError(ErrorCode::kInvalidArgument,
+                       "fix cannot re-run a `torchrun --no-python` job: its ranks are not "
+                       "Python scripts the launcher can measure");
     }
     if (word == "-m" || word == "--module") {
       job_argv.emplace_back("-m");
@@ -121,10 +122,12 @@ Result<JobLayout> analyzeJob(const std::vector<std::string>& argv, const fs::pat
   if (argv.empty()) return makeError(ErrorCode::kInvalidArgument, "no job command given");
   const std::string interpreter = fs::path(argv[0]).filename().string();
   if (interpreter == "mpirun" || interpreter == "mpiexec" || interpreter == "srun") {
-    return makeError(ErrorCode::kInvalidArgument,
-                     "fix cannot re-run `" + interpreter + "` jobs: it measures a rank through torchscope's launcher, "
-                     "which only torchrun (`torchrun` or `python -m torch.distributed.run`) can be told to start in "
-                     "every rank; run one rank's work under torchrun, or `torchscope run` the job and read its findings");
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "fix cannot re-run `" + interpreter +
+            "` jobs: it measures a rank through torchscope's launcher, "
+            "which only torchrun (`torchrun` or `python -m torch.distributed.run`) can be told to start in "
+            "every rank; run one rank's work under torchrun, or `torchscope run` the job and read its findings");
   }
   if (interpreter == "torchrun") {
     // The ranks' interpreter: the python beside torchrun (its virtual environment), for the tools fix runs itself.
@@ -142,9 +145,11 @@ Result<JobLayout> analyzeJob(const std::vector<std::string>& argv, const fs::pat
     }
   }
   if (interpreter.rfind("python", 0) != 0) {
-    return makeError(ErrorCode::kInvalidArgument,
-                     "fix needs a job started as `python script.py ...`, `python -m module ...` or `torchrun ... script.py`, "
-                     "not '" + argv[0] + "'");
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "fix needs a job started as `python script.py ...`, `python -m module ...` or `torchrun ... script.py`, "
+        "not '" +
+            argv[0] + "'");
   }
   JobLayout job;
   // A relative interpreter path (.venv/bin/python) must survive running from the copy.

@@ -54,7 +54,8 @@ std::vector<std::string> companionStores(const std::string& store_path) {
   const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   for (const auto& entry : fs::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file(error) && isCompanionName(name, stem, extension)) found.push_back(path.parent_path() / name);
+    if (entry.is_regular_file(error) && isCompanionName(name, stem, extension))
+      found.push_back(path.parent_path() / name);
   }
   std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
     const std::string name_a = a.filename().string();

@@ -19,7 +19,10 @@ const std::string kTorchrun = (fs::path(TORCHSCOPE_PYTHON).parent_path() / "torc
 
 // aot_eager compiles in a fraction of Inductor's time; the recompiles on shapes are the same.
 std::map<std::string, std::string> ddpEnvironment(std::map<std::string, std::string> extra = {}) {
-  extra.insert({{"OMP_NUM_THREADS", "1"}, {"GLOO_SOCKET_IFNAME", "lo"}, {"BACKEND", "aot_eager"}, {"STEPS", "6"},
+  extra.insert({{"OMP_NUM_THREADS", "1"},
+                {"GLOO_SOCKET_IFNAME", "lo"},
+                {"BACKEND", "aot_eager"},
+                {"STEPS", "6"},
                 {"BATCHES", "16,24,32"}});
   return extra;
 }
@@ -78,8 +81,15 @@ TEST_F(FixEndToEnd, AdviseOnTheLaunchersStoreNamesTheStraggler) {
   if (!fs::exists(kTorchrun)) GTEST_SKIP() << "no torchrun beside " << TORCHSCOPE_PYTHON;
   const fs::path script = copyScript("ddp_job.py");
   ProcessSpec job;
-  job.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "run", "-o", (dir_ / "run.db").string(), "--", kTorchrun,
-              "--standalone", "--nproc_per_node=2", script.string()};
+  job.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope",
+              "run",
+              "-o",
+              (dir_ / "run.db").string(),
+              "--",
+              kTorchrun,
+              "--standalone",
+              "--nproc_per_node=2",
+              script.string()};
   job.environment = ddpEnvironment({{"SLOW_RANK", "1"}, {"SLOW_SECONDS", "0.02"}, {"STEPS", "12"}, {"BATCHES", "32"}});
   job.stdout_path = (dir_ / "job.out").string();
   job.stderr_path = (dir_ / "job.err").string();

@@ -11,11 +11,11 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "FixHarness.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
 #include "torchscope/testing/TempDir.h"
-#include "FixHarness.h"
 
 namespace torchscope::compiler {
 namespace {

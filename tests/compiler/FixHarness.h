@@ -5,9 +5,9 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "torchscope/compiler/Process.h"
 #include "torchscope/testing/TempDir.h"
@@ -26,7 +26,8 @@ class FixEndToEnd : public ::testing::Test {
   nlohmann::json fix(std::vector<std::string> args, int expected_exit = 0,
                      const std::map<std::string, std::string>& environment = {}) {
     ProcessSpec spec;
-    spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", "--format", "json", "-o", (dir_ / "report.json").string()};
+    spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", "--format", "json", "-o",
+                 (dir_ / "report.json").string()};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.environment = environment;
     spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";

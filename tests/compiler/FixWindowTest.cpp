@@ -49,8 +49,8 @@ TEST_F(FixEndToEnd, ALongJobEndsCleanlyAfterTheWindow) {
 TEST_F(FixEndToEnd, AJobThatNeverStepsRunsWhole) {
   const fs::path script = dir_ / "no_steps.py";
   std::ofstream(script) << "for i in range(6):\n    print(f'eval {i} loss={0.5 / (i + 1):.4f}')\nprint('done')\n";
-  const auto report = fix({"--steps", "2", "--fixes", "torch-compile", "--keep-temp", "--", TORCHSCOPE_PYTHON,
-                           script.string()});
+  const auto report =
+      fix({"--steps", "2", "--fixes", "torch-compile", "--keep-temp", "--", TORCHSCOPE_PYTHON, script.string()});
   ASSERT_TRUE(report.is_object());
   EXPECT_FALSE(report["window_reached"].get<bool>());
   bool noted = false;

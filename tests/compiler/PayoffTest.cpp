@@ -24,8 +24,9 @@ TEST(Payoff, SavesCompileCostsStepsPaysOffBelowTheBreakEven) {
   EXPECT_EQ(payoff.when, "below");
   EXPECT_NEAR(payoff.steps, 64.0 / 0.0009, 1e-6);
   EXPECT_TRUE(payoff.stepsSlower(0.02));
-  EXPECT_EQ(payoff.text(), "saves 64 s of compile CPU time, costs 0.9 ms a step (0.917x [0.900, 0.930]): worth it "
-                           "below 71,000 steps");
+  EXPECT_EQ(payoff.text(),
+            "saves 64 s of compile CPU time, costs 0.9 ms a step (0.917x [0.900, 0.930]): worth it "
+            "below 71,000 steps");
 }
 
 TEST(Payoff, CostsCompileSavesStepsPaysOffAboveTheBreakEven) {
@@ -33,8 +34,9 @@ TEST(Payoff, CostsCompileSavesStepsPaysOffAboveTheBreakEven) {
   EXPECT_EQ(payoff.when, "above");
   EXPECT_NEAR(payoff.steps, 300.0, 1e-9);  // 3 s more compile / 10 ms saved a step
   EXPECT_FALSE(payoff.stepsSlower(0.02));
-  EXPECT_EQ(payoff.text(), "costs 3.0 s of compile CPU time, saves 10 ms a step (1.250x [1.200, 1.300]): worth it "
-                           "above 300 steps");
+  EXPECT_EQ(payoff.text(),
+            "costs 3.0 s of compile CPU time, saves 10 ms a step (1.250x [1.200, 1.300]): worth it "
+            "above 300 steps");
 }
 
 TEST(Payoff, BothBetterIsAlwaysBothWorseIsNever) {

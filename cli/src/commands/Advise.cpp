@@ -88,7 +88,8 @@ void addAdviseCommand(CLI::App& app) {
       stores = store::withCompanionStores(*stores, &added);
       if (!added.empty()) {
         std::string names;
-        for (const auto& path : added) names += (names.empty() ? "" : ", ") + std::filesystem::path(path).filename().string();
+        for (const auto& path : added)
+          names += (names.empty() ? "" : ", ") + std::filesystem::path(path).filename().string();
         std::cerr << "torchscope advise: also reading the " << added.size()
                   << " store(s) the job's other processes wrote beside it: " << names
                   << " (--only-given reads only the stores named)\n";

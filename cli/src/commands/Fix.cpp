@@ -138,7 +138,8 @@ void addFixCommand(CLI::App& app) {
                   "End every run cleanly after the warm-up and this many steps (SystemExit at the step boundary: "
                   "the job's finally blocks and atexit handlers run, its output is kept), so a long job is measured "
                   "over a window; a job that never gets that far runs whole (0: every run runs whole)")
-      ->default_val(0)->check(numberIn(0, 100000000));
+      ->default_val(0)
+      ->check(numberIn(0, 100000000));
   cmd->add_option("--parity-tolerance", args->options.parity_tolerance, "Largest relative difference of the job's parity values")
       ->default_val(tc::kDefaultParityTolerance)->check(numberIn(0.0, 1e9));
   cmd->add_option("--parity-pattern", args->options.parity_pattern,

@@ -155,7 +155,7 @@ struct FixReport {
   bool collector_used = false;
   std::string verdict_metric;  // Metric::name() the verdicts rest on
   int window_steps = 0;        // --steps: the runs ended after warm-up + this many steps; 0: they ran whole
-  bool window_reached = false; // the baseline's first run stepped far enough to be ended there
+  bool window_reached = false;  // the baseline's first run stepped far enough to be ended there
   SequentialRule fix_rule;
   SequentialRule combined_rule;
   int runs = 0;              // runs of the job, the first baseline run included
