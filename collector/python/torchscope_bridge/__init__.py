@@ -97,14 +97,28 @@ def _restore_pythonpath():
         os.environ["PYTHONPATH"] = saved
 
 
+def _compiler_runtime():
+    """torchscope_compiler.runtime: on the path under `torchscope fix`; under `torchscope run` (or LD_PRELOAD) it
+    lies beside the bridge's folder (share/torchscope/compiler next to share/torchscope/python)."""
+    try:
+        from torchscope_compiler import runtime
+    except ImportError:
+        # Lexically: share/torchscope/python may be a link (the build tree's), whose `..` is elsewhere.
+        beside = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "compiler")
+        if not os.path.isdir(os.path.join(beside, "torchscope_compiler")):
+            raise
+        sys.path.append(beside)
+        from torchscope_compiler import runtime
+    return runtime
+
+
 def _apply_runtime_fixes(abi):
     """Runs torchscope_compiler.runtime.apply(ids) for TORCHSCOPE_FIXES once the job has imported torch."""
     fix_ids = [fix.strip() for fix in os.environ.get("TORCHSCOPE_FIXES", "").split(",") if fix.strip()]
     if not fix_ids:
         return
     try:
-        from torchscope_compiler import runtime
-
+        runtime = _compiler_runtime()
         runtime.apply(fix_ids)
         abi.record("attribute", {"key": "runtime_fixes", "value": ",".join(fix_ids)})
     except Exception as error:  # a broken fix must not stop the job
