@@ -1,0 +1,155 @@
+// The compiled-region table on real torch.compile runs on the CPU: a small transformer block and a loss function
+// compiled with mode="reduce-overhead", recorded compiled and with `TORCHSCOPE_FIXES=eager`, read back through
+// `torchscope advise --regions --against`; `torchscope fix --fixes eager` on the compiled job.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "TestSupport.h"
+#include "torchscope/testing/Subprocess.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+using torchscope::testing::ProgramOptions;
+using torchscope::testing::ProgramOutcome;
+using torchscope::testing::runTorchscope;
+using torchscope::testing::runUnderTorchscope;
+
+constexpr int kSteps = 12;
+
+std::string jobScript() { return sourcePath("tests/analyzer/regions/compiled_regions.py").string(); }
+
+ProgramOutcome record(const std::filesystem::path& store, const std::map<std::string, std::string>& env = {}) {
+  ProgramOptions options;
+  options.env = env;
+  return runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript(), std::to_string(kSteps)}, options);
+}
+
+nlohmann::json regionsJson(const std::string& arguments) {
+  const ProgramOutcome advice = runTorchscope("advise --regions --format json " + arguments);
+  EXPECT_EQ(advice.exit_code, 0) << advice.err;
+  return nlohmann::json::parse(advice.out, nullptr, false);
+}
+
+const nlohmann::json* regionNamed(const nlohmann::json& table, const std::string& name) {
+  for (const auto& region : table["regions"]) {
+    if (region["name"] == name) return &region;
+  }
+  return nullptr;
+}
+
+// Both runs are recorded once for the tests below (each compiles; together about a minute on two busy cores).
+class RegionsJob : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = new TempDir();
+    compiled_ = record(scratch_->path() / "compiled.db");
+    eager_ = record(scratch_->path() / "eager.db", {{"TORCHSCOPE_FIXES", "eager"}});
+  }
+  static void TearDownTestSuite() { delete scratch_; }
+  static std::string compiledStore() { return (scratch_->path() / "compiled.db").string(); }
+  static std::string eagerStore() { return (scratch_->path() / "eager.db").string(); }
+  static inline TempDir* scratch_ = nullptr;
+  static inline ProgramOutcome compiled_;
+  static inline ProgramOutcome eager_;
+};
+
+TEST_F(RegionsJob, EachTorchCompileResultIsARowWithItsLinesCallsAndFrames) {
+  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
+  const auto table = regionsJson("'" + compiledStore() + "'");
+  ASSERT_TRUE(table.is_object());
+  EXPECT_EQ(table["timed_per_call"], true);
+  const auto* block = regionNamed(table, "Block.forward");
+  const auto* loss = regionNamed(table, "squared_error");
+  ASSERT_NE(block, nullptr) << table.dump(1);
+  ASSERT_NE(loss, nullptr) << table.dump(1);
+  const int site = torchscope::testing::markedLine(jobScript(), "model");
+  EXPECT_EQ((*block)["site"]["line"], site);
+  EXPECT_EQ((*loss)["site"]["line"], torchscope::testing::markedLine(jobScript(), "loss"));
+  EXPECT_EQ((*block)["call"]["line"], torchscope::testing::markedLine(jobScript(), "call"));
+  for (const auto* region : {block, loss}) {
+    EXPECT_EQ((*region)["calls"], kSteps);
+    EXPECT_GE((*region)["compile_calls"].get<int>(), 1);
+    EXPECT_GE((*region)["graphs"].get<int>(), 1);
+    EXPECT_GT((*region)["compile_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["wall_per_call_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["cpu_per_call_seconds"].get<double>(), 0);
+  }
+  // The loss asked for CUDA graphs, which a CPU run cannot use (Inductor gives no reason for graphs without CUDA).
+  ASSERT_TRUE((*loss)["cudagraphs"].is_string()) << loss->dump(1);
+  EXPECT_EQ((*loss)["cudagraphs"].get<std::string>().rfind("not used: no GPU", 0), 0u) << (*loss)["cudagraphs"];
+  EXPECT_TRUE((*block)["cudagraphs"].is_null());
+}
+
+TEST_F(RegionsJob, TheRowsAddUpToTheRunsCompileAndStepTimes) {
+  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
+  const auto table = regionsJson("'" + compiledStore() + "'");
+  const double run_compile = table["compile_seconds"].get<double>();
+  double rows_compile = 0;
+  double share = 0;
+  double stages = 0;
+  for (const auto& region : table["regions"]) {
+    rows_compile += region["compile_seconds"].get<double>();
+    if (region["steady_step_share"].is_number()) share += region["steady_step_share"].get<double>();
+    for (const auto& [stage, seconds] : region["compile_stages_seconds"].items()) stages += seconds.get<double>();
+  }
+  ASSERT_GT(run_compile, 0);
+  // Every compilation belongs to one row and the rows' compilations do not overlap.
+  EXPECT_NEAR(rows_compile, run_compile, 0.02 * run_compile);
+  // torch's stage times cover its compile time (less what surrounds them: guards, bytecode).
+  EXPECT_LE(stages, rows_compile * 1.05);
+  EXPECT_GT(stages, rows_compile * 0.5);
+  // The regions run inside the steps: their share of the steady-state steps is at most all of them.
+  EXPECT_GT(share, 0);
+  EXPECT_LE(share, 1.0);
+  const auto stats = runTorchscope("stats --format json '" + compiledStore() + "'");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(table["steps"], kSteps);
+}
+
+TEST_F(RegionsJob, AgainstTheEagerRunEachRegionHasASpeedUpAndCompileDoesNotPay) {
+  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
+  ASSERT_EQ(eager_.exit_code, 0) << eager_.err;
+  const auto eager_table = regionsJson("'" + eagerStore() + "'");
+  EXPECT_EQ(eager_table["compile_seconds"], 0.0);  // compilation off
+  EXPECT_EQ(regionNamed(eager_table, "Block.forward")->at("calls"), kSteps);
+
+  const auto table = regionsJson("'" + compiledStore() + "' --against '" + eagerStore() + "'");
+  EXPECT_EQ(table["pays"], false);  // a dozen steps never repay seconds of compiling
+  for (const char* name : {"Block.forward", "squared_error"}) {
+    const auto* region = regionNamed(table, name);
+    ASSERT_NE(region, nullptr);
+    EXPECT_EQ((*region)["eager_calls"], kSteps);
+    EXPECT_GT((*region)["eager_wall_per_call_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["speedup"].get<double>(), 0);
+  }
+  const ProgramOutcome advice =
+      runTorchscope("advise --format json '" + compiledStore() + "' --against '" + eagerStore() + "'");
+  ASSERT_EQ(advice.exit_code, 0) << advice.err;
+  bool reported = false;
+  for (const auto& finding : nlohmann::json::parse(advice.out)["findings"]) reported |= finding["rule"] == "compile/does-not-pay";
+  EXPECT_TRUE(reported) << advice.out;
+  const ProgramOutcome text = runTorchscope("advise --regions '" + compiledStore() + "' --against '" + eagerStore() + "'");
+  EXPECT_NE(text.out.find("compilation does not pay at this run length"), std::string::npos) << text.out;
+}
+
+TEST_F(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
+  TempDir dir;
+  const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 1 --format json -- '" TORCHSCOPE_PYTHON "' '" +
+                                           jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") +
+                                           "'");
+  ASSERT_EQ(fix.exit_code, 0) << fix.err;
+  std::ifstream in(dir.file("fix.json"));
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << fix.err;
+  ASSERT_EQ(report["fixes"].size(), 1u) << report.dump(1);
+  const auto& eager = report["fixes"][0];
+  EXPECT_EQ(eager["id"], "eager");
+  ASSERT_EQ(eager["measured"], true) << eager.dump(1);
+  EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);  // the same losses, computed eagerly
+  EXPECT_LT(eager["compile_time_delta_s"].get<double>(), 0) << eager.dump(1);  // it compiles nothing
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing
