@@ -217,8 +217,9 @@ void compareWithEager(RegionTable& table, const RegionTable& eager) {
     region.saved_s = gain * static_cast<double>(std::max<std::int64_t>(region.calls, 0));
     saved += region.saved_s;
   }
-  if (measured) table.saved_s = saved;
-  else table.notes.push_back("no region of " + eager.path + " matches one of this run (same torch.compile call)");
+  table.compared = measured;
+  table.saved_s = saved;
+  if (!measured) table.notes.push_back("no region of " + eager.path + " matches one of this run (same torch.compile call)");
 }
 
 Result<RegionTable> buildRegionTable(const std::string& path) {

@@ -127,16 +127,18 @@ TEST_F(RegionsJob, AgainstTheEagerRunEachRegionHasASpeedUpAndCompileDoesNotPay) 
   const ProgramOutcome advice =
       runTorchscope("advise --format json '" + compiledStore() + "' --against '" + eagerStore() + "'");
   ASSERT_EQ(advice.exit_code, 0) << advice.err;
+  const auto findings = nlohmann::json::parse(advice.out)["findings"];
   bool reported = false;
-  for (const auto& finding : nlohmann::json::parse(advice.out)["findings"]) reported |= finding["rule"] == "compile/does-not-pay";
+  for (const auto& finding : findings) reported = reported || finding["rule"] == "compile/does-not-pay";
   EXPECT_TRUE(reported) << advice.out;
   const ProgramOutcome text = runTorchscope("advise --regions '" + compiledStore() + "' --against '" + eagerStore() + "'");
   EXPECT_NE(text.out.find("compilation does not pay at this run length"), std::string::npos) << text.out;
 }
 
 TEST_F(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
+  // The user's Inductor cache, which the recording above filled: the baseline runs load its graphs.
   TempDir dir;
-  const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 1 --format json -- '" TORCHSCOPE_PYTHON "' '" +
+  const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
                                            jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") +
                                            "'");
   ASSERT_EQ(fix.exit_code, 0) << fix.err;
@@ -149,6 +151,27 @@ TEST_F(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
   ASSERT_EQ(eager["measured"], true) << eager.dump(1);
   EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);  // the same losses, computed eagerly
   EXPECT_LT(eager["compile_time_delta_s"].get<double>(), 0) << eager.dump(1);  // it compiles nothing
+}
+
+// A TORCH_TRACE log recorded from torch 2.13, with Inductor's CUDA-graph skip reason set in its compilation
+// metrics as a GPU run logs it: imported, every compiled frame is a row (calls unknown) that gives the reason.
+TEST(RegionsImport, ATorchTraceLogsCudaGraphSkipReasonsReachTheTable) {
+  TempDir dir;
+  const std::string log = dir.file("trace.log");
+  const auto edited = torchscope::testing::runShell(
+      "zcat '" + sourcePath("tests/interop/data/torch_versions/torch-2.13.0-cold.log.gz").string() +
+      "' | sed 's/\"cudagraph_skip_reason\": null/\"cudagraph_skip_reason\": \"skipping cudagraphs due to mutated "
+      "inputs (1 instances)\"/' > '" + log + "'");
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  const auto imported = runTorchscope("import '" + log + "' -o '" + dir.file("trace.db") + "'");
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto table = regionsJson("'" + dir.file("trace.db") + "'");
+  ASSERT_FALSE(table["regions"].empty()) << table.dump(1);
+  EXPECT_EQ(table["timed_per_call"], false);
+  for (const auto& region : table["regions"]) {
+    EXPECT_TRUE(region["calls"].is_null());
+    EXPECT_EQ(region["cudagraphs"], "skipped: mutated inputs (1 instances)") << region.dump(1);
+  }
 }
 
 }  // namespace

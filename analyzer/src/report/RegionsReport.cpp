@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "Reports.h"
 #include "torchscope/analyzer/Regions.h"
 
@@ -84,9 +86,10 @@ std::string regionsSummaryLine(const RegionTable& table) {
 }
 
 std::string regionsVerdict(const RegionTable& table) {
-  if (table.saved_s < 0) return "";
-  std::string text = fmt::format("Against {}: the compiled regions saved {} over this run's calls, compiling cost {}: ",
-                                 table.against, regionTime(table.saved_s), regionTime(table.compile_s));
+  if (!table.compared) return "";
+  std::string text = fmt::format("Against {}: the compiled regions {} {} over this run's calls, compiling cost {}: ",
+                                 table.against, table.saved_s >= 0 ? "saved" : "lost", regionTime(std::abs(table.saved_s)),
+                                 regionTime(table.compile_s));
   text += table.saved_s >= table.compile_s ? "compilation pays at this run length."
                                            : "compilation does not pay at this run length.";
   if (table.eager_steady_step_s >= 0) {
@@ -199,8 +202,8 @@ std::string regionsJson(const RegionTable& table) {
       {"steady_step_median_seconds", table.steady_step_s},
       {"steady_steps_seconds", table.steady_total_s},
       {"eager_steady_step_median_seconds", regionsOptionalNumber(table.eager_steady_step_s)},
-      {"saved_seconds", regionsOptionalNumber(table.saved_s)},
-      {"pays", table.saved_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(table.saved_s >= table.compile_s)},
+      {"saved_seconds", table.compared ? nlohmann::json(table.saved_s) : nlohmann::json(nullptr)},
+      {"pays", table.compared ? nlohmann::json(table.saved_s >= table.compile_s) : nlohmann::json(nullptr)},
       {"timed_per_call", table.compiled_run_measured},
       {"notes", table.notes},
       {"regions", regions},

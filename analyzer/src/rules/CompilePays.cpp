@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "Rules.h"
 #include "torchscope/analyzer/Regions.h"
@@ -10,7 +11,7 @@
 namespace torchscope::analyzer {
 
 std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_duration_s) {
-  if (table.saved_s < 0 || table.compile_s <= 0 || table.compile_s <= table.saved_s) return std::nullopt;
+  if (!table.compared || table.compile_s <= 0 || table.compile_s <= table.saved_s) return std::nullopt;
   std::vector<const Region*> gaining;
   const Region* costliest = nullptr;
   for (const auto& region : table.regions) {
@@ -30,15 +31,18 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
     }
     gain_text += ".";
   }
-  const double lost = table.compile_s - std::max(table.saved_s, 0.0);
+  const double lost = table.compile_s - table.saved_s;  // against the same run without compiling
   Finding finding = makeFinding(
       "compile/does-not-pay", "warning",
-      fmt::format("Compilation does not pay at this run length: {} compiling, {} saved", formatSeconds(table.compile_s),
-                  formatSeconds(std::max(table.saved_s, 0.0))),
-      fmt::format("Measured against {} (the same job with compilation off): the compiled regions ran {} faster over "
+      table.saved_s >= 0 ? fmt::format("Compilation does not pay at this run length: {} compiling, {} saved",
+                                       formatSeconds(table.compile_s), formatSeconds(table.saved_s))
+                         : fmt::format("Compilation does not pay: {} compiling, and the compiled regions ran {} slower",
+                                       formatSeconds(table.compile_s), formatSeconds(-table.saved_s)),
+      fmt::format("Measured against {} (the same job with compilation off): the compiled regions ran {} {} over "
                   "this run's calls than eagerly, while compiling them took {}.{} A longer run, a compile cache "
                   "shared between runs, or compiling only the regions that gain would change that.",
-                  table.against, formatSeconds(table.saved_s), formatSeconds(table.compile_s), gain_text),
+                  table.against, formatSeconds(std::abs(table.saved_s)), table.saved_s >= 0 ? "faster" : "slower",
+                  formatSeconds(table.compile_s), gain_text),
       {"", "compile only the regions that gain, or run long enough for them to pay off (advise --regions)"});
   if (costliest != nullptr) {
     finding.file = costliest->site_file;

@@ -66,7 +66,8 @@ struct RegionTable {
   double steady_step_s = 0;      // median steady-state step
   double steady_total_s = 0;     // the steady-state steps, summed
   double eager_steady_step_s = -1;  // the eager run's median steady-state step, -1 none
-  double saved_s = -1;           // what the compiled regions saved over this run's calls, -1 not measured
+  bool compared = false;         // regions matched with an eager run's (`against`)
+  double saved_s = 0;            // what the compiled regions saved over this run's calls (negative: they lost)
   bool compiled_run_measured = false;  // regions timed per call
   std::vector<std::string> notes;
 };
