@@ -39,25 +39,19 @@ const nlohmann::json* regionNamed(const nlohmann::json& table, const std::string
   return nullptr;
 }
 
-// Both runs are recorded once for the tests below (each compiles; together about a minute on two busy cores).
-class RegionsJob : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    scratch_ = new TempDir();
-    compiled_ = record(scratch_->path() / "compiled.db");
-    eager_ = record(scratch_->path() / "eager.db", {{"TORCHSCOPE_FIXES", "eager"}});
-  }
-  static void TearDownTestSuite() { delete scratch_; }
-  static std::string compiledStore() { return (scratch_->path() / "compiled.db").string(); }
-  static std::string eagerStore() { return (scratch_->path() / "eager.db").string(); }
-  static inline TempDir* scratch_ = nullptr;
-  static inline ProgramOutcome compiled_;
-  static inline ProgramOutcome eager_;
+// The job recorded compiled and with compilation off; ctest runs each test in a process of its own, so the checks
+// of both records are one test (together about a minute on two busy cores).
+struct Recorded {
+  TempDir scratch;
+  std::string compiled = (scratch.path() / "compiled.db").string();
+  std::string eager = (scratch.path() / "eager.db").string();
+  ProgramOutcome compiled_job = record(compiled);
+  ProgramOutcome eager_job = record(eager, {{"TORCHSCOPE_FIXES", "eager"}});
 };
 
-TEST_F(RegionsJob, EachTorchCompileResultIsARowWithItsLinesCallsAndFrames) {
-  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
-  const auto table = regionsJson("'" + compiledStore() + "'");
+// Each torch.compile result is a row with its lines, calls and frames.
+void checkRegionRows(const std::string& compiled_store) {
+  const auto table = regionsJson("'" + compiled_store + "'");
   ASSERT_TRUE(table.is_object());
   EXPECT_EQ(table["timed_per_call"], true);
   const auto* block = regionNamed(table, "Block.forward");
@@ -82,9 +76,9 @@ TEST_F(RegionsJob, EachTorchCompileResultIsARowWithItsLinesCallsAndFrames) {
   EXPECT_TRUE((*block)["cudagraphs"].is_null());
 }
 
-TEST_F(RegionsJob, TheRowsAddUpToTheRunsCompileAndStepTimes) {
-  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
-  const auto table = regionsJson("'" + compiledStore() + "'");
+// The rows add up to the run's compile and step times.
+void checkRegionSums(const std::string& compiled_store) {
+  const auto table = regionsJson("'" + compiled_store + "'");
   const double run_compile = table["compile_seconds"].get<double>();
   double rows_compile = 0;
   double share = 0;
@@ -103,19 +97,16 @@ TEST_F(RegionsJob, TheRowsAddUpToTheRunsCompileAndStepTimes) {
   // The regions run inside the steps: their share of the steady-state steps is at most all of them.
   EXPECT_GT(share, 0);
   EXPECT_LE(share, 1.0);
-  const auto stats = runTorchscope("stats --format json '" + compiledStore() + "'");
-  ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_EQ(table["steps"], kSteps);
 }
 
-TEST_F(RegionsJob, AgainstTheEagerRunEachRegionHasASpeedUpAndCompileDoesNotPay) {
-  ASSERT_EQ(compiled_.exit_code, 0) << compiled_.err;
-  ASSERT_EQ(eager_.exit_code, 0) << eager_.err;
-  const auto eager_table = regionsJson("'" + eagerStore() + "'");
+// Against the eager run each region has a speed-up, and compiling a dozen steps does not pay.
+void checkAgainstEager(const std::string& compiled_store, const std::string& eager_store) {
+  const auto eager_table = regionsJson("'" + eager_store + "'");
   EXPECT_EQ(eager_table["compile_seconds"], 0.0);  // compilation off
   EXPECT_EQ(regionNamed(eager_table, "Block.forward")->at("calls"), kSteps);
 
-  const auto table = regionsJson("'" + compiledStore() + "' --against '" + eagerStore() + "'");
+  const auto table = regionsJson("'" + compiled_store + "' --against '" + eager_store + "'");
   EXPECT_EQ(table["pays"], false);  // a dozen steps never repay seconds of compiling
   for (const char* name : {"Block.forward", "squared_error"}) {
     const auto* region = regionNamed(table, name);
@@ -125,18 +116,36 @@ TEST_F(RegionsJob, AgainstTheEagerRunEachRegionHasASpeedUpAndCompileDoesNotPay) 
     EXPECT_GT((*region)["speedup"].get<double>(), 0);
   }
   const ProgramOutcome advice =
-      runTorchscope("advise --format json '" + compiledStore() + "' --against '" + eagerStore() + "'");
+      runTorchscope("advise --format json '" + compiled_store + "' --against '" + eager_store + "'");
   ASSERT_EQ(advice.exit_code, 0) << advice.err;
   const auto findings = nlohmann::json::parse(advice.out)["findings"];
   bool reported = false;
   for (const auto& finding : findings) reported = reported || finding["rule"] == "compile/does-not-pay";
   EXPECT_TRUE(reported) << advice.out;
-  const ProgramOutcome text = runTorchscope("advise --regions '" + compiledStore() + "' --against '" + eagerStore() + "'");
+  const ProgramOutcome text = runTorchscope("advise --regions '" + compiled_store + "' --against '" + eager_store + "'");
   EXPECT_NE(text.out.find("compilation does not pay at this run length"), std::string::npos) << text.out;
 }
 
-TEST_F(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
-  // The user's Inductor cache, which the recording above filled: the baseline runs load its graphs.
+TEST(RegionsJob, TableOfACompiledJobAndOfItsEagerRun) {
+  Recorded runs;
+  ASSERT_EQ(runs.compiled_job.exit_code, 0) << runs.compiled_job.err;
+  ASSERT_EQ(runs.eager_job.exit_code, 0) << runs.eager_job.err;
+  {
+    SCOPED_TRACE("rows");
+    checkRegionRows(runs.compiled);
+  }
+  {
+    SCOPED_TRACE("sums");
+    checkRegionSums(runs.compiled);
+  }
+  {
+    SCOPED_TRACE("against eager");
+    checkAgainstEager(runs.compiled, runs.eager);
+  }
+}
+
+TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
+  // The user's Inductor cache, which the recording test fills: the baseline runs load its graphs when it ran.
   TempDir dir;
   const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
                                            jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") +
