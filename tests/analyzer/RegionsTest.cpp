@@ -59,6 +59,21 @@ TEST(RegionTable, TextAndJsonMatchGoldens) {
   expectTextMatchesGolden(renderRegions(*table, Format::kMarkdown, options), regionsDir() / "golden.md");
 }
 
+TEST(RegionTable, HtmlIsOneSelfContainedTableWithEscapedText) {
+  Stores stores;
+  auto table = regionTable(stores.compiled, stores.eager);
+  ASSERT_TRUE(table.ok());
+  table->regions.front().name = "<script>alert(1)</script>";
+  const std::string html = renderRegions(*table, Format::kHtml);
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  std::size_t rows = 0;
+  for (auto at = html.find("<tr>"); at != std::string::npos; at = html.find("<tr>", at + 1)) ++rows;
+  EXPECT_EQ(rows, 1 + table->regions.size());  // the header and one row per region
+  EXPECT_NE(html.find("compilation does not pay at this run length"), std::string::npos);
+}
+
 TEST(RegionTable, RowsAddUpToTheRunsCompileAndStepTimes) {
   Stores stores;
   auto table = regionTable(stores.compiled);

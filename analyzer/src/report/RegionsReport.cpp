@@ -131,7 +131,9 @@ std::string regionsMarkdown(const RegionTable& table) {
 }
 
 std::string regionsHtml(const RegionTable& table) {
-  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Compiled regions</title><style>"
+  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+                    "<title>Compiled regions</title><style>"
                     "body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
                     "padding:4px;vertical-align:top;text-align:left}</style></head><body>\n";
   out += fmt::format("<h1>Compiled regions of {}</h1>\n<p>{}</p>\n<table>\n<tr><th>#</th><th>region</th><th>where</th>"
