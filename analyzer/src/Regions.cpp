@@ -31,7 +31,7 @@ std::string regionArgText(const nlohmann::json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// A region's sums over its rows, with the step each row closed.
+// A region summed over its rows, with what the table needs besides: its steady-state time, CPU samples.
 struct RegionRows {
   Region region;
   std::int64_t steady_wall_ns = 0;
