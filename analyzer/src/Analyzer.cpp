@@ -1,4 +1,5 @@
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Regions.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -143,7 +144,7 @@ const std::vector<RuleFamily>& ruleFamilies() {
       {"memcpy", memcpyRules, {"memcpy/pageable"}},
       {"gpu", gpuRules, {"gpu/idle", "gpu/launch-bound"}},
       {"precision", precisionRules, {"precision/fp32-matmul"}},
-      {"compile", compileRules, {"compile/time", "compile/not-compiled"}},
+      {"compile", compileRules, {"compile/time", "compile/not-compiled", "compile/does-not-pay"}},
       {"inference", inferenceRules,
        {"inference/no-inference-mode", "vision/channels-last", "quantization/candidate", "attention/manual"}},
       {"memory", memoryRules,
@@ -298,6 +299,12 @@ Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOpt
     auto rank_findings = rankFindings(combined.ranks, combined.findings, job_s);
     combined.findings.insert(combined.findings.end(), rank_findings.begin(), rank_findings.end());
     for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
+  }
+  if (!options.against.empty()) {
+    if (paths.size() != 1) return makeError(ErrorCode::kInvalidArgument, "--against compares one store with one eager run");
+    auto table = regionTable(paths.front(), options.against);
+    if (!table) return table.error();
+    if (auto finding = compilePaysFinding(*table, combined.runs.front().duration_s)) combined.findings.push_back(*finding);
   }
   rank(combined.findings);
   return combined;

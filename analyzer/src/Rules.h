@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,11 @@ Result<void> inferenceRules(const Context& context, std::vector<Finding>& out);
 Result<void> memoryRules(const Context& context, std::vector<Finding>& out);
 
 const std::vector<RuleFamily>& ruleFamilies();
+
+// compile/does-not-pay over a region table measured against an eager run (rules/CompilePays.cpp); nullopt when
+// compilation paid off or nothing was measured.
+struct RegionTable;
+std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_duration_s);
 
 // Graph breaks or recompiles of one kind at one user line, counted from the store's rows whatever they cost: what
 // the multi-rank divergence compares (findings appear only above an impact threshold, which load can move).

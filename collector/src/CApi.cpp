@@ -139,15 +139,16 @@ bool recordSync(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
-// A collective (torch.distributed on the CPU): times from the bridge, which sees the call and its completion.
-bool recordCollective(Collector& collector, const json& in) {
+// A host-timed range from the bridge as a cpu_ops row of `category`: a collective (torch.distributed on the CPU,
+// from its call to its completion), a compiled region's calls of one step, a compile's CUDA-graph outcome.
+bool recordHostRange(Collector& collector, const json& in, std::string category) {
   store::CpuOp out;
   out.pid = getpid();
   out.tid = integer(in, "tid", currentThreadId());
   out.start_ns = integer(in, "start_ns", 0);
   out.end_ns = integer(in, "end_ns", out.start_ns);
   out.name = text(in, "name");
-  out.category = "collective";
+  out.category = std::move(category);
   out.args = in.contains("args") && in["args"].is_object() ? in["args"].dump() : "{}";
   return collector.add(std::move(out));
 }
@@ -242,7 +243,9 @@ bool record(const std::string& kind, const json& in) {
   if (kind == "device") return recordDevice(collector, in);
   if (kind == "memory") return recordMemorySamples(collector, in);
   if (kind == "memory_holder") return recordMemoryHolder(collector, in);
-  if (kind == "collective") return recordCollective(collector, in);
+  if (kind == "collective" || kind == "compiled_region" || kind == "cudagraphs") {
+    return recordHostRange(collector, in, kind);
+  }
   if (kind == "run") return recordRun(collector, in);
   if (kind == "code_roots") return recordCodeRoots(collector, in);
   if (kind == "attribute") return collector.add(store::RunAttribute{text(in, "key"), text(in, "value")});

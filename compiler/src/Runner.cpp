@@ -1,4 +1,5 @@
 #include "Runner.h"
+#include "torchscope/compiler/FixCatalog.h"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -136,7 +137,7 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   }
   // The collector's bridge runs it in every traced interpreter of the job (ranks, workers) once torch is in,
   // and counts the hook's package (with the launcher) as torchscope's own code, not the user's: every run sets it.
-  spec.environment["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = "torchscope_compiler.runtime:on_torch_import";
+  spec.environment["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = kRuntimeFixesHook;
   if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
   // A private compile cache per run, holding none of the job's graphs: every variant pays the same
   // cold compile, and no run profits from graphs an earlier run of another variant left behind.

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Output.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/Regions.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -50,6 +51,8 @@ void addAdviseCommand(CLI::App& app) {
     bool save = false;
     bool absolute_paths = false;
     bool only_given = false;
+    bool regions = false;
+    std::string against;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("advise", "Find what makes a run slow and propose fixes, most impact first");
@@ -65,6 +68,15 @@ void addAdviseCommand(CLI::App& app) {
   cmd->add_flag("--only-given", options->only_given,
                 "Read only the stores named; by default a store whose job's other processes (torchrun's ranks, "
                 "workers) wrote stores beside it (run.db -> run.rank<r>.<pid>.db, run.<pid>.db) brings them in");
+  cmd->add_flag("--regions", options->regions,
+                "Print the compiled-region table instead of the findings: per torch.compile result its lines, frames, "
+                "graphs, graph breaks, recompiles, compile time by stage, calls, run time per call, share of the "
+                "steady-state step, eager fallbacks and CUDA graphs (text, json, markdown or html; one store)");
+  cmd->add_option("--against", options->against,
+                  "A store of the same job run with compilation off (TORCHSCOPE_FIXES=eager, or the eager run of "
+                  "`torchscope fix --fixes eager --keep-temp`): the region table adds each region's eager time per "
+                  "call, speed-up and calls to pay off, and the findings say when compilation does not pay")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--save", options->save, "Also store the findings in each store (replacing earlier ones) for the GUI");
   cmd->add_option("--user-code", options->user_code,
                   "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
@@ -82,7 +94,7 @@ void addAdviseCommand(CLI::App& app) {
     analyze_options.user_code = userCodeRoots(options->user_code);
     auto stores = store::expandRunFolders(options->stores);
     if (!stores) failWith(stores.error());
-    if (!options->only_given) {
+    if (!options->only_given && !options->regions) {
       // One job is one analysis: the launcher's store alone sees none of its ranks' steps.
       std::vector<std::string> added;
       stores = store::withCompanionStores(*stores, &added);
@@ -95,7 +107,25 @@ void addAdviseCommand(CLI::App& app) {
                   << " (--only-given reads only the stores named)\n";
       }
     }
-    checkOutput(options->output, *stores);
+    auto inputs = *stores;
+    if (!options->against.empty()) inputs.push_back(options->against);
+    checkOutput(options->output, inputs);
+    analyzer::RenderOptions render_options;
+    render_options.absolute_paths = options->absolute_paths;
+    std::error_code no_directory;
+    render_options.current_directory = std::filesystem::current_path(no_directory).string();
+    if (options->regions) {
+      if (stores->size() != 1) fail(kExitUsage, "--regions reads one store (give one rank's store of a run folder)");
+      if (*format != analyzer::Format::kText && *format != analyzer::Format::kJson &&
+          *format != analyzer::Format::kMarkdown && *format != analyzer::Format::kHtml) {
+        fail(kExitUsage, "--regions writes text, json, markdown or html");
+      }
+      auto table = analyzer::regionTable(stores->front(), options->against);
+      if (!table) failWith(table.error());
+      writeOutput(options->output, analyzer::renderRegions(*table, *format, render_options));
+      return;
+    }
+    analyze_options.against = options->against;
     auto analysis = analyzer::analyze(*stores, analyze_options);
     if (!analysis) failWith(analysis.error());
     if (options->save) {
@@ -106,11 +136,7 @@ void addAdviseCommand(CLI::App& app) {
         }
       }
     }
-    analyzer::RenderOptions render_options;
     render_options.color = isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
-    render_options.absolute_paths = options->absolute_paths;
-    std::error_code no_directory;
-    render_options.current_directory = std::filesystem::current_path(no_directory).string();
     writeOutput(options->output, analyzer::render(*analysis, *format, render_options));
   });
 }

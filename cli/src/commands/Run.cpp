@@ -16,6 +16,7 @@
 #include "Commands.h"
 #include "LiveStatus.h"
 #include "Output.h"
+#include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Writer.h"
@@ -91,6 +92,12 @@ void setJobEnvironment(const std::string& store_path, bool summary, bool status_
     setenv("TORCHSCOPE_STATUS_LINE", "1", 1);
   } else {
     unsetenv("TORCHSCOPE_STATUS_LINE");
+  }
+  // Runtime fixes asked for in the environment (TORCHSCOPE_FIXES=eager: the job with compilation off) reach every
+  // traced process through the bridge's torch-import hook, from torchscope's own compiler folder.
+  if (const char* fixes = std::getenv("TORCHSCOPE_FIXES"); fixes != nullptr && *fixes != '\0') {
+    setenv("TORCHSCOPE_TORCH_IMPORT_HOOKS", compiler::kRuntimeFixesHook, 0);
+    setenv("TORCHSCOPE_TORCH_IMPORT_PATH", installation().compiler_python_dir.c_str(), 0);
   }
   unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
   unsetenv("TORCHSCOPE_COMMAND_LINE");  // and its own command line

@@ -118,10 +118,15 @@ def torch_import_hooks():
 
 
 def _run_torch_import_hooks(abi):
-    """Calls each hook; a hook's returned mapping becomes run attributes of the store."""
+    """Calls each hook; a hook's returned mapping becomes run attributes of the store. The folders of
+    TORCHSCOPE_TORCH_IMPORT_PATH (where the tool keeps the hooks' modules) go at the end of sys.path first."""
     import importlib
 
-    for module, function in torch_import_hooks():
+    hooks = torch_import_hooks()
+    for folder in os.environ.get("TORCHSCOPE_TORCH_IMPORT_PATH", "").split(os.pathsep) if hooks else []:
+        if folder and folder not in sys.path:
+            sys.path.append(folder)
+    for module, function in hooks:
         try:
             attributes = getattr(importlib.import_module(module), function)()
             for key, value in (attributes or {}).items():

@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import collectives, memory, parse, sites, steps, tracing
+from . import collectives, memory, parse, regions, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -38,6 +38,7 @@ _frame_code = {}
 _limit_messages = []
 _memory = None  # memory.Memory once torch is imported
 _after_torch_imported = None  # install()'s callback, run once
+_regions = None  # regions.Regions once torch is imported
 
 
 def _now():
@@ -131,7 +132,12 @@ def _on_compilation_metrics(metadata):
         _frame_code[fields["frame_id"]] = code
     if code["co_name"] == "step":
         _note_optimizer_region()
+    if _regions is not None:
+        _regions.compiled(fields["frame_id"])
     _abi.record("compile", fields)
+    cudagraphs = parse.cudagraphs_record(metrics, fields)
+    if cudagraphs is not None:
+        _abi.record("cudagraphs", cudagraphs)
     with _lock:
         recompile = _pending_recompiles.pop(key, None)
     if recompile is None:
@@ -249,9 +255,14 @@ def _attach_trace_handler():
 
 
 def _record_step(index, start_ns, end_ns, source):
-    # The native side adds the host RSS; outside the capture window it stores nothing, and nothing is done here.
+    # The native side adds the host RSS; outside the capture window it stores nothing, and nothing is done here
+    # but dropping the regions' calls of that step (their compiled frames wait for the next row).
     if not _abi.step(index, start_ns, end_ns, source):
+        if _regions is not None:
+            _regions.skip()
         return
+    if _regions is not None:
+        _regions.write(index)
     if _memory is not None:
         try:
             _memory.step_ended(index, end_ns, sys._getframe(1))
@@ -338,7 +349,8 @@ def _step_counting(compiled, entry):
 
 
 def _hook_compile(torch):
-    """torch.compile notes where the user calls it, so that a recompile can name that line."""
+    """torch.compile notes where the user calls it, so that a recompile can name that line, and times
+    what it returns as a compiled region (regions.py)."""
     original = torch.compile
 
     @functools.wraps(original)
@@ -349,8 +361,12 @@ def _hook_compile(torch):
             if target is None or compiled is target:
                 return compiled  # a decorator factory, or compilation disabled
             entry = sites.note_compile(compiled, sys._getframe(1))
-            if entry is not None and isinstance(compiled, types.FunctionType):
-                return _step_counting(compiled, entry)
+            name, cudagraphs = regions.region_name(compiled, target), regions.asks_for_cudagraphs(kwargs)
+            if isinstance(compiled, types.FunctionType):
+                timed = _regions.timed(compiled, entry, name, cudagraphs) if _regions is not None else compiled
+                return _step_counting(timed, entry) if entry is not None else timed
+            if _regions is not None and callable(getattr(compiled, "forward", None)):
+                compiled.forward = _regions.timed(compiled.forward, entry, name, cudagraphs)  # an OptimizedModule
         except Exception:
             pass
         return compiled
@@ -466,7 +482,7 @@ def _on_torch_imported(torch):
 
 
 def _hook_torch(torch):
-    global _torch, _traced, _prefixes, _optimizer_type, _memory
+    global _torch, _traced, _prefixes, _optimizer_type, _memory, _regions
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -479,6 +495,8 @@ def _hook_torch(torch):
         _traced = tracing.checker(torch)
         _prefixes = parse.internal_prefixes(torch)
         _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
+        if os.environ.get("TORCHSCOPE_REGIONS", "1").lower() not in ("0", "false", "off", "no"):
+            _regions = regions.Regions(_abi.record, tracing.dynamo_checker(torch))
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
         _optimizer_type = optimizer_module.Optimizer
@@ -549,6 +567,8 @@ def _at_exit():
             _pending_recompiles.clear()
         for fields in pending:
             _record_recompile(fields)
+        if _regions is not None:
+            _regions.write(-1)
         _record_devices()
         # After an uncaught KeyboardInterrupt the interpreter finalises and then kills itself with
         # SIGINT, which runs no C exit handler: close the store while Python still runs this.
@@ -563,6 +583,8 @@ def _after_fork_in_child():
     global _steps
     _steps = steps.Steps(_record_step)
     sites.forget_after_fork()
+    if _regions is not None:
+        _regions.after_fork()
     _pending_recompiles.clear()
     _cache_hits.clear()
     _frame_code.clear()

@@ -344,3 +344,14 @@ def limit_warning_site(message):
     if not match:
         return None
     return match["name"], match["file"], int(match["line"])
+
+
+def cudagraphs_record(metrics, compile_fields):
+    """A `cudagraphs` record for a compile whose CUDA graphs Inductor skipped ("skipping cudagraphs due to ..."),
+    None otherwise."""
+    reason = metrics.get("cudagraph_skip_reason") or ""
+    if not reason:
+        return None
+    return {"name": "skipped", "start_ns": compile_fields["end_ns"], "end_ns": compile_fields["end_ns"],
+            "args": {"frame_id": compile_fields["frame_id"], "frame_compile_id": compile_fields["frame_compile_id"],
+                     "reason": str(reason)}}

@@ -20,3 +20,10 @@ def checker(torch):
     if dynamo is None or context is None:
         return torch.compiler.is_compiling
     return lambda: dynamo() or context.try_get() is not None
+
+
+def dynamo_checker(torch):
+    """A cheaper check for wrappers of compiled code, which only Dynamo can trace (an outer compiled region
+    calling an inner one): True while Dynamo traces the calling code. TracingContext.try_get costs about
+    ten times more and matters only for hooks that torch's own tracing (AOTAutograd, export) may run."""
+    return getattr(torch.compiler, "is_dynamo_compiling", None) or checker(torch)

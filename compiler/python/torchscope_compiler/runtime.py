@@ -20,6 +20,8 @@ Fix ids and their optional argument:
   channels-last                      Conv2d weights and inputs in channels_last
   pin-memory                         DataLoader(pin_memory=True) when CUDA is available
   torch-compile                      the outermost nn.Modules the job calls are compiled
+  eager                              compilation off: what torch.compile returns runs eagerly (Dynamo
+                                     disabled), still timed per call as the compiled regions are
   test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3
 """
 
@@ -251,6 +253,10 @@ def _apply_one(fix_id: str, arg: str) -> None:
         _pin_memory()
     elif fix_id == "torch-compile":
         _torch_compile()
+    elif fix_id == "eager":
+        # torch.compile still returns its wrapper (so the collector times the same regions), but Dynamo skips
+        # every frame: the regions run eagerly, the baseline against which compilation is measured.
+        torch._dynamo.config.disable = True
     elif fix_id == "test-change-results" and os.environ.get("TORCHSCOPE_TEST_FIXES") == "1":
         _scale_lr(3.0)
     else:
@@ -260,7 +266,7 @@ def _apply_one(fix_id: str, arg: str) -> None:
 RUNTIME_FIXES = (
     "dynamic-shapes", "tensor-lr", "capture-scalar-outputs", "capture-dynamic-output-shape-ops",
     "compile-mode", "cuda-graphs", "cache-compile", "tf32", "bf16-autocast", "inference-mode",
-    "channels-last", "pin-memory", "torch-compile",
+    "channels-last", "pin-memory", "torch-compile", "eager",
 )
 
 

@@ -134,4 +134,41 @@ void StatsModel::sort(int column, Qt::SortOrder order) {
   endResetModel();
 }
 
+RegionsModel::RegionsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void RegionsModel::load(const std::string& path) {
+  beginResetModel();
+  panel_.load(path);
+  endResetModel();
+}
+
+void RegionsModel::clear() {
+  beginResetModel();
+  panel_ = RegionsPanel();
+  endResetModel();
+}
+
+int RegionsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(panel_.rows());
+}
+
+int RegionsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : RegionsPanel::kColumnCount;
+}
+
+QVariant RegionsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto row = static_cast<std::size_t>(index.row());
+  switch (role) {
+    case Qt::DisplayRole: return QString::fromStdString(panel_.cell(row, index.column()));
+    case Qt::ToolTipRole: return plainTooltip(panel_.cell(row, index.column()));
+    default: return {};
+  }
+}
+
+QVariant RegionsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  return QString::fromStdString(RegionsPanel::header(section));
+}
+
 }  // namespace torchscope::gui

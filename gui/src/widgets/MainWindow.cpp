@@ -86,9 +86,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   finding_text_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
   source_text_ = makeText();
 
+  regions_ = new RegionsModel(this);
+  regions_summary_ = new QLabel;
+  regions_summary_->setWordWrap(true);
+  regions_tab_ = titled(QString(), makeTable(regions_));
+  if (auto* layout = regions_tab_->layout()) layout->addWidget(regions_summary_);
+
   bottom_tabs_ = new QTabWidget;
   bottom_tabs_->addTab(stats_table_, tr("Statistics (visible range)"));
   bottom_tabs_->addTab(source_text_, tr("Source"));
+  bottom_tabs_->addTab(regions_tab_, tr("Compiled regions"));
+  connect(bottom_tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+    if (bottom_tabs_->widget(index) == regions_tab_) showRegions();
+  });
   auto* centre = new QSplitter(Qt::Vertical);
   centre->addWidget(view_);
   centre->addWidget(bottom_tabs_);
@@ -162,6 +172,9 @@ void MainWindow::open(const std::vector<std::string>& paths, const LoadLimits& l
   source_.reset();
   timeline_.reset();
   findings_->setFindings({});
+  regions_->clear();
+  regions_read_ = false;
+  regions_summary_->clear();
   details_->setFields({});
   finding_text_->clear();
   source_text_->clear();
@@ -239,6 +252,18 @@ void MainWindow::applyTimeline(std::shared_ptr<const Timeline> timeline, double 
   } else {
     emit loaded(true);
   }
+}
+
+void MainWindow::showRegions() {
+  if (bottom_tabs_->currentWidget() != regions_tab_) bottom_tabs_->setCurrentWidget(regions_tab_);  // comes back here
+  if (regions_read_ || paths_.empty()) return;
+  regions_read_ = true;
+  if (paths_.size() != 1) {
+    regions_summary_->setText(tr("The region table reads one store: open one rank's store."));
+    return;
+  }
+  regions_->load(paths_.front());
+  regions_summary_->setText(QString::fromStdString(regions_->panel().summary()));
 }
 
 void MainWindow::applyFindings(std::vector<store::Finding> findings) {

@@ -113,6 +113,9 @@ struct AnalyzeOptions {
   // Directories whose files count as the user's code besides the ones the run recorded (the job's
   // folder, editable installs): findings then point into them (`advise --user-code`).
   std::vector<std::string> user_code;
+  // A store of the same job run with compilation off (`advise --against`, `torchscope fix --fixes eager`): the
+  // compiled regions are measured against it and compile/does-not-pay reported when they do not pay at this length.
+  std::string against;
 };
 
 // Analyses every store; findings with the same rule and location across stores are merged.

@@ -28,13 +28,16 @@ inline constexpr std::string_view kQuantizeDynamic = "quantize-dynamic";
 inline constexpr std::string_view kCudaGraphs = "cuda-graphs";
 inline constexpr std::string_view kCacheCompile = "cache-compile";
 inline constexpr std::string_view kRemoveDataDependentBranch = "remove-data-dependent-branch";
+// Not a remedy: compilation off, the eager baseline `advise --regions --against` measures compiled regions with.
+inline constexpr std::string_view kEager = "eager";
 
-inline constexpr std::array<std::string_view, 20> kAll = {
+inline constexpr std::array<std::string_view, 21> kAll = {
     kDynamicShapes,   kTensorLr,     kCaptureScalarOutputs, kCaptureDynamicOutputShapeOps,
     kCompileMode,     kTf32,         kBf16Autocast,         kInferenceMode,
     kChannelsLast,    kPinMemory,    kTorchCompile,         kRepeatInterleaveOutputSize,
     kItemAccumulateTensor, kTupleKeysToStr, kPrintOutOfCompiled, kSdpa,
     kQuantizeDynamic, kCudaGraphs,   kCacheCompile,         kRemoveDataDependentBranch,
+    kEager,
 };
 
 // How `torchscope fix` applies a fix: "runtime" (patched in at interpreter start, no file edited) or

@@ -39,6 +39,9 @@ const char* torchscope_store_path(void);
  *   "memory_holder" fields of store::MemoryHolder (stack as a JSON array)
  *   "collective"  a cpu_ops row of category "collective": name, start_ns, end_ns, tid (the calling
  *                 thread, default the caller), args (JSON object: backend, op, bytes, ...)
+ *   "compiled_region" a cpu_ops row of category "compiled_region" (one region's calls in one step), the
+ *                 same fields; args as docs/FORMAT.md describes
+ *   "cudagraphs"  a cpu_ops row of category "cudagraphs" (a compile's CUDA-graph outcome), the same fields
  * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
 int torchscope_record_json(const char* kind, const char* json);
 

@@ -68,4 +68,8 @@ struct FixRequest {
 // test-only id `test-change-results` is accepted when `allow_test_fixes`.
 [[nodiscard]] Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_test_fixes = false);
 
+// The collector bridge's torch-import hook (TORCHSCOPE_TORCH_IMPORT_HOOKS) that applies TORCHSCOPE_FIXES in
+// every traced Python process of a job, from torchscope_compiler in the compiler's Python folder.
+inline constexpr const char* kRuntimeFixesHook = "torchscope_compiler.runtime:on_torch_import";
+
 }  // namespace torchscope::compiler

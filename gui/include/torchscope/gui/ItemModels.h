@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "torchscope/gui/PanelFields.h"
+#include "torchscope/gui/RegionsPanel.h"
 #include "torchscope/gui/StatsTable.h"
 
 namespace torchscope::gui {
@@ -66,6 +67,25 @@ class StatsModel : public QAbstractTableModel {
   StatsTable table_;
   int sort_column_ = StatsTable::kTotal;
   Qt::SortOrder sort_order_ = Qt::DescendingOrder;
+};
+
+// The compiled-region table of one store (the "Compiled regions" tab), read when the tab is first shown.
+class RegionsModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit RegionsModel(QObject* parent = nullptr);
+  void load(const std::string& path);
+  void clear();
+  [[nodiscard]] const RegionsPanel& panel() const { return panel_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  RegionsPanel panel_;
 };
 
 }  // namespace torchscope::gui

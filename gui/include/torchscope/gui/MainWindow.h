@@ -28,6 +28,7 @@ namespace torchscope::gui {
 
 class DetailsModel;
 class FindingsModel;
+class RegionsModel;
 class StatsModel;
 class TimelineView;
 
@@ -49,6 +50,9 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] FindingsModel* findingsModel() const { return findings_; }
   [[nodiscard]] DetailsModel* detailsModel() const { return details_; }
   [[nodiscard]] StatsModel* statsModel() const { return stats_; }
+  [[nodiscard]] RegionsModel* regionsModel() const { return regions_; }
+  // Shows the "Compiled regions" tab, reading the table of the store (one store only) the first time.
+  void showRegions();
   [[nodiscard]] QTableView* findingsTable() const { return findings_table_; }
   [[nodiscard]] QLineEdit* searchBox() const { return search_; }
   [[nodiscard]] QPlainTextEdit* findingPane() const { return finding_text_; }
@@ -83,6 +87,10 @@ class MainWindow : public QMainWindow {
   FindingsModel* findings_ = nullptr;
   DetailsModel* details_ = nullptr;
   StatsModel* stats_ = nullptr;
+  RegionsModel* regions_ = nullptr;
+  QLabel* regions_summary_ = nullptr;
+  QWidget* regions_tab_ = nullptr;
+  bool regions_read_ = false;
   QTableView* findings_table_ = nullptr;
   QTableView* stats_table_ = nullptr;
   QTabWidget* bottom_tabs_ = nullptr;

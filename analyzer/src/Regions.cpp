@@ -1,0 +1,296 @@
+// The compiled-region table: the collector's `compiled_region` rows (per region and step: calls, wall and
+// thread-CPU time, the Dynamo frames compiled under it) joined with the compiles, graph breaks, recompiles and
+// `cudagraphs` rows of those frames; frames that ran in no timed region get rows of their own.
+#include "torchscope/analyzer/Regions.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "Rules.h"
+#include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/store/Saturating.h"
+
+namespace torchscope::analyzer {
+namespace {
+
+constexpr double kRegionNanosPerSecond = 1e9;
+constexpr double kRegionMinGain = 1e-3;  // of the eager time per call
+
+double regionSeconds(std::int64_t nanos) { return static_cast<double>(nanos) / kRegionNanosPerSecond; }
+
+std::int64_t regionArgInteger(const nlohmann::json& object, const char* key, std::int64_t fallback = -1) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+
+std::string regionArgText(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A region summed over its rows, with what the table needs besides: its steady-state time, CPU samples.
+struct RegionRows {
+  Region region;
+  std::int64_t steady_wall_ns = 0;
+  bool cudagraphs_asked = false;  // its torch.compile call asked for CUDA graphs
+  std::int64_t cpu_ns = 0;        // thread CPU time of the calls sampled for it, which compiled nothing
+  std::int64_t cpu_calls = 0;
+};
+
+// The steps Facts counts as steady state: in its window, overlapping no compilation.
+std::set<std::int64_t> steadyStepIndices(const Facts& facts) {
+  std::set<std::int64_t> indices;
+  if (facts.steady_step_seconds.empty()) return indices;
+  for (const auto& step : facts.steps) {
+    if (step.start_ns < facts.steady_begin_ns || step.end_ns > facts.steady_end_ns) continue;
+    const bool compiling = std::any_of(facts.compiles.begin(), facts.compiles.end(), [&](const store::Compile& c) {
+      return c.start_ns < step.end_ns && step.start_ns < c.end_ns;
+    });
+    if (!compiling) indices.insert(step.index);
+  }
+  return indices;
+}
+
+Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& reader,
+                                                          const std::set<std::int64_t>& steady) {
+  std::map<std::int64_t, RegionRows> regions;
+  auto queried = reader.query(
+      "SELECT name, args FROM cpu_ops_v WHERE category = 'compiled_region' ORDER BY start_ns",
+      [&](const store::Row& row) {
+        const auto args = nlohmann::json::parse(row.text(1), nullptr, false);
+        if (!args.is_object()) return;
+        const std::int64_t id = regionArgInteger(args, "region");
+        if (id < 0) return;
+        auto& rows = regions[id];
+        Region& region = rows.region;
+        if (region.region < 0) {
+          region.region = id;
+          region.name = row.text(0);
+          region.calls = 0;
+        }
+        if (region.site_file.empty()) {
+          region.site_file = regionArgText(args, "site_file");
+          region.site_line = regionArgInteger(args, "site_line");
+        }
+        if (region.call_file.empty()) {
+          region.call_file = regionArgText(args, "call_file");
+          region.call_line = regionArgInteger(args, "call_line");
+        }
+        if (const auto asked = args.find("cudagraphs"); asked != args.end() && asked->is_boolean()) {
+          rows.cudagraphs_asked = rows.cudagraphs_asked || asked->get<bool>();
+        }
+        const std::int64_t calls = std::max<std::int64_t>(regionArgInteger(args, "calls", 0), 0);
+        const std::int64_t compile_calls = std::clamp<std::int64_t>(regionArgInteger(args, "compile_calls", 0), 0, calls);
+        const std::int64_t wall = std::max<std::int64_t>(regionArgInteger(args, "wall_ns", 0), 0);
+        const std::int64_t compile_wall = std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
+        region.calls = store::saturatingAdd(region.calls, calls);
+        region.compile_calls = store::saturatingAdd(region.compile_calls, compile_calls);
+        region.run_wall_s += regionSeconds(wall - compile_wall);
+        rows.cpu_ns = store::saturatingAdd(rows.cpu_ns, std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0));
+        rows.cpu_calls = store::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
+        if (steady.count(regionArgInteger(args, "step")) != 0) {
+          rows.steady_wall_ns = store::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
+        }
+        if (const auto frames = args.find("frames"); frames != args.end() && frames->is_array()) {
+          for (const auto& frame : *frames) {
+            if (!frame.is_number_integer()) continue;
+            const auto id_of_frame = frame.get<std::int64_t>();
+            if (std::find(region.frames.begin(), region.frames.end(), id_of_frame) == region.frames.end()) {
+              region.frames.push_back(id_of_frame);
+            }
+          }
+        }
+      });
+  if (!queried) return queried.error();
+  return regions;
+}
+
+// Inductor's reason per frame whose CUDA graphs it skipped.
+Result<std::map<std::int64_t, std::string>> loadCudagraphSkips(const store::Reader& reader) {
+  std::map<std::int64_t, std::string> skips;
+  auto queried = reader.query(
+      "SELECT args FROM cpu_ops_v WHERE category = 'cudagraphs' AND name = 'skipped' ORDER BY start_ns",
+      [&](const store::Row& row) {
+        const auto args = nlohmann::json::parse(row.text(0), nullptr, false);
+        if (!args.is_object()) return;
+        std::string reason = regionArgText(args, "reason");
+        constexpr std::string_view kPrefix = "skipping cudagraphs due to ";
+        if (reason.rfind(kPrefix, 0) == 0) reason.erase(0, kPrefix.size());
+        skips[regionArgInteger(args, "frame_id")] = reason;
+      });
+  if (!queried) return queried.error();
+  return skips;
+}
+
+void addFrameFacts(Region& region, const std::vector<store::Compile>& compiles,
+                   const std::vector<store::GraphBreak>& breaks, const std::vector<store::Recompile>& recompiles,
+                   const std::map<std::int64_t, std::string>& cudagraph_skips) {
+  const std::set<std::int64_t> frames(region.frames.begin(), region.frames.end());
+  std::vector<store::Compile> own;
+  std::set<std::string> eager;
+  bool skipped = false;
+  for (const auto& compile : compiles) {
+    if (frames.count(compile.frame_id) == 0) continue;
+    own.push_back(compile);
+    if (compile.graph_count > 0) region.graphs += compile.graph_count;
+    const std::int64_t dynamo = std::max<std::int64_t>(compile.dynamo_ns, 0);
+    const std::int64_t aot = std::clamp<std::int64_t>(compile.aot_ns, 0, dynamo);
+    const std::int64_t inductor = std::clamp<std::int64_t>(compile.inductor_ns, 0, aot);
+    region.dynamo_s += regionSeconds(dynamo - aot);
+    region.aot_s += regionSeconds(aot - inductor);
+    region.inductor_s += regionSeconds(inductor);
+    const bool resume = compile.co_name.rfind("torch_dynamo_resume_in_", 0) == 0;
+    if (compile.status == "failed") {
+      eager.insert((resume ? "resume function could not be compiled: " : "compile failed, fell back to eager: ") +
+                   (compile.fail_type.empty() ? std::string("unknown error") : compile.fail_type));
+    }
+    skipped = skipped || compile.status == "skipped";
+  }
+  if (skipped && region.graphs == 0) eager.insert("no graph: Dynamo skipped every frame, all of it ran eagerly");
+  region.compile_s = compileWallSeconds(own);
+  for (const auto& graph_break : breaks) {
+    if (frames.count(graph_break.frame_id) == 0) continue;
+    region.graph_breaks += 1;
+    if (graph_break.frame_skipped) {
+      eager.insert("the rest of the frame ran eagerly after the graph break at " + graph_break.file + ":" +
+                   std::to_string(graph_break.line));
+    }
+  }
+  for (const auto& recompile : recompiles) {
+    if (frames.count(recompile.frame_id) == 0) continue;
+    region.recompiles += 1;
+    region.recompile_causes[recompile.cause.empty() ? "other" : recompile.cause] += 1;
+    if (recompile.limit_hit) eager.insert("recompile limit hit: " + recompile.co_name + " runs eagerly from then on");
+  }
+  for (const auto frame : region.frames) {
+    if (const auto it = cudagraph_skips.find(frame); it != cudagraph_skips.end()) region.cudagraphs = "skipped: " + it->second;
+  }
+  region.eager.assign(eager.begin(), eager.end());
+}
+
+// Frames compiled in no timed region: one row per code object.
+std::vector<Region> frameRegions(const std::vector<store::Compile>& compiles, const std::set<std::int64_t>& claimed) {
+  std::map<std::tuple<std::string, std::string, std::int64_t>, Region> by_code;
+  for (const auto& compile : compiles) {
+    if (claimed.count(compile.frame_id) != 0 || compile.frame_id < 0) continue;
+    Region& region = by_code[{compile.co_filename, compile.co_name, compile.co_firstlineno}];
+    region.name = compile.co_name.empty() ? "frame " + std::to_string(compile.frame_id) : compile.co_name;
+    region.site_file = compile.co_filename;
+    region.site_line = compile.co_firstlineno;
+    if (std::find(region.frames.begin(), region.frames.end(), compile.frame_id) == region.frames.end()) {
+      region.frames.push_back(compile.frame_id);
+    }
+  }
+  std::vector<Region> regions;
+  for (auto& [code, region] : by_code) regions.push_back(std::move(region));
+  return regions;
+}
+
+std::string regionSiteKey(const Region& region) {
+  return region.site_file + ":" + std::to_string(region.site_line) + ":" + region.name;
+}
+
+void compareWithEager(RegionTable& table, const RegionTable& eager) {
+  table.against = eager.path;
+  table.eager_steady_step_s = eager.steady_steps > 0 ? eager.steady_step_s : -1;
+  std::map<std::string, const Region*> eager_regions;
+  for (const auto& region : eager.regions) {
+    if (region.region >= 0) eager_regions.emplace(regionSiteKey(region), &region);
+  }
+  double saved = 0;
+  bool measured = false;
+  for (auto& region : table.regions) {
+    const auto it = eager_regions.find(regionSiteKey(region));
+    if (it == eager_regions.end() || region.wall_per_call_s < 0) continue;
+    const Region& other = *it->second;
+    region.eager_calls = other.calls;
+    region.eager_wall_per_call_s = other.wall_per_call_s;
+    if (region.eager_wall_per_call_s < 0) continue;
+    measured = true;
+    const double gain = region.eager_wall_per_call_s - region.wall_per_call_s;
+    if (region.wall_per_call_s > 0) region.speedup = region.eager_wall_per_call_s / region.wall_per_call_s;
+    // Less than a thousandth faster is no gain: rounding, not something compile time could be repaid from.
+    region.payoff_calls = gain > kRegionMinGain * region.eager_wall_per_call_s ? region.compile_s / gain : -1;
+    region.saved_s = gain * static_cast<double>(std::max<std::int64_t>(region.calls, 0));
+    saved += region.saved_s;
+  }
+  table.compared = measured;
+  table.saved_s = saved;
+  if (!measured) table.notes.push_back("no region of " + eager.path + " matches one of this run (same torch.compile call)");
+}
+
+Result<RegionTable> buildRegionTable(const std::string& path) {
+  auto reader = store::Reader::open(path);
+  if (!reader) return reader.error();
+  auto facts = collectFacts(**reader);
+  if (!facts) return facts.error();
+  auto breaks = (*reader)->load<store::GraphBreak>();
+  if (!breaks) return breaks.error();
+  auto cudagraph_skips = loadCudagraphSkips(**reader);
+  if (!cudagraph_skips) return cudagraph_skips.error();
+  const bool gpu_run = !facts->compute_major.empty() || facts->count("kernels") > 0;
+  const auto steady = steadyStepIndices(*facts);
+  auto rows = loadRegionRows(**reader, steady);
+  if (!rows) return rows.error();
+
+  RegionTable table;
+  table.path = path;
+  table.compile_s = facts->compile_seconds;
+  table.steps = facts->stepCount();
+  table.steady_steps = static_cast<std::int64_t>(facts->steady_step_seconds.size());
+  table.steady_step_s = facts->steady_step_median_s;
+  for (const double seconds : facts->steady_step_seconds) table.steady_total_s += seconds;
+  table.compiled_run_measured = !rows->empty();
+
+  std::set<std::int64_t> claimed;
+  std::set<std::int64_t> cudagraphs_asked;
+  for (auto& [id, entry] : *rows) {
+    Region region = std::move(entry.region);
+    if (entry.cudagraphs_asked) cudagraphs_asked.insert(region.region);
+    const std::int64_t runs = region.calls - region.compile_calls;
+    if (runs > 0) region.wall_per_call_s = region.run_wall_s / static_cast<double>(runs);
+    if (entry.cpu_calls > 0) {
+      region.cpu_per_call_s = regionSeconds(entry.cpu_ns) / static_cast<double>(entry.cpu_calls);
+      region.run_cpu_s = region.cpu_per_call_s * static_cast<double>(std::max<std::int64_t>(runs, 0));
+    }
+    if (table.steady_total_s > 0 && !steady.empty()) {
+      region.steady_share = regionSeconds(entry.steady_wall_ns) / table.steady_total_s;
+    }
+    claimed.insert(region.frames.begin(), region.frames.end());
+    table.regions.push_back(std::move(region));
+  }
+  for (auto& region : frameRegions(facts->compiles, claimed)) table.regions.push_back(std::move(region));
+  for (auto& region : table.regions) {
+    addFrameFacts(region, facts->compiles, *breaks, facts->recompiles, *cudagraph_skips);
+    if (region.cudagraphs.empty() && cudagraphs_asked.count(region.region) != 0) {
+      // Inductor names no reason when a graph has no CUDA tensor at all.
+      region.cudagraphs = gpu_run ? "used" : "not used: no GPU in this run (CUDA graphs capture CUDA work only)";
+    }
+    table.regions_compile_s += region.compile_s;
+  }
+  std::stable_sort(table.regions.begin(), table.regions.end(), [](const Region& a, const Region& b) {
+    return a.compile_s + std::max(a.run_wall_s, 0.0) > b.compile_s + std::max(b.run_wall_s, 0.0);
+  });
+  if (!table.compiled_run_measured && !table.regions.empty()) {
+    table.notes.push_back("no region was timed per call (a store imported from a trace, or recorded without "
+                          "TORCHSCOPE_REGIONS): one row per compiled frame, calls unknown");
+  }
+  if (table.regions.empty()) table.notes.push_back("the run compiled nothing");
+  return table;
+}
+
+}  // namespace
+
+Result<RegionTable> regionTable(const std::string& path, const std::string& against) {
+  auto table = buildRegionTable(path);
+  if (!table || against.empty()) return table;
+  auto eager = buildRegionTable(against);
+  if (!eager) return eager.error();
+  compareWithEager(*table, *eager);
+  return table;
+}
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,187 @@
+// The compiled-region table on real torch.compile runs on the CPU: a small transformer block and a loss function
+// compiled with mode="reduce-overhead", recorded compiled and with `TORCHSCOPE_FIXES=eager`, read back through
+// `torchscope advise --regions --against`; `torchscope fix --fixes eager` on the compiled job.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "TestSupport.h"
+#include "torchscope/testing/Subprocess.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+using torchscope::testing::ProgramOptions;
+using torchscope::testing::ProgramOutcome;
+using torchscope::testing::runTorchscope;
+using torchscope::testing::runUnderTorchscope;
+
+constexpr int kSteps = 12;
+
+std::string jobScript() { return sourcePath("tests/analyzer/regions/compiled_regions.py").string(); }
+
+ProgramOutcome record(const std::filesystem::path& store, const std::map<std::string, std::string>& env = {}) {
+  ProgramOptions options;
+  options.env = env;
+  return runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript(), std::to_string(kSteps)}, options);
+}
+
+nlohmann::json regionsJson(const std::string& arguments) {
+  const ProgramOutcome advice = runTorchscope("advise --regions --format json " + arguments);
+  EXPECT_EQ(advice.exit_code, 0) << advice.err;
+  return nlohmann::json::parse(advice.out, nullptr, false);
+}
+
+const nlohmann::json* regionNamed(const nlohmann::json& table, const std::string& name) {
+  for (const auto& region : table["regions"]) {
+    if (region["name"] == name) return &region;
+  }
+  return nullptr;
+}
+
+// The job recorded compiled and with compilation off; ctest runs each test in a process of its own, so the checks
+// of both records are one test (together about a minute on two busy cores).
+struct Recorded {
+  TempDir scratch;
+  std::string compiled = (scratch.path() / "compiled.db").string();
+  std::string eager = (scratch.path() / "eager.db").string();
+  ProgramOutcome compiled_job = record(compiled);
+  ProgramOutcome eager_job = record(eager, {{"TORCHSCOPE_FIXES", "eager"}});
+};
+
+// Each torch.compile result is a row with its lines, calls and frames.
+void checkRegionRows(const std::string& compiled_store) {
+  const auto table = regionsJson("'" + compiled_store + "'");
+  ASSERT_TRUE(table.is_object());
+  EXPECT_EQ(table["timed_per_call"], true);
+  const auto* block = regionNamed(table, "Block.forward");
+  const auto* loss = regionNamed(table, "squared_error");
+  ASSERT_NE(block, nullptr) << table.dump(1);
+  ASSERT_NE(loss, nullptr) << table.dump(1);
+  const int site = torchscope::testing::markedLine(jobScript(), "model");
+  EXPECT_EQ((*block)["site"]["line"], site);
+  EXPECT_EQ((*loss)["site"]["line"], torchscope::testing::markedLine(jobScript(), "loss"));
+  EXPECT_EQ((*block)["call"]["line"], torchscope::testing::markedLine(jobScript(), "call"));
+  for (const auto* region : {block, loss}) {
+    EXPECT_EQ((*region)["calls"], kSteps);
+    EXPECT_GE((*region)["compile_calls"].get<int>(), 1);
+    EXPECT_GE((*region)["graphs"].get<int>(), 1);
+    EXPECT_GT((*region)["compile_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["wall_per_call_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["cpu_per_call_seconds"].get<double>(), 0);
+  }
+  // The loss asked for CUDA graphs, which a CPU run cannot use (Inductor gives no reason for graphs without CUDA).
+  ASSERT_TRUE((*loss)["cudagraphs"].is_string()) << loss->dump(1);
+  EXPECT_EQ((*loss)["cudagraphs"].get<std::string>().rfind("not used: no GPU", 0), 0u) << (*loss)["cudagraphs"];
+  EXPECT_TRUE((*block)["cudagraphs"].is_null());
+}
+
+// The rows add up to the run's compile and step times.
+void checkRegionSums(const std::string& compiled_store) {
+  const auto table = regionsJson("'" + compiled_store + "'");
+  const double run_compile = table["compile_seconds"].get<double>();
+  double rows_compile = 0;
+  double share = 0;
+  double stages = 0;
+  for (const auto& region : table["regions"]) {
+    rows_compile += region["compile_seconds"].get<double>();
+    if (region["steady_step_share"].is_number()) share += region["steady_step_share"].get<double>();
+    for (const auto& [stage, seconds] : region["compile_stages_seconds"].items()) stages += seconds.get<double>();
+  }
+  ASSERT_GT(run_compile, 0);
+  // Every compilation belongs to one row and the rows' compilations do not overlap.
+  EXPECT_NEAR(rows_compile, run_compile, 0.02 * run_compile);
+  // torch's stage times cover its compile time (less what surrounds them: guards, bytecode).
+  EXPECT_LE(stages, rows_compile * 1.05);
+  EXPECT_GT(stages, rows_compile * 0.5);
+  // The regions run inside the steps: their share of the steady-state steps is at most all of them.
+  EXPECT_GT(share, 0);
+  EXPECT_LE(share, 1.0);
+  EXPECT_EQ(table["steps"], kSteps);
+}
+
+// Against the eager run each region has a speed-up, and compiling a dozen steps does not pay.
+void checkAgainstEager(const std::string& compiled_store, const std::string& eager_store) {
+  const auto eager_table = regionsJson("'" + eager_store + "'");
+  EXPECT_EQ(eager_table["compile_seconds"], 0.0);  // compilation off
+  EXPECT_EQ(regionNamed(eager_table, "Block.forward")->at("calls"), kSteps);
+
+  const auto table = regionsJson("'" + compiled_store + "' --against '" + eager_store + "'");
+  EXPECT_EQ(table["pays"], false);  // a dozen steps never repay seconds of compiling
+  for (const char* name : {"Block.forward", "squared_error"}) {
+    const auto* region = regionNamed(table, name);
+    ASSERT_NE(region, nullptr);
+    EXPECT_EQ((*region)["eager_calls"], kSteps);
+    EXPECT_GT((*region)["eager_wall_per_call_seconds"].get<double>(), 0);
+    EXPECT_GT((*region)["speedup"].get<double>(), 0);
+  }
+  const ProgramOutcome advice =
+      runTorchscope("advise --format json '" + compiled_store + "' --against '" + eager_store + "'");
+  ASSERT_EQ(advice.exit_code, 0) << advice.err;
+  const auto findings = nlohmann::json::parse(advice.out)["findings"];
+  bool reported = false;
+  for (const auto& finding : findings) reported = reported || finding["rule"] == "compile/does-not-pay";
+  EXPECT_TRUE(reported) << advice.out;
+  const ProgramOutcome text = runTorchscope("advise --regions '" + compiled_store + "' --against '" + eager_store + "'");
+  EXPECT_NE(text.out.find("compilation does not pay at this run length"), std::string::npos) << text.out;
+}
+
+TEST(RegionsJob, TableOfACompiledJobAndOfItsEagerRun) {
+  Recorded runs;
+  ASSERT_EQ(runs.compiled_job.exit_code, 0) << runs.compiled_job.err;
+  ASSERT_EQ(runs.eager_job.exit_code, 0) << runs.eager_job.err;
+  {
+    SCOPED_TRACE("rows");
+    checkRegionRows(runs.compiled);
+  }
+  {
+    SCOPED_TRACE("sums");
+    checkRegionSums(runs.compiled);
+  }
+  {
+    SCOPED_TRACE("against eager");
+    checkAgainstEager(runs.compiled, runs.eager);
+  }
+}
+
+TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
+  // The user's Inductor cache, which the recording test fills: the baseline runs load its graphs when it ran.
+  TempDir dir;
+  const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
+                                           jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") +
+                                           "'");
+  ASSERT_EQ(fix.exit_code, 0) << fix.err;
+  std::ifstream in(dir.file("fix.json"));
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << fix.err;
+  ASSERT_EQ(report["fixes"].size(), 1u) << report.dump(1);
+  const auto& eager = report["fixes"][0];
+  EXPECT_EQ(eager["id"], "eager");
+  ASSERT_EQ(eager["measured"], true) << eager.dump(1);
+  EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);  // the same losses, computed eagerly
+  EXPECT_LT(eager["compile_time_delta_s"].get<double>(), 0) << eager.dump(1);  // it compiles nothing
+}
+
+// A TORCH_TRACE log recorded from torch 2.13, with Inductor's CUDA-graph skip reason set in its compilation
+// metrics as a GPU run logs it: imported, every compiled frame is a row (calls unknown) that gives the reason.
+TEST(RegionsImport, ATorchTraceLogsCudaGraphSkipReasonsReachTheTable) {
+  TempDir dir;
+  const std::string log = dir.file("trace.log");
+  const auto edited = torchscope::testing::runShell(
+      "zcat '" + sourcePath("tests/interop/data/torch_versions/torch-2.13.0-cold.log.gz").string() +
+      "' | sed 's/\"cudagraph_skip_reason\": null/\"cudagraph_skip_reason\": \"skipping cudagraphs due to mutated "
+      "inputs (1 instances)\"/' > '" + log + "'");
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  const auto imported = runTorchscope("import '" + log + "' -o '" + dir.file("trace.db") + "'");
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto table = regionsJson("'" + dir.file("trace.db") + "'");
+  ASSERT_FALSE(table["regions"].empty()) << table.dump(1);
+  EXPECT_EQ(table["timed_per_call"], false);
+  for (const auto& region : table["regions"]) {
+    EXPECT_TRUE(region["calls"].is_null());
+    EXPECT_EQ(region["cudagraphs"], "skipped: mutated inputs (1 instances)") << region.dump(1);
+  }
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing
