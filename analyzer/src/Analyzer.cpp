@@ -132,22 +132,27 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
 
 const std::vector<RuleFamily>& ruleFamilies() {
   static const std::vector<RuleFamily> families = {
-      {"recompile", recompileRules,
+      {"recompile",
+       recompileRules,
        {"recompile/dynamic-shape", "recompile/python-scalar", "recompile/dtype-device", "recompile/global-state",
         "recompile/training-flag", "recompile/type-or-identity", "recompile/limit-hit", "recompile/other"}},
-      {"graph-break", graphBreakRules,
+      {"graph-break",
+       graphBreakRules,
        {"graph-break/data-dependent-branch", "graph-break/item", "graph-break/print", "graph-break/unsupported-call",
         "graph-break/dynamic-output-shape", "graph-break/eager-fallback", "graph-break/torch-designed",
         "graph-break/other"}},
-      {"sync", syncRules,
+      {"sync",
+       syncRules,
        {"sync/item", "sync/host-copy", "sync/nonzero", "sync/repeat-interleave", "sync/synchronize", "sync/other"}},
       {"memcpy", memcpyRules, {"memcpy/pageable"}},
       {"gpu", gpuRules, {"gpu/idle", "gpu/launch-bound"}},
       {"precision", precisionRules, {"precision/fp32-matmul"}},
       {"compile", compileRules, {"compile/time", "compile/not-compiled", "compile/does-not-pay"}},
-      {"inference", inferenceRules,
+      {"inference",
+       inferenceRules,
        {"inference/no-inference-mode", "vision/channels-last", "quantization/candidate", "attention/manual"}},
-      {"memory", memoryRules,
+      {"memory",
+       memoryRules,
        {"memory/growth", "memory/allocator-churn", "memory/fragmentation", "memory/peak-near-capacity"}},
   };
   return families;
@@ -301,10 +306,12 @@ Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOpt
     for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
   }
   if (!options.against.empty()) {
-    if (paths.size() != 1) return makeError(ErrorCode::kInvalidArgument, "--against compares one store with one eager run");
+    if (paths.size() != 1)
+      return makeError(ErrorCode::kInvalidArgument, "--against compares one store with one eager run");
     auto table = regionTable(paths.front(), options.against);
     if (!table) return table.error();
-    if (auto finding = compilePaysFinding(*table, combined.runs.front().duration_s)) combined.findings.push_back(*finding);
+    if (auto finding = compilePaysFinding(*table, combined.runs.front().duration_s))
+      combined.findings.push_back(*finding);
   }
   rank(combined.findings);
   return combined;

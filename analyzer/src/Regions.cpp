@@ -83,14 +83,17 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
           rows.cudagraphs_asked = rows.cudagraphs_asked || asked->get<bool>();
         }
         const std::int64_t calls = std::max<std::int64_t>(regionArgInteger(args, "calls", 0), 0);
-        const std::int64_t compile_calls = std::clamp<std::int64_t>(regionArgInteger(args, "compile_calls", 0), 0, calls);
+        const std::int64_t compile_calls =
+            std::clamp<std::int64_t>(regionArgInteger(args, "compile_calls", 0), 0, calls);
         const std::int64_t wall = std::max<std::int64_t>(regionArgInteger(args, "wall_ns", 0), 0);
-        const std::int64_t compile_wall = std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
+        const std::int64_t compile_wall =
+            std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
         region.calls = store::saturatingAdd(region.calls, calls);
         region.compile_calls = store::saturatingAdd(region.compile_calls, compile_calls);
         region.run_wall_s += regionSeconds(wall - compile_wall);
         rows.cpu_ns = store::saturatingAdd(rows.cpu_ns, std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0));
-        rows.cpu_calls = store::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
+        rows.cpu_calls =
+            store::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
         if (steady.count(regionArgInteger(args, "step")) != 0) {
           rows.steady_wall_ns = store::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
         }
@@ -111,16 +114,16 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
 // Inductor's reason per frame whose CUDA graphs it skipped.
 Result<std::map<std::int64_t, std::string>> loadCudagraphSkips(const store::Reader& reader) {
   std::map<std::int64_t, std::string> skips;
-  auto queried = reader.query(
-      "SELECT args FROM cpu_ops_v WHERE category = 'cudagraphs' AND name = 'skipped' ORDER BY start_ns",
-      [&](const store::Row& row) {
-        const auto args = nlohmann::json::parse(row.text(0), nullptr, false);
-        if (!args.is_object()) return;
-        std::string reason = regionArgText(args, "reason");
-        constexpr std::string_view kPrefix = "skipping cudagraphs due to ";
-        if (reason.rfind(kPrefix, 0) == 0) reason.erase(0, kPrefix.size());
-        skips[regionArgInteger(args, "frame_id")] = reason;
-      });
+  auto queried =
+      reader.query("SELECT args FROM cpu_ops_v WHERE category = 'cudagraphs' AND name = 'skipped' ORDER BY start_ns",
+                   [&](const store::Row& row) {
+                     const auto args = nlohmann::json::parse(row.text(0), nullptr, false);
+                     if (!args.is_object()) return;
+                     std::string reason = regionArgText(args, "reason");
+                     constexpr std::string_view kPrefix = "skipping cudagraphs due to ";
+                     if (reason.rfind(kPrefix, 0) == 0) reason.erase(0, kPrefix.size());
+                     skips[regionArgInteger(args, "frame_id")] = reason;
+                   });
   if (!queried) return queried.error();
   return skips;
 }
@@ -166,7 +169,8 @@ void addFrameFacts(Region& region, const std::vector<store::Compile>& compiles,
     if (recompile.limit_hit) eager.insert("recompile limit hit: " + recompile.co_name + " runs eagerly from then on");
   }
   for (const auto frame : region.frames) {
-    if (const auto it = cudagraph_skips.find(frame); it != cudagraph_skips.end()) region.cudagraphs = "skipped: " + it->second;
+    if (const auto it = cudagraph_skips.find(frame); it != cudagraph_skips.end())
+      region.cudagraphs = "skipped: " + it->second;
   }
   region.eager.assign(eager.begin(), eager.end());
 }
@@ -219,7 +223,8 @@ void compareWithEager(RegionTable& table, const RegionTable& eager) {
   }
   table.compared = measured;
   table.saved_s = saved;
-  if (!measured) table.notes.push_back("no region of " + eager.path + " matches one of this run (same torch.compile call)");
+  if (!measured)
+    table.notes.push_back("no region of " + eager.path + " matches one of this run (same torch.compile call)");
 }
 
 Result<RegionTable> buildRegionTable(const std::string& path) {
@@ -275,8 +280,9 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
     return a.compile_s + std::max(a.run_wall_s, 0.0) > b.compile_s + std::max(b.run_wall_s, 0.0);
   });
   if (!table.compiled_run_measured && !table.regions.empty()) {
-    table.notes.push_back("no region was timed per call (a store imported from a trace, or recorded without "
-                          "TORCHSCOPE_REGIONS): one row per compiled frame, calls unknown");
+    table.notes.push_back(
+        "no region was timed per call (a store imported from a trace, or recorded without "
+        "TORCHSCOPE_REGIONS): one row per compiled frame, calls unknown");
   }
   if (table.regions.empty()) table.notes.push_back("the run compiled nothing");
   return table;

@@ -27,8 +27,8 @@ const std::vector<FixSpec>& fixCatalog() {
       {"eager", FixKind::kRuntime, false,
        "compilation off (Dynamo disabled): the compiled regions run eagerly, to measure what compiling gains",
        E::kFasterStep, R::kCompiledJob},
-      {"cuda-graphs", FixKind::kRuntime, false, "compile mode reduce-overhead (CUDA graphs), CUDA only",
-       E::kFasterStep, R::kCuda},
+      {"cuda-graphs", FixKind::kRuntime, false, "compile mode reduce-overhead (CUDA graphs), CUDA only", E::kFasterStep,
+       R::kCuda},
       {"cache-compile", FixKind::kRuntime, false, "FX graph and AOTAutograd caches on", E::kLessCompileTime,
        R::kSharedCompileCache},
       {"repeat-interleave-output-size", FixKind::kSource, false,
@@ -41,7 +41,8 @@ const std::vector<FixSpec>& fixCatalog() {
        E::kFewerGraphBreaks, R::kCompiledJob},
       {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
       {"quantize-dynamic", FixKind::kAdvice, false, "dynamic int8 quantization for inference (torchscope optimize)"},
-      {"remove-data-dependent-branch", FixKind::kAdvice, false, "replace the tensor-valued if by torch.where/torch.cond"},
+      {"remove-data-dependent-branch", FixKind::kAdvice, false,
+       "replace the tensor-valued if by torch.where/torch.cond"},
   };
   return catalog;
 }

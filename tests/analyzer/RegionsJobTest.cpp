@@ -122,7 +122,8 @@ void checkAgainstEager(const std::string& compiled_store, const std::string& eag
   bool reported = false;
   for (const auto& finding : findings) reported = reported || finding["rule"] == "compile/does-not-pay";
   EXPECT_TRUE(reported) << advice.out;
-  const ProgramOutcome text = runTorchscope("advise --regions '" + compiled_store + "' --against '" + eager_store + "'");
+  const ProgramOutcome text =
+      runTorchscope("advise --regions '" + compiled_store + "' --against '" + eager_store + "'");
   EXPECT_NE(text.out.find("compilation does not pay at this run length"), std::string::npos) << text.out;
 }
 
@@ -147,9 +148,9 @@ TEST(RegionsJob, TableOfACompiledJobAndOfItsEagerRun) {
 TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
   // The user's Inductor cache, which the recording test fills: the baseline runs load its graphs when it ran.
   TempDir dir;
-  const ProgramOutcome fix = runTorchscope("fix --fixes eager --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
-                                           jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") +
-                                           "'");
+  const ProgramOutcome fix = runTorchscope(
+      "fix --fixes eager --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
+      jobScript() + "' " + std::to_string(kSteps) + " > '" + dir.file("fix.json") + "'");
   ASSERT_EQ(fix.exit_code, 0) << fix.err;
   std::ifstream in(dir.file("fix.json"));
   const auto report = nlohmann::json::parse(in, nullptr, false);
@@ -158,7 +159,7 @@ TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
   const auto& eager = report["fixes"][0];
   EXPECT_EQ(eager["id"], "eager");
   ASSERT_EQ(eager["measured"], true) << eager.dump(1);
-  EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);  // the same losses, computed eagerly
+  EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);                     // the same losses, computed eagerly
   EXPECT_LT(eager["compile_time_delta_s"].get<double>(), 0) << eager.dump(1);  // it compiles nothing
 }
 
@@ -170,7 +171,8 @@ TEST(RegionsImport, ATorchTraceLogsCudaGraphSkipReasonsReachTheTable) {
   const auto edited = torchscope::testing::runShell(
       "zcat '" + sourcePath("tests/interop/data/torch_versions/torch-2.13.0-cold.log.gz").string() +
       "' | sed 's/\"cudagraph_skip_reason\": null/\"cudagraph_skip_reason\": \"skipping cudagraphs due to mutated "
-      "inputs (1 instances)\"/' > '" + log + "'");
+      "inputs (1 instances)\"/' > '" +
+      log + "'");
   ASSERT_EQ(edited.exit_code, 0) << edited.err;
   const auto imported = runTorchscope("import '" + log + "' -o '" + dir.file("trace.db") + "'");
   ASSERT_EQ(imported.exit_code, 0) << imported.err;

@@ -24,7 +24,8 @@ std::string regionStore(const TempDir& dir, const std::string& name) {
 
 // The report with the temporary folder's paths replaced, so that it can be compared with a file.
 std::string withoutFolder(std::string text, const std::string& folder) {
-  for (auto at = text.find(folder); at != std::string::npos; at = text.find(folder, at)) text.replace(at, folder.size(), "TMP");
+  for (auto at = text.find(folder); at != std::string::npos; at = text.find(folder, at))
+    text.replace(at, folder.size(), "TMP");
   return text;
 }
 
@@ -88,7 +89,8 @@ TEST(RegionTable, RowsAddUpToTheRunsCompileAndStepTimes) {
     rows_compile += region.compile_s;
     if (region.steady_share > 0) steady_share += region.steady_share;
     if (region.calls > 0) {
-      EXPECT_NEAR(region.wall_per_call_s * static_cast<double>(region.calls - region.compile_calls), region.run_wall_s, 1e-12);
+      EXPECT_NEAR(region.wall_per_call_s * static_cast<double>(region.calls - region.compile_calls), region.run_wall_s,
+                  1e-12);
     }
   }
   // The fixture's compilations do not overlap: the rows' compile times add up to the run's.
@@ -112,7 +114,8 @@ TEST(RegionTable, CompileDoesNotPayIsReportedOnlyWhenMeasured) {
   options.against = stores.eager;
   auto measured = analyze({stores.compiled}, options);
   ASSERT_TRUE(measured.ok()) << measured.error().message;
-  auto findings = nlohmann::json::parse(withoutFolder(render(*measured, Format::kJson), stores.dir.path().string()))["findings"];
+  auto findings =
+      nlohmann::json::parse(withoutFolder(render(*measured, Format::kJson), stores.dir.path().string()))["findings"];
   nlohmann::json pays = nlohmann::json::array();
   for (const auto& finding : findings) {
     if (finding["rule"] == "compile/does-not-pay") pays.push_back(finding);

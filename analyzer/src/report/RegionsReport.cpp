@@ -39,24 +39,25 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
                                          : "frame code at " + regionPlace(region.site_file, region.site_line);
   if (!region.call_file.empty()) where += ", called at " + regionPlace(region.call_file, region.call_line);
   lines.emplace_back("where", where);
-  std::string compiled = fmt::format("{} (Dynamo {}, AOTAutograd {}, Inductor {}): {} frame{}, {} graph{}, {} graph "
-                                     "break{}, {} recompile{}",
-                                     regionTime(region.compile_s), regionTime(region.dynamo_s), regionTime(region.aot_s),
-                                     regionTime(region.inductor_s), region.frames.size(),
-                                     region.frames.size() == 1 ? "" : "s", region.graphs, region.graphs == 1 ? "" : "s",
-                                     region.graph_breaks, region.graph_breaks == 1 ? "" : "s", region.recompiles,
-                                     region.recompiles == 1 ? "" : "s");
+  std::string compiled = fmt::format(
+      "{} (Dynamo {}, AOTAutograd {}, Inductor {}): {} frame{}, {} graph{}, {} graph "
+      "break{}, {} recompile{}",
+      regionTime(region.compile_s), regionTime(region.dynamo_s), regionTime(region.aot_s),
+      regionTime(region.inductor_s), region.frames.size(), region.frames.size() == 1 ? "" : "s", region.graphs,
+      region.graphs == 1 ? "" : "s", region.graph_breaks, region.graph_breaks == 1 ? "" : "s", region.recompiles,
+      region.recompiles == 1 ? "" : "s");
   if (!region.recompile_causes.empty()) compiled += " (" + regionCausesText(region) + ")";
   lines.emplace_back("compile", compiled);
   if (region.calls >= 0) {
-    std::string runs = fmt::format("{} call{} ({} compiling)", region.calls, region.calls == 1 ? "" : "s",
-                                   region.compile_calls);
+    std::string runs =
+        fmt::format("{} call{} ({} compiling)", region.calls, region.calls == 1 ? "" : "s", region.compile_calls);
     if (region.wall_per_call_s >= 0) {
       runs += fmt::format(": {} wall, {} CPU per call", regionTime(region.wall_per_call_s),
                           regionTime(region.cpu_per_call_s));
     }
     if (region.gpu_per_call_s >= 0) runs += fmt::format(", {} GPU", regionTime(region.gpu_per_call_s));
-    if (region.steady_share >= 0) runs += fmt::format("; {:.1f} % of the steady-state steps", region.steady_share * 100);
+    if (region.steady_share >= 0)
+      runs += fmt::format("; {:.1f} % of the steady-state steps", region.steady_share * 100);
     lines.emplace_back("runs", runs);
   } else {
     lines.emplace_back("runs", "not timed");
@@ -66,10 +67,9 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
   if (region.eager_wall_per_call_s >= 0) {
     std::string versus = fmt::format("{} per call eagerly", regionTime(region.eager_wall_per_call_s));
     if (region.speedup > 0) versus += fmt::format(": {:.2f}x", region.speedup);
-    versus += region.payoff_calls >= 0
-                  ? fmt::format(", compile time paid off after {:.0f} calls (this run: {})", region.payoff_calls,
-                                region.calls)
-                  : ", never pays off (not faster compiled)";
+    versus += region.payoff_calls >= 0 ? fmt::format(", compile time paid off after {:.0f} calls (this run: {})",
+                                                     region.payoff_calls, region.calls)
+                                       : ", never pays off (not faster compiled)";
     lines.emplace_back("vs eager", versus);
   }
   return lines;
@@ -87,9 +87,9 @@ std::string regionsSummaryLine(const RegionTable& table) {
 
 std::string regionsVerdict(const RegionTable& table) {
   if (!table.compared) return "";
-  std::string text = fmt::format("Against {}: the compiled regions {} {} over this run's calls, compiling cost {}: ",
-                                 table.against, table.saved_s >= 0 ? "saved" : "lost", regionTime(std::abs(table.saved_s)),
-                                 regionTime(table.compile_s));
+  std::string text = fmt::format(
+      "Against {}: the compiled regions {} {} over this run's calls, compiling cost {}: ", table.against,
+      table.saved_s >= 0 ? "saved" : "lost", regionTime(std::abs(table.saved_s)), regionTime(table.compile_s));
   text += table.saved_s >= table.compile_s ? "compilation pays at this run length."
                                            : "compilation does not pay at this run length.";
   if (table.eager_steady_step_s >= 0) {
@@ -114,7 +114,8 @@ std::string regionsText(const RegionTable& table) {
 std::string regionsMarkdown(const RegionTable& table) {
   std::string out = fmt::format("# Compiled regions of `{}`\n\n{}\n\n", report::escapeMarkdown(table.path),
                                 report::escapeMarkdown(regionsSummaryLine(table)));
-  out += "| # | region | where | compile | runs | eager | CUDA graphs | vs eager |\n|---|---|---|---|---|---|---|---|\n";
+  out +=
+      "| # | region | where | compile | runs | eager | CUDA graphs | vs eager |\n|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < table.regions.size(); ++i) {
     std::map<std::string, std::string> cells;
     for (const auto& [label, text] : regionLines(table.regions[i])) {
@@ -131,24 +132,27 @@ std::string regionsMarkdown(const RegionTable& table) {
 }
 
 std::string regionsHtml(const RegionTable& table) {
-  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-                    "<title>Compiled regions</title><style>"
-                    "body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-                    "padding:4px;vertical-align:top;text-align:left}</style></head><body>\n";
-  out += fmt::format("<h1>Compiled regions of {}</h1>\n<p>{}</p>\n<table>\n<tr><th>#</th><th>region</th><th>where</th>"
-                     "<th>compile</th><th>runs</th><th>eager</th><th>CUDA graphs</th><th>vs eager</th></tr>\n",
-                     report::escapeXml(table.path), report::escapeXml(regionsSummaryLine(table)));
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+      "<title>Compiled regions</title><style>"
+      "body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+      "padding:4px;vertical-align:top;text-align:left}</style></head><body>\n";
+  out += fmt::format(
+      "<h1>Compiled regions of {}</h1>\n<p>{}</p>\n<table>\n<tr><th>#</th><th>region</th><th>where</th>"
+      "<th>compile</th><th>runs</th><th>eager</th><th>CUDA graphs</th><th>vs eager</th></tr>\n",
+      report::escapeXml(table.path), report::escapeXml(regionsSummaryLine(table)));
   for (std::size_t i = 0; i < table.regions.size(); ++i) {
     std::map<std::string, std::string> cells;
     for (const auto& [label, text] : regionLines(table.regions[i])) {
       auto& cell = cells[label];
       cell += (cell.empty() ? "" : "<br>") + report::escapeXml(text);
     }
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "</tr>\n",
-                       i + 1, report::escapeXml(table.regions[i].name), cells["where"], cells["compile"], cells["runs"],
-                       cells["eager"], cells["CUDA graphs"], cells["vs eager"]);
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        i + 1, report::escapeXml(table.regions[i].name), cells["where"], cells["compile"], cells["runs"],
+        cells["eager"], cells["CUDA graphs"], cells["vs eager"]);
   }
   out += "</table>\n";
   if (const auto line = regionsVerdict(table); !line.empty()) out += "<p>" + report::escapeXml(line) + "</p>\n";
@@ -156,7 +160,9 @@ std::string regionsHtml(const RegionTable& table) {
   return out + "</body></html>\n";
 }
 
-nlohmann::json regionsOptionalNumber(double value) { return value < 0 ? nlohmann::json(nullptr) : nlohmann::json(value); }
+nlohmann::json regionsOptionalNumber(double value) {
+  return value < 0 ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
 
 std::string regionsJson(const RegionTable& table) {
   nlohmann::json regions = nlohmann::json::array();
@@ -174,8 +180,8 @@ std::string regionsJson(const RegionTable& table) {
         {"recompiles", region.recompiles},
         {"recompile_causes", causes},
         {"compile_seconds", region.compile_s},
-        {"compile_stages_seconds", {{"dynamo", region.dynamo_s}, {"aot_autograd", region.aot_s},
-                                    {"inductor", region.inductor_s}}},
+        {"compile_stages_seconds",
+         {{"dynamo", region.dynamo_s}, {"aot_autograd", region.aot_s}, {"inductor", region.inductor_s}}},
         {"calls", region.calls >= 0 ? nlohmann::json(region.calls) : nlohmann::json(nullptr)},
         {"compile_calls", region.compile_calls},
         {"run_wall_seconds", region.run_wall_s},
@@ -196,7 +202,8 @@ std::string regionsJson(const RegionTable& table) {
   nlohmann::json out = {
       {"schema", kRegionsJsonSchema},
       {"path", report::sanitizeUtf8(table.path)},
-      {"against", table.against.empty() ? nlohmann::json(nullptr) : nlohmann::json(report::sanitizeUtf8(table.against))},
+      {"against",
+       table.against.empty() ? nlohmann::json(nullptr) : nlohmann::json(report::sanitizeUtf8(table.against))},
       {"compile_seconds", table.compile_s},
       {"regions_compile_seconds", table.regions_compile_s},
       {"steps", table.steps},

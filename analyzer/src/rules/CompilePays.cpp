@@ -54,14 +54,21 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : table.regions) {
     if (region.eager_wall_per_call_s < 0) continue;
-    regions.push_back({{"name", region.name}, {"file", region.site_file}, {"line", region.site_line},
-                       {"calls", region.calls}, {"compile_seconds", region.compile_s},
+    regions.push_back({{"name", region.name},
+                       {"file", region.site_file},
+                       {"line", region.site_line},
+                       {"calls", region.calls},
+                       {"compile_seconds", region.compile_s},
                        {"wall_per_call_seconds", region.wall_per_call_s},
-                       {"eager_wall_per_call_seconds", region.eager_wall_per_call_s}, {"speedup", region.speedup},
-                       {"payoff_calls", region.payoff_calls}, {"saved_seconds", region.saved_s}});
+                       {"eager_wall_per_call_seconds", region.eager_wall_per_call_s},
+                       {"speedup", region.speedup},
+                       {"payoff_calls", region.payoff_calls},
+                       {"saved_seconds", region.saved_s}});
   }
-  setEvidence(finding, {{"eager_store", table.against}, {"compile_seconds", table.compile_s},
-                        {"saved_seconds", table.saved_s}, {"regions", regions}});
+  setEvidence(finding, {{"eager_store", table.against},
+                        {"compile_seconds", table.compile_s},
+                        {"saved_seconds", table.saved_s},
+                        {"regions", regions}});
   return finding;
 }
 

@@ -136,7 +136,8 @@ void addAdviseCommand(CLI::App& app) {
         }
       }
     }
-    render_options.color = isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    render_options.color =
+        isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
     writeOutput(options->output, analyzer::render(*analysis, *format, render_options));
   });
 }

@@ -42,8 +42,8 @@ void RegionsPanel::setTable(analyzer::RegionTable table) {
 
 std::string RegionsPanel::header(int column) {
   static const char* const kHeaders[kColumnCount] = {
-      "Region", "Compiled at", "Called at", "Compile", "Graphs", "Breaks", "Recompiles", "Calls", "Wall/call",
-      "CPU/call", "Step share", "Ran eagerly", "CUDA graphs", "Speed-up", "Pays off after"};
+      "Region",    "Compiled at", "Called at",  "Compile",     "Graphs",      "Breaks",   "Recompiles",    "Calls",
+      "Wall/call", "CPU/call",    "Step share", "Ran eagerly", "CUDA graphs", "Speed-up", "Pays off after"};
   return column >= 0 && column < kColumnCount ? kHeaders[column] : "";
 }
 
@@ -62,7 +62,8 @@ std::string RegionsPanel::cell(std::size_t row, int column) const {
     case kRecompiles: {
       std::string text = std::to_string(r.recompiles);
       std::string causes;
-      for (const auto& [cause, count] : r.recompile_causes) causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", cause, count);
+      for (const auto& [cause, count] : r.recompile_causes)
+        causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", cause, count);
       return causes.empty() ? text : text + " (" + causes + ")";
     }
     case kCalls: return r.calls >= 0 ? fmt::format("{} ({} compiling)", r.calls, r.compile_calls) : "not timed";

@@ -32,11 +32,26 @@ inline constexpr std::string_view kRemoveDataDependentBranch = "remove-data-depe
 inline constexpr std::string_view kEager = "eager";
 
 inline constexpr std::array<std::string_view, 21> kAll = {
-    kDynamicShapes,   kTensorLr,     kCaptureScalarOutputs, kCaptureDynamicOutputShapeOps,
-    kCompileMode,     kTf32,         kBf16Autocast,         kInferenceMode,
-    kChannelsLast,    kPinMemory,    kTorchCompile,         kRepeatInterleaveOutputSize,
-    kItemAccumulateTensor, kTupleKeysToStr, kPrintOutOfCompiled, kSdpa,
-    kQuantizeDynamic, kCudaGraphs,   kCacheCompile,         kRemoveDataDependentBranch,
+    kDynamicShapes,
+    kTensorLr,
+    kCaptureScalarOutputs,
+    kCaptureDynamicOutputShapeOps,
+    kCompileMode,
+    kTf32,
+    kBf16Autocast,
+    kInferenceMode,
+    kChannelsLast,
+    kPinMemory,
+    kTorchCompile,
+    kRepeatInterleaveOutputSize,
+    kItemAccumulateTensor,
+    kTupleKeysToStr,
+    kPrintOutOfCompiled,
+    kSdpa,
+    kQuantizeDynamic,
+    kCudaGraphs,
+    kCacheCompile,
+    kRemoveDataDependentBranch,
     kEager,
 };
 

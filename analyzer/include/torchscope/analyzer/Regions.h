@@ -22,37 +22,37 @@ struct Region {
   // ran in no timed region (imported traces, stores written before regions were recorded, frames compiled
   // outside the job's torch.compile results).
   std::int64_t region = -1;
-  std::string name;              // `Model.forward`, the function's name, or the frame's code name
-  std::string site_file;         // the user's torch.compile call (or the frame's code for region -1)
+  std::string name;       // `Model.forward`, the function's name, or the frame's code name
+  std::string site_file;  // the user's torch.compile call (or the frame's code for region -1)
   std::int64_t site_line = -1;
-  std::string call_file;         // the user's call into the region (its first call)
+  std::string call_file;  // the user's call into the region (its first call)
   std::int64_t call_line = -1;
   std::vector<std::int64_t> frames;  // Dynamo frame ids compiled under it
   std::int64_t graphs = 0;
   std::int64_t graph_breaks = 0;
   std::int64_t recompiles = 0;
   std::map<std::string, std::int64_t> recompile_causes;  // cause -> count
-  double compile_s = 0;    // wall time of its frames' compilations (their union)
-  double dynamo_s = 0;     // by stage: Dynamo alone, AOTAutograd alone, Inductor (torch's cumulative times)
+  double compile_s = 0;                                  // wall time of its frames' compilations (their union)
+  double dynamo_s = 0;  // by stage: Dynamo alone, AOTAutograd alone, Inductor (torch's cumulative times)
   double aot_s = 0;
   double inductor_s = 0;
-  std::int64_t calls = -1;          // -1: not timed
-  std::int64_t compile_calls = 0;   // calls during which torch compiled (their time is mostly compilation)
-  double run_wall_s = 0;            // the other calls, summed
-  double run_cpu_s = 0;             // their thread CPU time (cpu_per_call_s x their number)
-  double wall_per_call_s = -1;      // run_wall_s / (calls - compile_calls), -1 unknown
-  double cpu_per_call_s = -1;       // thread CPU time per call, from the calls sampled for it
-  double gpu_per_call_s = -1;       // GPU kernel time per call under CUPTI; -1 unknown (not attributed yet)
-  double steady_share = -1;         // its wall time in the steady-state steps / their time, -1 unknown
-  std::vector<std::string> eager;   // why (part of) it ran eagerly: failed compile, skipped frame, limit hit
+  std::int64_t calls = -1;         // -1: not timed
+  std::int64_t compile_calls = 0;  // calls during which torch compiled (their time is mostly compilation)
+  double run_wall_s = 0;           // the other calls, summed
+  double run_cpu_s = 0;            // their thread CPU time (cpu_per_call_s x their number)
+  double wall_per_call_s = -1;     // run_wall_s / (calls - compile_calls), -1 unknown
+  double cpu_per_call_s = -1;      // thread CPU time per call, from the calls sampled for it
+  double gpu_per_call_s = -1;      // GPU kernel time per call under CUPTI; -1 unknown (not attributed yet)
+  double steady_share = -1;        // its wall time in the steady-state steps / their time, -1 unknown
+  std::vector<std::string> eager;  // why (part of) it ran eagerly: failed compile, skipped frame, limit hit
   // "" not asked for; "used" (asked for, on a GPU, no skip); "skipped: <Inductor's reason>"; "not used: ..." (no GPU)
   std::string cudagraphs;
   // Compiled versus eager (`against` a run with compilation off).
   std::int64_t eager_calls = -1;
   double eager_wall_per_call_s = -1;
-  double speedup = -1;        // eager / compiled per call
-  double payoff_calls = -1;   // compile_s / (eager - compiled per call); -1: never pays (not faster) or unknown
-  double saved_s = 0;         // (eager - compiled per call) x the calls of this run
+  double speedup = -1;       // eager / compiled per call
+  double payoff_calls = -1;  // compile_s / (eager - compiled per call); -1: never pays (not faster) or unknown
+  double saved_s = 0;        // (eager - compiled per call) x the calls of this run
 };
 
 struct RegionTable {
@@ -63,11 +63,11 @@ struct RegionTable {
   double regions_compile_s = 0;  // the rows' compile time, summed
   std::int64_t steps = 0;
   std::int64_t steady_steps = 0;
-  double steady_step_s = 0;      // median steady-state step
-  double steady_total_s = 0;     // the steady-state steps, summed
-  double eager_steady_step_s = -1;  // the eager run's median steady-state step, -1 none
-  bool compared = false;         // regions matched with an eager run's (`against`)
-  double saved_s = 0;            // what the compiled regions saved over this run's calls (negative: they lost)
+  double steady_step_s = 0;            // median steady-state step
+  double steady_total_s = 0;           // the steady-state steps, summed
+  double eager_steady_step_s = -1;     // the eager run's median steady-state step, -1 none
+  bool compared = false;               // regions matched with an eager run's (`against`)
+  double saved_s = 0;                  // what the compiled regions saved over this run's calls (negative: they lost)
   bool compiled_run_measured = false;  // regions timed per call
   std::vector<std::string> notes;
 };

@@ -14,8 +14,22 @@ namespace torchscope::gui {
 class RegionsPanel {
  public:
   enum Column {
-    kRegion, kCompiledAt, kCalledAt, kCompile, kGraphs, kGraphBreaks, kRecompiles, kCalls, kWallPerCall,
-    kCpuPerCall, kStepShare, kEager, kCudaGraphs, kSpeedup, kPayoff, kColumnCount
+    kRegion,
+    kCompiledAt,
+    kCalledAt,
+    kCompile,
+    kGraphs,
+    kGraphBreaks,
+    kRecompiles,
+    kCalls,
+    kWallPerCall,
+    kCpuPerCall,
+    kStepShare,
+    kEager,
+    kCudaGraphs,
+    kSpeedup,
+    kPayoff,
+    kColumnCount
   };
 
   // The table of the store at `path` (analyzer::regionTable).
