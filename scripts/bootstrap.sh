@@ -67,6 +67,14 @@ if ! "$py" -c "import transformers, torch_frame, mambapy" >/dev/null 2>&1 \
   run_logged "$py" -m pip install -q -r "$validation_requirements" -c "$root/requirements.txt"
   cp "$validation_requirements" "$venv/.torchscope-validation-requirements"
 fi
+# The framework samples (samples/frameworks): Hugging Face Trainer, Lightning, accelerate, peft.
+frameworks_requirements="$root/samples/frameworks/requirements.txt"
+if ! "$py" -c "import transformers, accelerate, lightning, peft" >/dev/null 2>&1 \
+   || ! cmp -s "$frameworks_requirements" "$venv/.torchscope-frameworks-requirements"; then
+  say "installing the framework samples' packages into $venv"
+  run_logged "$py" -m pip install -q -r "$frameworks_requirements" -c "$root/requirements.txt"
+  cp "$frameworks_requirements" "$venv/.torchscope-frameworks-requirements"
+fi
 # The benchmarks' distributed engine (bench/ranks_dask.py).
 bench_requirements="$root/bench/requirements.txt"
 if ! "$py" -c "import dask.distributed" >/dev/null 2>&1 \

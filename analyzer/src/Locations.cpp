@@ -47,6 +47,17 @@ Location libraryFrame(const std::vector<store::SourceFrame>& stack, const store:
   return locationOf(stack.back());
 }
 
+std::string libraryPackage(std::string_view file) {
+  for (std::string_view folder : {"/site-packages/", "/dist-packages/"}) {
+    const auto at = file.rfind(folder);
+    if (at == std::string_view::npos) continue;
+    const std::string_view rest = file.substr(at + folder.size());
+    const std::string_view name = rest.substr(0, rest.find('/'));
+    return std::string(name.ends_with(".py") ? name.substr(0, name.size() - 3) : name);
+  }
+  return "";
+}
+
 nlohmann::json locationJson(const Location& location) {
   if (!location.known()) return nullptr;
   return {{"file", location.file}, {"line", location.line}, {"function", location.function}};

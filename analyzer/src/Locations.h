@@ -40,6 +40,10 @@ Location regionCallLocation(const std::vector<store::SourceFrame>& stack, const 
 // The innermost frame when it is not the user's (torch's or a library's own line), or an unknown location.
 Location libraryFrame(const std::vector<store::SourceFrame>& stack, const store::CodeRoots& code);
 
+// The installed package a library file belongs to: ".../site-packages/transformers/trainer.py" -> "transformers";
+// "" for a file outside site-packages and dist-packages.
+std::string libraryPackage(std::string_view file);
+
 // {"file", "line", "function"} for evidence; null for an unknown location.
 nlohmann::json locationJson(const Location& location);
 // "model.py:41 (forward)" for messages, "an unknown line" when unknown.

@@ -14,14 +14,25 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
-// "0/1: L['x'] == 2" -> "L['x'] == 2" (torch prefixes each reason with the failing entry's compile id).
-std::string_view withoutCompileId(std::string_view line) {
+std::string_view withoutDash(std::string_view line) {
   line = trim(line);
-  if (!line.empty() && line.front() == '-') line = trim(line.substr(1));
+  return !line.empty() && line.front() == '-' ? trim(line.substr(1)) : line;
+}
+
+// "0/1: L['x'] == 2" -> "0/1" (torch prefixes each reason with the failing entry's compile id), "" without one.
+std::string_view compileIdOf(std::string_view raw) {
+  const std::string_view line = withoutDash(raw);
   std::size_t i = 0;
   while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == '/')) ++i;
-  if (i > 0 && i + 1 < line.size() && line[i] == ':' && line[i + 1] == ' ') return trim(line.substr(i + 2));
-  return line;
+  if (i > 0 && i + 1 < line.size() && line[i] == ':' && line[i + 1] == ' ') return line.substr(0, i);
+  return {};
+}
+
+// "0/1: L['x'] == 2" -> "L['x'] == 2"
+std::string_view withoutCompileId(std::string_view raw) {
+  const std::string_view line = withoutDash(raw);
+  const std::string_view id = compileIdOf(line);
+  return id.empty() ? line : trim(line.substr(id.size() + 2));
 }
 
 bool isNumber(std::string_view token) {
@@ -156,11 +167,18 @@ std::string guardedSource(std::string_view expression) {
 RecompileCause classifyRecompileCause(std::string_view guard_failures) {
   Classified best;
   bool found = false;
+  std::string_view first_entry;  // the compile id of the most recently used cache entry
   while (!guard_failures.empty()) {
     const auto end = guard_failures.find('\n');
     const std::string_view line = guard_failures.substr(0, end);
     guard_failures = end == std::string_view::npos ? std::string_view{} : guard_failures.substr(end + 1);
     if (trim(line).empty()) continue;
+    // Lines without a compile id continue their entry's text; another id is an older entry's failure.
+    const std::string_view entry = compileIdOf(line);
+    if (!entry.empty()) {
+      if (first_entry.empty() && !found) first_entry = entry;
+      if (entry != first_entry) break;
+    }
     Classified classified = classifyLine(line);
     if (!found || classified.type < best.type) {
       best = std::move(classified);

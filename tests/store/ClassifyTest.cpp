@@ -58,9 +58,24 @@ TEST(ClassifyRecompile, IdentityAndTheRest) {
   expectCause("", "other", "");
 }
 
-TEST(ClassifyRecompile, TheFirstClassInOrderWinsWhenSeveralGuardsFail) {
+TEST(ClassifyRecompile, TheFirstClassInOrderWinsWhenSeveralGuardsOfOneEntryFail) {
   expectCause("0/0: L['lr'] == 0.1\n0/0: tensor 'L['x']' size mismatch at index 0", "dynamic-shape", "x");
+  expectCause("L['lr'] == 0.1\ntensor 'L['x']' size mismatch at index 0", "dynamic-shape", "x");
   expectCause("0/1: GLOBAL_STATE changed: grad_mode \n0/0: len(args) == 1", "global-state", "grad_mode");
+}
+
+// peft's disable_adapter() under no_grad: the entry the previous call ran (compiled for no_grad) fails on the adapter
+// flag; the older entry fails on the grad mode an earlier recompile was for, which is not this one's cause.
+TEST(ClassifyRecompile, TheCauseIsTheFailureOfTheMostRecentlyUsedEntry) {
+  expectCause("0/1: self._modules['layer']._adapters_disabled == False\nUser stack trace:\n  File \"m.py\", line 28\n"
+              "0/0: GLOBAL_STATE changed: grad_mode ",
+              "python-scalar", "self._modules['layer']._adapters_disabled");
+  // A training step with a new batch size after validation: the training entry fails on the size.
+  expectCause("0/0: tensor 'args[0]' size mismatch at index 0. expected 32, actual 6\n"
+              "0/2: GLOBAL_STATE changed: grad_mode \n0/1: GLOBAL_STATE changed: grad_mode ",
+              "dynamic-shape", "args[0]");
+  expectCause("0/1: GLOBAL_STATE changed: grad_mode \n0/0: tensor 'x' size mismatch at index 0", "global-state",
+              "grad_mode");
 }
 
 TEST(GuardedSource, DropsTorchsScopeDictionaries) {

@@ -85,6 +85,8 @@ nlohmann::json evidenceOf(const RecompileGroup& group) {
                                  ? nlohmann::json{{"kind", group.value_kind}, {"file", group.value_source.file},
                                                   {"line", group.value_source.line}}
                                  : nlohmann::json(nullptr);
+  // Said only for a framework's call (older goldens and readers know the other keys).
+  if (group.framework_entry) evidence["framework_entry"] = libraryPackage(group.entry.file);
   evidence["frames"] = nlohmann::json::array();
   nlohmann::json library_frame = nullptr;
   for (const auto& frame : group.frames) {
@@ -130,9 +132,12 @@ std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
     const bool library = !context.code.isUserFile(recompile.co_filename);
     const Location call_site = regionCallLocation(store::parseStack(recompile.stack), context.code);
     const Location entry = recompile.entry_file.empty() ? Location{} : Location{recompile.entry_file, recompile.entry_line, ""};
+    // A framework's own torch.compile call (a Trainer, accelerate) is evidence; the user's line is their call.
+    const bool framework_entry = entry.known() && !context.code.isUserFile(entry.file);
     const Location value =
         recompile.value_file.empty() ? Location{} : Location{recompile.value_file, recompile.value_line, ""};
-    Location where = chooseLocation(cause.cause, entry, call_site, value, library ? Location{} : frame);
+    Location where = chooseLocation(cause.cause, framework_entry ? Location{} : entry, call_site, value,
+                                    library ? Location{} : frame);
     // A store without stacks (an imported trace) knows the compiled frame only.
     if (!where.known()) where = frame;
 
@@ -142,7 +147,10 @@ std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
       group.location = where;
     }
     if (group.detail.empty()) group.detail = cause.detail;
-    if (!group.entry.known()) group.entry = entry;
+    if (!group.entry.known()) {
+      group.entry = entry;
+      group.framework_entry = framework_entry;
+    }
     if (!group.call_site.known()) group.call_site = call_site;
     if (!group.value_source.known() && value.known()) {
       group.value_source = value;

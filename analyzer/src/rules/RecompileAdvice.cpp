@@ -57,16 +57,24 @@ std::string costText(const RecompileGroup& group, const Facts& facts) {
                      formatPercent(facts.fraction(group.compile_s)));
 }
 
+// "transformers' torch.compile call at .../trainer.py:2113" for a framework's call, "torch.compile at train.py:28".
+std::string compileCallText(const RecompileGroup& group) {
+  if (!group.framework_entry) return "torch.compile at " + describe(group.entry);
+  const std::string package = libraryPackage(group.entry.file);
+  return fmt::format("{}torch.compile call at {}", package.empty() ? "a library's " : package + "'s ",
+                     describe(group.entry));
+}
+
 // " The region was compiled by torch.compile at train.py:28 and called from train.py:39.", leaving out the line
 // the finding already points at.
 std::string whereText(const RecompileGroup& group) {
   const bool entry = group.entry.known() && !(group.entry == group.location);
   const bool call = group.call_site.known() && !(group.call_site == group.location);
   if (entry && call) {
-    return fmt::format(" The region was compiled by torch.compile at {} and called from {}.", describe(group.entry),
+    return fmt::format(" The region was compiled by {} and called from {}.", compileCallText(group),
                        describe(group.call_site));
   }
-  if (entry) return fmt::format(" The region was compiled by torch.compile at {}.", describe(group.entry));
+  if (entry) return fmt::format(" The region was compiled by {}.", compileCallText(group));
   if (call) return fmt::format(" It was called from {}.", describe(group.call_site));
   return "";
 }
@@ -89,6 +97,23 @@ std::string tensorText(const RecompileGroup& group) {
   return "`" + group.detail + "`";
 }
 
+// A framework that compiles the model itself (a Trainer, accelerate) takes no dynamic=True from the user's code:
+// the sizes come from how batches are padded, or `torchscope fix` makes that call dynamic at run time.
+std::string dynamicShapeFix(const RecompileGroup& group) {
+  if (group.framework_entry) {
+    const std::string package = libraryPackage(group.entry.file);
+    return fmt::format(
+        "{} calls torch.compile itself ({}), so there is no torch.compile call of yours to change: give the batches "
+        "a few fixed sizes where they are made (a data collator's pad_to_multiple_of, padding to a fixed max_length, "
+        "a DataLoader with drop_last=True), or let `torchscope fix` apply dynamic-shapes, which makes {} call "
+        "compile with dynamic=True at run time",
+        package.empty() ? "The library" : package, here(group.entry, ""), package.empty() ? "that" : package + "'s");
+  }
+  return fmt::format("{}, or mark the varying dimension with torch._dynamo.mark_dynamic(tensor, dim) before the call",
+                     group.entry.known() ? "pass dynamic=True to the torch.compile call at " + here(group.entry, "")
+                                         : std::string("compile with dynamic=True"));
+}
+
 RecompileAdvice dynamicShape(const RecompileGroup& group, const Facts& facts) {
   const std::string tensor = tensorText(group);
   return {
@@ -97,10 +122,7 @@ RecompileAdvice dynamicShape(const RecompileGroup& group, const Facts& facts) {
                   "guards, so it was compiled again {}: {}.{}",
                   framesText(group), tensor, firstGuard(group), times(group.count), costText(group, facts),
                   whereText(group)),
-      {fix::kDynamicShapes,
-       fmt::format("{}, or mark the varying dimension with torch._dynamo.mark_dynamic(tensor, dim) before the call",
-                   group.entry.known() ? "pass dynamic=True to the torch.compile call at " + here(group.entry, "")
-                                       : std::string("compile with dynamic=True"))}};
+      {fix::kDynamicShapes, dynamicShapeFix(group)}};
 }
 
 RecompileAdvice pythonScalar(const RecompileGroup& group, const Facts& facts) {
@@ -125,6 +147,19 @@ RecompileAdvice pythonScalar(const RecompileGroup& group, const Facts& facts) {
                                      "torch's compiled-optimizer tutorial pairs it with an LR scheduler this way",
                                      at)}
            : FixProposal{"", fmt::format("give the optimizer{} this hyperparameter as a tensor", at)}};
+  }
+  // A Python bool read in the compiled code (peft's adapter switch, a config flag): one compile per value.
+  if (const std::string guard = firstGuard(group); guard.ends_with(" == True") || guard.ends_with(" == False")) {
+    return {fmt::format("{} recompiled {}: the flag {} switched between calls", mainFunction(group), times(group.count),
+                        value),
+            fmt::format("The compiled code reads the Python bool {} and is specialised to its value ({}){}; switching "
+                        "it (a context manager such as peft's disable_adapter(), a config flag) compiles the code "
+                        "again for the other value. Once per value is expected; more means the flag flips around the "
+                        "compiled call. {}{}",
+                        value, guard, source.empty() ? "" : ", set at " + source, cost, whereText(group)),
+            {"", "accept one compile per value of the flag, or run the other value through the uncompiled module "
+                 "(keep a reference to it before torch.compile); a switch that changes every call belongs in a tensor "
+                 "(torch.where) rather than a Python bool"}};
   }
   if (group.value_kind == "attribute") {
     return {fmt::format("{} recompiled {}: {} changes between calls", mainFunction(group), times(group.count), value),

@@ -24,6 +24,7 @@ struct RecompileGroup {
   std::string value_kind;  // "optimizer", "attribute", "item", "argument", "global" or ""
   Location location;       // where the finding points
   Location entry;          // the torch.compile call
+  bool framework_entry = false;  // that call is a library's (a Trainer, accelerate), not a line the user writes
   Location call_site;      // the user's call into the compiled code
   Location value_source;   // where a guarded Python value is set
   std::int64_t count = 0;

@@ -207,10 +207,27 @@ def _dynamo_context(compiled):
     return None
 
 
+def _within_any(path, roots):
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def compile_call_site(frames):
+    """The line that called torch.compile, past torch's own callers (nn.Module.compile) and torchscope's wrappers
+    (fix's launcher): the user's, or a framework's (transformers' Trainer, accelerate) that compiles the model
+    itself, which is then kept as it is: the user's line is the call into the compiled code."""
+    torch = sys.modules.get("torch")
+    passed = _with_real_paths(_own_roots() + ([os.path.dirname(os.path.abspath(torch.__file__))] if torch else []))
+    for frame in reversed(frames):
+        if not frame.file.startswith("<") and not _within_any(frame.file, passed):
+            return frame
+    return None
+
+
 def note_compile(compiled, caller):
-    """Remembers where the user called torch.compile for the region `compiled`; returns its Entry."""
+    """Remembers where torch.compile was called for the region `compiled`; returns its Entry."""
     context = _dynamo_context(compiled)
-    site = innermost_user(stack_of(caller))
+    frames = stack_of(caller)
+    site = compile_call_site(frames) or innermost_user(frames)
     if context is None or site is None:
         return None
     entry = getattr(context, _ENTRY_ATTRIBUTE, None) or Entry(site)

@@ -21,7 +21,10 @@ namespace torchscope::store {
 //   "type-or-identity" "___check_type_id", "___check_obj_id", " is ",          "type", "identity", "deallocated"
 //                      "... got deallocated"
 //   "other"            anything else ("len(L['xs']) == 3")                    ""
-// When several guards failed (one per cache entry), the first class in this order wins.
+// torch lists one failure per cache entry, most recently used entry first ("0/1: ..." before "0/0: ..."): the
+// recompile's own cause is the failure of that entry, the one the call before it ran. The others failed on what
+// earlier recompiles were for (an entry compiled for no_grad fails on grad mode again). When that entry lists
+// several guards (or the texts carry no compile ids), the first class in this order wins.
 struct RecompileCause {
   std::string cause;
   std::string detail;
