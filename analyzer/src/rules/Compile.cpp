@@ -105,12 +105,19 @@ Result<Location> regionCallOfLibraryFrames(const Context& context, const std::ve
   return Location{};
 }
 
-// The torch.compile call of the costliest frame that recompiled with one recorded (compiles keep no call site).
-Location entryOfFrames(const Facts& facts, const std::vector<FrameCompileTime>& frames) {
+// The torch.compile call of the costliest frame that recompiled with one recorded (compiles keep no call site), and
+// the user's call into that region.
+struct RecordedEntry {
+  Location entry;
+  Location call;
+};
+
+RecordedEntry entryOfFrames(const Context& context, const std::vector<FrameCompileTime>& frames) {
   for (const auto& frame : frames) {
-    for (const auto& recompile : facts.recompiles) {
+    for (const auto& recompile : context.facts.recompiles) {
       if (recompile.co_filename == frame.file && recompile.co_firstlineno == frame.line && !recompile.entry_file.empty()) {
-        return {recompile.entry_file, recompile.entry_line, ""};
+        return {{recompile.entry_file, recompile.entry_line, ""},
+                regionCallLocation(store::parseStack(recompile.stack), context.code)};
       }
     }
   }
@@ -177,14 +184,20 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
     auto call = regionCallOfLibraryFrames(context, frames);
     if (!call) return call.error();
     region_call = std::move(*call);
-    if (!region_call.known()) entry = entryOfFrames(facts, frames);
+    if (!region_call.known()) {
+      const RecordedEntry recorded = entryOfFrames(context, frames);
+      entry = recorded.entry;
+      // A framework's own torch.compile call (accelerate, a Trainer) is no line to change: the user's call is.
+      if (entry.known() && !context.code.isUserFile(entry.file)) region_call = recorded.call;
+    }
   }
   std::string entered;
   if (!frames.empty() && isCompileWrapper({frames.front().file, frames.front().line, frames.front().function}) &&
       entry.known()) {
-    entered = fmt::format(" The costliest is {}: {} in {}.", frameText(frames.front(), entry),
+    entered = fmt::format(" The costliest is {}: {} in {}{}.", frameText(frames.front(), entry),
                           formatSeconds(frames.front().seconds),
-                          compilations(static_cast<std::size_t>(frames.front().compiles)));
+                          compilations(static_cast<std::size_t>(frames.front().compiles)),
+                          region_call.known() ? ", called from your line " + describe(region_call) : "");
   } else if (!frames.empty() && (region_call.known() || entry.known())) {
     entered = fmt::format(" None of the compiled frames is your code: the costliest, {}, {}.",
                           frameText(frames.front(), entry),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "RecompileAdvice.h"
+#include "torchscope/analyzer/FixIds.h"
 #include "torchscope/store/JsonText.h"
 
 namespace torchscope::analyzer {
@@ -204,12 +205,26 @@ BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group) {
   const std::string where = group.where.known() ? formatLocation(group.where.file, group.where.line) : "an unknown line";
   const std::string explanation =
       group.breaks.empty() ? "" : firstSentence(group.breaks.front().value("explanation", std::string()));
+  // A break inside a framework's code (transformers' logging under a Trainer): a source edit of the user's files
+  // cannot reach it, and the user's line is only the call that led there.
+  const std::string package = group.library_site.known() ? libraryPackage(group.library_site.file) : "";
+  const bool in_framework = !package.empty() && package != "torch";
+  FixProposal fix = group.fix;
+  std::string inside;
+  if (in_framework) {
+    inside = fmt::format(" The break is inside {} at {}, reached from your line.", package, describe(group.library_site));
+    if (fix::kindOf(fix.id) == fix::kSource) {
+      fix = {"", fmt::format("the code that breaks is in {} ({}), not a line of yours: leave it (torch.compile runs it "
+                             "in Python between two graphs), or update {} if a newer release avoids it",
+                             package, formatLocation(group.library_site.file, group.library_site.line), package)};
+    }
+  }
   return {"warning", fmt::format("Graph break at {}: {}", where, typesText(group)),
-          fmt::format("torch.compile split the graph here {}: {}.{} Each break returns to Python, ends fusion across "
+          fmt::format("torch.compile split the graph here {}: {}.{}{} Each break returns to Python, ends fusion across "
                       "it and adds guards; {}.",
-                      times(group.count), typesText(group), explanation.empty() ? "" : " " + explanation,
+                      times(group.count), typesText(group), explanation.empty() ? "" : " " + explanation, inside,
                       costText(group)),
-          group.fix};
+          fix};
 }
 
 }  // namespace torchscope::analyzer

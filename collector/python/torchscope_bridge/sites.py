@@ -211,23 +211,41 @@ def _within_any(path, roots):
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def compile_call_site(frames):
-    """The line that called torch.compile, past torch's own callers (nn.Module.compile) and torchscope's wrappers
-    (fix's launcher): the user's, or a framework's (transformers' Trainer, accelerate) that compiles the model
-    itself, which is then kept as it is: the user's line is the call into the compiled code."""
+def _compile_wrappers(torch):
+    """The code of torch.compile as the job sees it now and of what it wraps: a library that replaces
+    torch.compile by a wrapper (Lightning records its arguments so) passes the user's call through."""
+    codes, function = set(), getattr(torch, "compile", None)
+    while function is not None and len(codes) < 8:
+        code = getattr(function, "__code__", None)
+        if code is None or code in codes:
+            break
+        codes.add(code)
+        function = getattr(function, "__wrapped__", None)
+    return codes
+
+
+def compile_call_site(caller):
+    """The line that called torch.compile, past torch's own callers (nn.Module.compile), wrappers of torch.compile
+    and torchscope's own (fix's launcher): the user's, or a framework's (transformers' Trainer, accelerate) that
+    compiles the model itself, which is kept as it is: the user's line is then the call into the compiled code."""
     torch = sys.modules.get("torch")
     passed = _with_real_paths(_own_roots() + ([os.path.dirname(os.path.abspath(torch.__file__))] if torch else []))
-    for frame in reversed(frames):
-        if not frame.file.startswith("<") and not _within_any(frame.file, passed):
-            return frame
+    wrappers = _compile_wrappers(torch) if torch else set()
+    frame = caller
+    for _ in range(_MAX_FRAMES):
+        if frame is None:
+            break
+        code = frame.f_code
+        if code not in wrappers and not code.co_filename.startswith("<") and not _within_any(code.co_filename, passed):
+            return parse.Frame(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
     return None
 
 
 def note_compile(compiled, caller):
     """Remembers where torch.compile was called for the region `compiled`; returns its Entry."""
     context = _dynamo_context(compiled)
-    frames = stack_of(caller)
-    site = compile_call_site(frames) or innermost_user(frames)
+    site = compile_call_site(caller) or innermost_user(stack_of(caller))
     if context is None or site is None:
         return None
     entry = getattr(context, _ENTRY_ATTRIBUTE, None) or Entry(site)
