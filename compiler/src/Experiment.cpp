@@ -206,6 +206,7 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   TempFolder temp{*temp_path, options.keep_temp};
 
   Runner runner(*job, options, temp.path);
+  if (auto ready = runner.preflight(); !ready) return ready.error();
   FixReport report;
   report.command = job->command_line;
   report.repetitions = options.repetitions;

@@ -198,7 +198,9 @@ Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector
   std::string joined;
   for (const auto& spec : specs) joined += (joined.empty() ? "" : ",") + spec;
   ProcessSpec spec;
-  spec.argv = {job_.python, "-m", "torchscope_compiler.rewrite", "--fix", joined, "--root", copy_root.string(),
+  // In torchscope's environment when preflight found LibCST there: the job's own environment may not have it.
+  spec.argv = {tool_python_.empty() ? job_.python : tool_python_, "-m", "torchscope_compiler.rewrite", "--fix", joined,
+               "--root", copy_root.string(),
                "--in-place"};
   for (const fs::path& file : pythonFiles(inCopy(job_, copy_root, job_.rewriteRoot()))) {
     const fs::path relative = file.lexically_relative(copy_root);

@@ -25,6 +25,11 @@ class Runner {
   Runner(JobLayout job, const FixOptions& options, std::filesystem::path temp_root);
 
   [[nodiscard]] bool collectorUsed() const { return collector_; }
+  // Before the first run (Preflight.cpp): the job's Python starts and imports torch and the launcher, the temp
+  // folder takes files, and one interpreter (FixOptions::tool_pythons, then the job's) imports the LibCST rewrite,
+  // which then runs there: a job whose environment lacks LibCST still gets source fixes. An Error says which
+  // check failed, with what the interpreter printed.
+  [[nodiscard]] Result<void> preflight();
   // Compiles Inductor's CPU-feature probes once into a seed that every run's private compile cache
   // starts from (a machine that has compiled once keeps them in its default cache); no graph of the
   // job is in it. Call before the first run; without it, or when it fails, runs start empty.
@@ -55,6 +60,7 @@ class Runner {
   bool collector_ = false;
   std::vector<int> cpus_;                   // the CPUs this process may use
   std::filesystem::path compile_cache_seed_;  // empty: runs start from an empty cache
+  std::string tool_python_;                 // runs the rewrite (preflight); empty: the job's Python
 };
 
 // The last `count` non-empty lines of `text`, joined by " | ".

@@ -13,6 +13,10 @@ inline void locateFixTools(compiler::FixOptions& options) {
   options.collector_library = paths.collector_library;
   options.compiler_python_dir = paths.compiler_python_dir;
   options.torchscope_executable = paths.executable_dir + "/torchscope";
+  // The rewrite's LibCST: torchscope's environment ($TORCHSCOPE_PYTHON, the venv it is installed in, the Python it
+  // was built with), then the job's (Runner::preflight).
+  if (paths.python != "python3") options.tool_pythons.push_back(paths.python);
+  options.tool_pythons.emplace_back(TORCHSCOPE_BUILD_PYTHON);
 }
 
 // Progress lines ("torchscope fix: ...") to `out`, and each run live on the status line while it runs.

@@ -52,6 +52,9 @@ struct FixOptions {
   bool use_collector = true;
   std::string collector_library;       // libtorchscope_collector.so
   std::string compiler_python_dir;     // compiler/python (torchscope_compiler)
+  // Interpreters tried, in order, for fix's own Python tools (the LibCST rewrite) before the job's: torchscope's
+  // environment, so that the job's needs no LibCST.
+  std::vector<std::string> tool_pythons;
   std::string torchscope_executable;   // for `torchscope advise` when the store has no findings
   bool write = false;                  // apply the accepted source fixes to the user's files
   bool keep_temp = false;
