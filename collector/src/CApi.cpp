@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "Collector.h"
 #include "Signals.h"
@@ -91,6 +95,18 @@ bool recordGraphBreak(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
+// The causes of each compiled frame's recompiles so far, per process: a recompile's own cause is told apart from
+// the failures of cache entries that earlier recompiles were for (store::classifyRecompileCause).
+std::vector<store::RecompileCause> earlierCauses(std::int64_t pid, std::int64_t frame_id,
+                                                 const store::RecompileCause* add = nullptr) {
+  static std::mutex lock;
+  static std::map<std::pair<std::int64_t, std::int64_t>, std::vector<store::RecompileCause>> causes;
+  const std::lock_guard<std::mutex> guard(lock);
+  auto& known = causes[{pid, frame_id}];
+  if (add != nullptr) known.push_back(*add);
+  return known;
+}
+
 bool recordRecompile(Collector& collector, const json& in) {
   store::Recompile out;
   out.pid = getpid();
@@ -107,7 +123,8 @@ bool recordRecompile(Collector& collector, const json& in) {
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
     for (const json& guard : *it) guards += (guard.is_string() ? guard.get<std::string>() : guard.dump()) + "\n";
   }
-  store::RecompileCause cause = store::classifyRecompileCause(guards);
+  store::RecompileCause cause = store::classifyRecompileCause(guards, earlierCauses(out.pid, out.frame_id));
+  (void)earlierCauses(out.pid, out.frame_id, &cause);
   out.cause = std::move(cause.cause);
   out.cause_detail = std::move(cause.detail);
   out.limit_hit = integer(in, "limit_hit", 0) == 1 || store::isRecompileLimitHit(text(in, "message"));

@@ -389,7 +389,9 @@ class TorchTraceParser {
     std::string joined;
     for (const auto& failure : failures) joined += failure.get<std::string>() + "\n";
     recompile.guard_failures = store::dumpJson(failures);
-    store::RecompileCause cause = store::classifyRecompileCause(joined);
+    auto& earlier = recompile_causes_[recompile.frame_id];
+    store::RecompileCause cause = store::classifyRecompileCause(joined, earlier);
+    earlier.push_back(cause);
     recompile.cause = std::move(cause.cause);
     recompile.cause_detail = std::move(cause.detail);
     recompile.stack = "[]";
@@ -441,6 +443,7 @@ class TorchTraceParser {
   std::vector<Entry> entries_;
   std::map<std::int64_t, std::string> strings_;
   std::map<CompileKey, PendingCompile> pending_;
+  std::map<std::int64_t, std::vector<store::RecompileCause>> recompile_causes_;  // per frame id, in order
   std::size_t first_compile_ = out_.compiles.size();
   std::int64_t year_ = 1970;
   std::int64_t offset_ns_ = 0;

@@ -1,5 +1,6 @@
 #include "torchscope/store/Classify.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace torchscope::store {
@@ -164,28 +165,36 @@ std::string guardedSource(std::string_view expression) {
   return std::string(trim(out));
 }
 
-RecompileCause classifyRecompileCause(std::string_view guard_failures) {
-  Classified best;
-  bool found = false;
-  std::string_view first_entry;  // the compile id of the most recently used cache entry
+RecompileCause classifyRecompileCause(std::string_view guard_failures, const std::vector<RecompileCause>& earlier) {
+  // Each cache entry's failure, most recently used entry first; lines without a compile id continue their entry.
+  std::vector<RecompileCause> entries;
+  std::vector<Classified> best;
+  std::string_view current;
   while (!guard_failures.empty()) {
     const auto end = guard_failures.find('\n');
     const std::string_view line = guard_failures.substr(0, end);
     guard_failures = end == std::string_view::npos ? std::string_view{} : guard_failures.substr(end + 1);
     if (trim(line).empty()) continue;
-    // Lines without a compile id continue their entry's text; another id is an older entry's failure.
     const std::string_view entry = compileIdOf(line);
-    if (!entry.empty()) {
-      if (first_entry.empty() && !found) first_entry = entry;
-      if (entry != first_entry) break;
-    }
     Classified classified = classifyLine(line);
-    if (!found || classified.type < best.type) {
-      best = std::move(classified);
-      found = true;
+    if (best.empty() || (!entry.empty() && entry != current)) {
+      best.push_back(std::move(classified));
+    } else if (classified.type < best.back().type) {
+      best.back() = std::move(classified);
     }
+    if (!entry.empty()) current = entry;
   }
-  return {std::string(nameOf(best.type)), best.detail};
+  if (best.empty()) return {std::string(nameOf(Class::kOther)), ""};
+  for (const Classified& entry : best) entries.push_back({std::string(nameOf(entry.type)), entry.detail});
+  // An entry that fails on what an earlier recompile of the frame was for (the no_grad variant on the grad mode)
+  // says nothing new; the first entry that fails on something else names this recompile's cause.
+  for (const RecompileCause& entry : entries) {
+    const bool known = std::any_of(earlier.begin(), earlier.end(), [&](const RecompileCause& cause) {
+      return cause.cause == entry.cause && cause.detail == entry.detail;
+    });
+    if (!known) return entry;
+  }
+  return entries.front();
 }
 
 std::string classifyRecompile(std::string_view guard_failures) { return classifyRecompileCause(guard_failures).cause; }

@@ -78,6 +78,25 @@ TEST(ClassifyRecompile, TheCauseIsTheFailureOfTheMostRecentlyUsedEntry) {
               "grad_mode");
 }
 
+// The entry compiled for no_grad fails on the grad mode again once gradients are back: that says nothing new when an
+// earlier recompile of the frame was for the grad mode; the training flag of the next entry is the new cause.
+TEST(ClassifyRecompile, AFailureAnEarlierRecompileWasForGivesWayToTheNextEntrys) {
+  const std::string guards = "0/2: GLOBAL_STATE changed: grad_mode \n"
+                             "0/1: self._modules['drop'].training == True\n"
+                             "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6";
+  const RecompileCause cause =
+      classifyRecompileCause(guards, {{"dynamic-shape", "x"}, {"global-state", "grad_mode"}});
+  EXPECT_EQ(cause.cause, "training-flag");
+  EXPECT_EQ(cause.detail, "self._modules['drop']");
+  // Without history, the most recently used entry's failure.
+  EXPECT_EQ(classifyRecompileCause(guards).cause, "global-state");
+  // Every entry fails on a known cause: the most recently used entry's.
+  const RecompileCause repeated = classifyRecompileCause(
+      "11/1: tensor 'x' size mismatch at index 0. expected 2, actual 3\n11/0: tensor 'x' size mismatch at index 0",
+      {{"dynamic-shape", "x"}});
+  EXPECT_EQ(repeated.cause, "dynamic-shape");
+}
+
 TEST(GuardedSource, DropsTorchsScopeDictionaries) {
   EXPECT_EQ(guardedSource("L['self'].param_groups[0]['lr']"), "self.param_groups[0]['lr']");
   EXPECT_EQ(guardedSource("G['config'].steps"), "config.steps");

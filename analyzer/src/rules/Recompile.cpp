@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "torchscope/store/JsonText.h"
 #include "../Locations.h"
@@ -120,14 +122,18 @@ Finding findingFor(std::string rule, std::string severity, const RecompileAdvice
 std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
   const Facts& facts = context.facts;
   std::map<Key, RecompileGroup> groups;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<store::RecompileCause>> earlier;  // pid, frame id
   for (const auto& recompile : facts.recompiles) {
     // Stores that kept no cause or detail (imported, older) get them from the guard texts.
     store::RecompileCause cause{recompile.cause, recompile.cause_detail};
+    auto& frame_causes = earlier[{recompile.pid, recompile.frame_id}];
     if (cause.cause.empty() || cause.detail.empty()) {
-      const store::RecompileCause classified = store::classifyRecompileCause(joinedGuards(recompile.guard_failures));
+      const store::RecompileCause classified =
+          store::classifyRecompileCause(joinedGuards(recompile.guard_failures), frame_causes);
       if (cause.cause.empty()) cause = classified;
       if (cause.cause == classified.cause) cause.detail = classified.detail;
     }
+    frame_causes.push_back(cause);
     const Location frame{recompile.co_filename, recompile.co_firstlineno, displayFunction(recompile.co_name)};
     const bool library = !context.code.isUserFile(recompile.co_filename);
     const Location call_site = regionCallLocation(store::parseStack(recompile.stack), context.code);

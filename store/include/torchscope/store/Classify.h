@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace torchscope::store {
 
@@ -21,15 +22,16 @@ namespace torchscope::store {
 //   "type-or-identity" "___check_type_id", "___check_obj_id", " is ",          "type", "identity", "deallocated"
 //                      "... got deallocated"
 //   "other"            anything else ("len(L['xs']) == 3")                    ""
-// torch lists one failure per cache entry, most recently used entry first ("0/1: ..." before "0/0: ..."): the
-// recompile's own cause is the failure of that entry, the one the call before it ran. The others failed on what
-// earlier recompiles were for (an entry compiled for no_grad fails on grad mode again). When that entry lists
-// several guards (or the texts carry no compile ids), the first class in this order wins.
+// torch lists one failure per cache entry, most recently used entry first ("0/1: ..." before "0/0: ..."). The
+// recompile's own cause is the failure of the first entry that fails on something no earlier recompile of the same
+// frame was for (`earlier`, in the order they happened): an entry compiled for no_grad fails on the grad mode again
+// whenever gradients are back on, which says nothing new. When every entry fails on a known cause, the most recently
+// used entry's. Among the guards of one entry (or texts without compile ids), the first class in this order wins.
 struct RecompileCause {
   std::string cause;
   std::string detail;
 };
-RecompileCause classifyRecompileCause(std::string_view guard_failures);
+RecompileCause classifyRecompileCause(std::string_view guard_failures, const std::vector<RecompileCause>& earlier = {});
 // The cause alone.
 std::string classifyRecompile(std::string_view guard_failures);
 
