@@ -146,7 +146,7 @@ TEST(Frameworks, HuggingFaceTrainerFixReachesTheTrainersTorchCompile) {
   const fs::path report_path = dir.path() / "report.json";
   const ProgramOutcome fixed =
       runTorchscope("fix --fixes dynamic-shapes --repetitions 2 --format json -o '" + report_path.string() + "' -- '" +
-                    TORCHSCOPE_PYTHON + "' '" + samplePath("hf_trainer.py") + "' 2>&1");
+                    TORCHSCOPE_PYTHON + "' '" + samplePath("hf_trainer.py") + "' --steps 3 2>&1");
   ASSERT_EQ(fixed.exit_code, 0) << fixed.out;
   std::ifstream in(report_path);
   const auto report = nlohmann::json::parse(in, nullptr, false);
