@@ -3,9 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

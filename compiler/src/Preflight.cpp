@@ -17,7 +17,8 @@ std::string lastLine(const std::string& text) {
   const auto end = text.find_last_not_of("\n\r ");
   if (end == std::string::npos) return "no output";
   const auto start = text.find_last_of('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 struct Probe {
@@ -41,7 +42,9 @@ Result<void> Runner::preflight() {
   const fs::path folder = temp_root_ / "preflight";
   std::error_code error;
   fs::create_directories(folder, error);
-  if (error) return makeError(ErrorCode::kIo, fmt::format("fix cannot write its runs under {}: {}", folder.string(), error.message()));
+  if (error)
+    return makeError(ErrorCode::kIo,
+                     fmt::format("fix cannot write its runs under {}: {}", folder.string(), error.message()));
 
   // The job's interpreter, as the runs start it: torch and the launcher (found on PYTHONPATH) must import.
   ProcessSpec job;

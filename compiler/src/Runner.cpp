@@ -199,8 +199,13 @@ Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector
   for (const auto& spec : specs) joined += (joined.empty() ? "" : ",") + spec;
   ProcessSpec spec;
   // In torchscope's environment when preflight found LibCST there: the job's own environment may not have it.
-  spec.argv = {tool_python_.empty() ? job_.python : tool_python_, "-m", "torchscope_compiler.rewrite", "--fix", joined,
-               "--root", copy_root.string(),
+  spec.argv = {tool_python_.empty() ? job_.python : tool_python_,
+               "-m",
+               "torchscope_compiler.rewrite",
+               "--fix",
+               joined,
+               "--root",
+               copy_root.string(),
                "--in-place"};
   for (const fs::path& file : pythonFiles(inCopy(job_, copy_root, job_.rewriteRoot()))) {
     const fs::path relative = file.lexically_relative(copy_root);

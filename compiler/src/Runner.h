@@ -60,7 +60,7 @@ class Runner {
   bool collector_ = false;
   std::vector<int> cpus_;                   // the CPUs this process may use
   std::filesystem::path compile_cache_seed_;  // empty: runs start from an empty cache
-  std::string tool_python_;                 // runs the rewrite (preflight); empty: the job's Python
+  std::string tool_python_;                   // runs the rewrite (preflight); empty: the job's Python
 };
 
 // The last `count` non-empty lines of `text`, joined by " | ".

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 // A virtual environment of its own that sees the project's site-packages (torch) through a .pth file, with the
 // modules in `blocked` made unimportable (None in sys.modules, set by a .pth line at start-up).
 fs::path jobEnvironment(const fs::path& folder, const std::string& blocked) {
-  const ProgramOutcome created = runShell("'" + std::string(TORCHSCOPE_PYTHON) + "' -m venv --without-pip '" +
-                                          folder.string() + "' 2>&1");
+  const ProgramOutcome created =
+      runShell("'" + std::string(TORCHSCOPE_PYTHON) + "' -m venv --without-pip '" + folder.string() + "' 2>&1");
   EXPECT_EQ(created.exit_code, 0) << created.out;
   const std::string site_of = " -c 'import site; print(site.getsitepackages()[0])'";
   const ProgramOutcome project = runShell("'" + std::string(TORCHSCOPE_PYTHON) + "'" + site_of);
@@ -43,9 +43,9 @@ TEST(FixPreflight, JobEnvironmentWithoutLibcstStillGetsTheSourceForm) {
       << "the job's environment must lack LibCST";
   const fs::path script = copyScript(dir.path());
   const fs::path report_path = dir.path() / "report.json";
-  const ProgramOutcome fixed = runTorchscope("fix --fixes dynamic-shapes --repetitions 2 --format json -o '" +
-                                             report_path.string() + "' -- '" + python.string() + "' '" +
-                                             script.string() + "' 2>&1");
+  const ProgramOutcome fixed =
+      runTorchscope("fix --fixes dynamic-shapes --repetitions 2 --format json -o '" + report_path.string() + "' -- '" +
+                    python.string() + "' '" + script.string() + "' 2>&1");
   ASSERT_EQ(fixed.exit_code, 0) << fixed.out;
   EXPECT_EQ(fixed.out.find("No module named"), std::string::npos) << fixed.out;
   std::ifstream in(report_path);
@@ -61,9 +61,8 @@ TEST(FixPreflight, AJobThatCannotImportTorchFailsBeforeTheFirstRun) {
   TempDir dir;
   const fs::path python = jobEnvironment(dir.path() / "venv", "torch");
   const fs::path script = copyScript(dir.path());
-  const ProgramOutcome fixed =
-      runTorchscope("fix --fixes dynamic-shapes --repetitions 2 -- '" + python.string() + "' '" + script.string() +
-                    "' 2>&1");
+  const ProgramOutcome fixed = runTorchscope("fix --fixes dynamic-shapes --repetitions 2 -- '" + python.string() +
+                                             "' '" + script.string() + "' 2>&1");
   EXPECT_NE(fixed.exit_code, 0) << fixed.out;
   EXPECT_NE(fixed.out.find("cannot run the job under fix"), std::string::npos) << fixed.out;
   EXPECT_NE(fixed.out.find("torch"), std::string::npos) << fixed.out;

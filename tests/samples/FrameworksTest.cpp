@@ -26,8 +26,11 @@ std::string samplePath(const std::string& script) {
 // Empty when the job's packages import, else why not (the tests then skip, saying so).
 std::string missingPackages(const std::string& modules) {
   const ProgramOutcome probe = runPython("-c 'import " + modules + "'");
-  return probe.exit_code == 0 ? "" : "needs " + modules + " (scripts/bootstrap.sh all installs "
-                                     "samples/frameworks/requirements.txt): " + probe.out;
+  return probe.exit_code == 0 ? ""
+                              : "needs " + modules +
+                                    " (scripts/bootstrap.sh all installs "
+                                    "samples/frameworks/requirements.txt): " +
+                                    probe.out;
 }
 
 struct Profiled {
@@ -72,7 +75,8 @@ void expectAllAtUserLines(const nlohmann::json& findings, const std::string& scr
 }
 
 TEST(Frameworks, HuggingFaceTrainerRecompileIsAtTheUsersCallWithTheFrameworksCompileAsEvidence) {
-  if (const std::string missing = missingPackages("transformers, accelerate"); !missing.empty()) GTEST_SKIP() << missing;
+  if (const std::string missing = missingPackages("transformers, accelerate"); !missing.empty())
+    GTEST_SKIP() << missing;
   TempDir dir;
   const Profiled profiled = profile(dir, "hf_trainer.py");
   expectAllAtUserLines(profiled.findings, "hf_trainer.py");
@@ -148,7 +152,8 @@ TEST(Frameworks, AdapterFlagRecompileIsCausedByItsOwnGuardNotTheGradModeBeforeIt
 // fix on the Trainer job: the runtime dynamic-shapes fix reaches accelerate's torch.compile call (fewer recompiles),
 // with the job's output as the parity value.
 TEST(Frameworks, HuggingFaceTrainerFixReachesTheTrainersTorchCompile) {
-  if (const std::string missing = missingPackages("transformers, accelerate"); !missing.empty()) GTEST_SKIP() << missing;
+  if (const std::string missing = missingPackages("transformers, accelerate"); !missing.empty())
+    GTEST_SKIP() << missing;
   TempDir dir;
   const fs::path report_path = dir.path() / "report.json";
   const ProgramOutcome fixed =

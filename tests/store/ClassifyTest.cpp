@@ -67,13 +67,15 @@ TEST(ClassifyRecompile, TheFirstClassInOrderWinsWhenSeveralGuardsOfOneEntryFail)
 // peft's disable_adapter() under no_grad: the entry the previous call ran (compiled for no_grad) fails on the adapter
 // flag; the older entry fails on the grad mode an earlier recompile was for, which is not this one's cause.
 TEST(ClassifyRecompile, TheCauseIsTheFailureOfTheMostRecentlyUsedEntry) {
-  expectCause("0/1: self._modules['layer']._adapters_disabled == False\nUser stack trace:\n  File \"m.py\", line 28\n"
-              "0/0: GLOBAL_STATE changed: grad_mode ",
-              "python-scalar", "self._modules['layer']._adapters_disabled");
+  expectCause(
+      "0/1: self._modules['layer']._adapters_disabled == False\nUser stack trace:\n  File \"m.py\", line 28\n"
+      "0/0: GLOBAL_STATE changed: grad_mode ",
+      "python-scalar", "self._modules['layer']._adapters_disabled");
   // A training step with a new batch size after validation: the training entry fails on the size.
-  expectCause("0/0: tensor 'args[0]' size mismatch at index 0. expected 32, actual 6\n"
-              "0/2: GLOBAL_STATE changed: grad_mode \n0/1: GLOBAL_STATE changed: grad_mode ",
-              "dynamic-shape", "args[0]");
+  expectCause(
+      "0/0: tensor 'args[0]' size mismatch at index 0. expected 32, actual 6\n"
+      "0/2: GLOBAL_STATE changed: grad_mode \n0/1: GLOBAL_STATE changed: grad_mode ",
+      "dynamic-shape", "args[0]");
   expectCause("0/1: GLOBAL_STATE changed: grad_mode \n0/0: tensor 'x' size mismatch at index 0", "global-state",
               "grad_mode");
 }
@@ -81,11 +83,11 @@ TEST(ClassifyRecompile, TheCauseIsTheFailureOfTheMostRecentlyUsedEntry) {
 // The entry compiled for no_grad fails on the grad mode again once gradients are back: that says nothing new when an
 // earlier recompile of the frame was for the grad mode; the training flag of the next entry is the new cause.
 TEST(ClassifyRecompile, AFailureAnEarlierRecompileWasForGivesWayToTheNextEntrys) {
-  const std::string guards = "0/2: GLOBAL_STATE changed: grad_mode \n"
-                             "0/1: self._modules['drop'].training == True\n"
-                             "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6";
-  const RecompileCause cause =
-      classifyRecompileCause(guards, {{"dynamic-shape", "x"}, {"global-state", "grad_mode"}});
+  const std::string guards =
+      "0/2: GLOBAL_STATE changed: grad_mode \n"
+      "0/1: self._modules['drop'].training == True\n"
+      "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6";
+  const RecompileCause cause = classifyRecompileCause(guards, {{"dynamic-shape", "x"}, {"global-state", "grad_mode"}});
   EXPECT_EQ(cause.cause, "training-flag");
   EXPECT_EQ(cause.detail, "self._modules['drop']");
   // Without history, the most recently used entry's failure.

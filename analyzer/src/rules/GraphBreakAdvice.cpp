@@ -212,7 +212,8 @@ BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group) {
   FixProposal fix = group.fix;
   std::string inside;
   if (in_framework) {
-    inside = fmt::format(" The break is inside {} at {}, reached from your line.", package, describe(group.library_site));
+    inside =
+        fmt::format(" The break is inside {} at {}, reached from your line.", package, describe(group.library_site));
     if (fix::kindOf(fix.id) == fix::kSource) {
       fix = {"", fmt::format("the code that breaks is in {} ({}), not a line of yours: leave it (torch.compile runs it "
                              "in Python between two graphs), or update {} if a newer release avoids it",

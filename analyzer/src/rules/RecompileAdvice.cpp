@@ -116,13 +116,12 @@ std::string dynamicShapeFix(const RecompileGroup& group) {
 
 RecompileAdvice dynamicShape(const RecompileGroup& group, const Facts& facts) {
   const std::string tensor = tensorText(group);
-  return {
-      fmt::format("{} recompiled {} for new input sizes", mainFunction(group), times(group.count)),
-      fmt::format("torch.compile specialised {} to the sizes of its first inputs; a new size of {} ({}) failed its "
-                  "guards, so it was compiled again {}: {}.{}",
-                  framesText(group), tensor, firstGuard(group), times(group.count), costText(group, facts),
-                  whereText(group)),
-      {fix::kDynamicShapes, dynamicShapeFix(group)}};
+  return {fmt::format("{} recompiled {} for new input sizes", mainFunction(group), times(group.count)),
+          fmt::format("torch.compile specialised {} to the sizes of its first inputs; a new size of {} ({}) failed its "
+                      "guards, so it was compiled again {}: {}.{}",
+                      framesText(group), tensor, firstGuard(group), times(group.count), costText(group, facts),
+                      whereText(group)),
+          {fix::kDynamicShapes, dynamicShapeFix(group)}};
 }
 
 RecompileAdvice pythonScalar(const RecompileGroup& group, const Facts& facts) {
@@ -157,9 +156,10 @@ RecompileAdvice pythonScalar(const RecompileGroup& group, const Facts& facts) {
                         "again for the other value. Once per value is expected; more means the flag flips around the "
                         "compiled call. {}{}",
                         value, guard, source.empty() ? "" : ", set at " + source, cost, whereText(group)),
-            {"", "accept one compile per value of the flag, or run the other value through the uncompiled module "
-                 "(keep a reference to it before torch.compile); a switch that changes every call belongs in a tensor "
-                 "(torch.where) rather than a Python bool"}};
+            {"",
+             "accept one compile per value of the flag, or run the other value through the uncompiled module "
+             "(keep a reference to it before torch.compile); a switch that changes every call belongs in a tensor "
+             "(torch.where) rather than a Python bool"}};
   }
   if (group.value_kind == "attribute") {
     return {fmt::format("{} recompiled {}: {} changes between calls", mainFunction(group), times(group.count), value),
