@@ -9,19 +9,26 @@
 #include "torchscope/analyzer/Regions.h"
 
 namespace torchscope::analyzer {
-namespace {
 
-std::string regionTime(double seconds) {
-  if (seconds < 0) return "-";
+std::string regionSecondsText(double seconds) {
+  if (seconds < 0) return "";
   if (seconds == 0) return "0 s";
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
   if (seconds >= 1e-3) return fmt::format("{:.2f} ms", seconds * 1e3);
   return fmt::format("{:.1f} us", seconds * 1e6);
 }
 
-std::string regionPlace(const std::string& file, std::int64_t line) {
-  if (file.empty()) return "?";
+std::string regionPlaceText(const std::string& file, std::int64_t line) {
+  if (file.empty()) return "";
   return line >= 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
+namespace {
+
+std::string regionTime(double seconds) { return seconds < 0 ? "-" : regionSecondsText(seconds); }
+
+std::string regionPlace(const std::string& file, std::int64_t line) {
+  return file.empty() ? "?" : regionPlaceText(file, line);
 }
 
 std::string regionCausesText(const Region& region) {

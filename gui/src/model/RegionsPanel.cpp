@@ -5,17 +5,8 @@
 namespace torchscope::gui {
 namespace {
 
-std::string panelSeconds(double seconds) {
-  if (seconds < 0) return "";
-  if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
-  if (seconds >= 1e-3) return fmt::format("{:.2f} ms", seconds * 1e3);
-  return fmt::format("{:.1f} us", seconds * 1e6);
-}
-
-std::string panelPlace(const std::string& file, std::int64_t line) {
-  if (file.empty()) return "";
-  return line >= 0 ? fmt::format("{}:{}", file, line) : file;
-}
+using analyzer::regionPlaceText;
+using analyzer::regionSecondsText;
 
 std::string joined(const std::vector<std::string>& texts) {
   std::string out;
@@ -52,11 +43,11 @@ std::string RegionsPanel::cell(std::size_t row, int column) const {
   const analyzer::Region& r = table_.regions[row];
   switch (column) {
     case kRegion: return r.name;
-    case kCompiledAt: return panelPlace(r.site_file, r.site_line);
-    case kCalledAt: return panelPlace(r.call_file, r.call_line);
+    case kCompiledAt: return regionPlaceText(r.site_file, r.site_line);
+    case kCalledAt: return regionPlaceText(r.call_file, r.call_line);
     case kCompile:
-      return fmt::format("{} (Dynamo {}, AOT {}, Inductor {})", panelSeconds(r.compile_s), panelSeconds(r.dynamo_s),
-                         panelSeconds(r.aot_s), panelSeconds(r.inductor_s));
+      return fmt::format("{} (Dynamo {}, AOT {}, Inductor {})", regionSecondsText(r.compile_s),
+                         regionSecondsText(r.dynamo_s), regionSecondsText(r.aot_s), regionSecondsText(r.inductor_s));
     case kGraphs: return std::to_string(r.graphs);
     case kGraphBreaks: return std::to_string(r.graph_breaks);
     case kRecompiles: {
@@ -67,8 +58,8 @@ std::string RegionsPanel::cell(std::size_t row, int column) const {
       return causes.empty() ? text : text + " (" + causes + ")";
     }
     case kCalls: return r.calls >= 0 ? fmt::format("{} ({} compiling)", r.calls, r.compile_calls) : "not timed";
-    case kWallPerCall: return panelSeconds(r.wall_per_call_s);
-    case kCpuPerCall: return panelSeconds(r.cpu_per_call_s);
+    case kWallPerCall: return regionSecondsText(r.wall_per_call_s);
+    case kCpuPerCall: return regionSecondsText(r.cpu_per_call_s);
     case kStepShare: return r.steady_share >= 0 ? fmt::format("{:.1f} %", r.steady_share * 100) : "";
     case kEager: return joined(r.eager);
     case kCudaGraphs: return r.cudagraphs;
@@ -84,8 +75,8 @@ std::string RegionsPanel::summary() const {
   if (!error_.empty()) return "No region table: " + error_;
   if (table_.regions.empty()) return "The run compiled nothing.";
   std::string text = fmt::format("{} compiled region{}; the run compiled for {}", table_.regions.size(),
-                                 table_.regions.size() == 1 ? "" : "s", panelSeconds(table_.compile_s));
-  if (table_.steady_steps > 0) text += fmt::format(", steady-state step {}", panelSeconds(table_.steady_step_s));
+                                 table_.regions.size() == 1 ? "" : "s", regionSecondsText(table_.compile_s));
+  if (table_.steady_steps > 0) text += fmt::format(", steady-state step {}", regionSecondsText(table_.steady_step_s));
   if (!table_.compiled_run_measured) text += "; calls were not timed in this store";
   return text + ". Eager against compiled: torchscope advise --regions RUN.db --against EAGER.db";
 }

@@ -78,6 +78,11 @@ struct RegionTable {
 // text, json, markdown or html (others render as text). JSON: {"schema", "path", ..., "regions": [...]}.
 [[nodiscard]] std::string renderRegions(const RegionTable& table, Format format, const RenderOptions& options = {});
 
+// A region's time as the table prints it (s, ms or us; "0 s"); "" when unknown (negative). Shared with the GUI's pane.
+[[nodiscard]] std::string regionSecondsText(double seconds);
+// "file:line", the file alone without a line, "" without a file.
+[[nodiscard]] std::string regionPlaceText(const std::string& file, std::int64_t line);
+
 // The JSON schema version of the region table.
 inline constexpr std::string_view kRegionsJsonSchema = "torchscope.regions/1";
 
