@@ -51,38 +51,32 @@ if [[ ! -x "$venv/bin/python" ]]; then
   run_logged python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
+# pip_install WHAT FILE STAMP IMPORTS...: installs FILE's packages (requirements.txt as constraints, so torch stays
+# the CPU build) unless IMPORTS import and FILE is the one installed last (a copy kept as $venv/.torchscope-STAMP).
+pip_install() {
+  local what="$1" file="$2" stamp="$venv/.torchscope-$3" imports
+  imports="$(IFS=,; echo "${*:4}")"
+  if ! "$py" -c "import $imports" >/dev/null 2>&1 || ! cmp -s "$file" "$stamp"; then
+    say "installing $what into $venv"
+    if [[ "$file" == "$root/requirements.txt" ]]; then
+      run_logged "$py" -m pip install -q -r "$file"
+    else
+      run_logged "$py" -m pip install -q -r "$file" -c "$root/requirements.txt"
+    fi
+    cp "$file" "$stamp"
+  fi
+}
 # requirements.txt pins torch to the CPU 2.13 build; a plain `torch` would pull a CUDA build.
-if ! "$py" -c "import torch, libcst, torch_geometric" >/dev/null 2>&1 \
-   || ! cmp -s "$root/requirements.txt" "$venv/.torchscope-requirements"; then
-  say "installing Python packages into $venv"
-  run_logged "$py" -m pip install -q -r "$root/requirements.txt"
-  cp "$root/requirements.txt" "$venv/.torchscope-requirements"
-fi
+pip_install "Python packages" "$root/requirements.txt" requirements torch libcst torch_geometric
 if [[ "$setup" == all ]]; then
-# The validation suite's third-party models (tests/validation), with requirements.txt as constraints.
-validation_requirements="$root/tests/validation/requirements.txt"
-if ! "$py" -c "import transformers, torch_frame, mambapy" >/dev/null 2>&1 \
-   || ! cmp -s "$validation_requirements" "$venv/.torchscope-validation-requirements"; then
-  say "installing the validation suite's packages into $venv"
-  run_logged "$py" -m pip install -q -r "$validation_requirements" -c "$root/requirements.txt"
-  cp "$validation_requirements" "$venv/.torchscope-validation-requirements"
-fi
-# The framework samples (samples/frameworks): Hugging Face Trainer, Lightning, accelerate, peft.
-frameworks_requirements="$root/samples/frameworks/requirements.txt"
-if ! "$py" -c "import transformers, accelerate, lightning, peft" >/dev/null 2>&1 \
-   || ! cmp -s "$frameworks_requirements" "$venv/.torchscope-frameworks-requirements"; then
-  say "installing the framework samples' packages into $venv"
-  run_logged "$py" -m pip install -q -r "$frameworks_requirements" -c "$root/requirements.txt"
-  cp "$frameworks_requirements" "$venv/.torchscope-frameworks-requirements"
-fi
-# The benchmarks' distributed engine (bench/ranks_dask.py).
-bench_requirements="$root/bench/requirements.txt"
-if ! "$py" -c "import dask.distributed" >/dev/null 2>&1 \
-   || ! cmp -s "$bench_requirements" "$venv/.torchscope-bench-requirements"; then
-  say "installing the benchmarks' packages into $venv"
-  run_logged "$py" -m pip install -q -r "$bench_requirements" -c "$root/requirements.txt"
-  cp "$bench_requirements" "$venv/.torchscope-bench-requirements"
-fi
+  # The validation suite's third-party models (tests/validation).
+  pip_install "the validation suite's packages" "$root/tests/validation/requirements.txt" validation-requirements \
+    transformers torch_frame mambapy
+  # The framework samples (samples/frameworks): Hugging Face Trainer, Lightning, accelerate, peft.
+  pip_install "the framework samples' packages" "$root/samples/frameworks/requirements.txt" frameworks-requirements \
+    transformers accelerate lightning peft
+  # The benchmarks' distributed engine (bench/ranks_dask.py).
+  pip_install "the benchmarks' packages" "$root/bench/requirements.txt" bench-requirements dask.distributed
 fi
 
 # CUPTI and NVTX headers: the CUDA toolkit when present, else NVIDIA's wheels.
