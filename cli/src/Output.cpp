@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "Commands.h"
 #include "torchscope/store/Files.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -50,6 +52,19 @@ int finishStandardOutput(int code) {
   // A reader that stopped reading (`| head`) is not an error worth a line, as for other Unix tools.
   if (reason != EPIPE) std::cerr << "torchscope: standard output: cannot write (" << std::strerror(reason) << ")\n";
   return kExitFailure;
+}
+
+void noteCompanionStores(const std::string& command, const std::string& input) {
+  std::error_code error;
+  if (std::filesystem::is_directory(input, error)) return;
+  const auto companions = store::companionStores(input);
+  if (companions.empty()) return;
+  std::string names;
+  for (const auto& path : companions)
+    names += (names.empty() ? "" : ", ") + std::filesystem::path(path).filename().string();
+  std::cerr << "torchscope " << command << ": " << input << " is one of " << companions.size() + 1
+            << " stores its job wrote; this reads it alone. The others, beside it: " << names
+            << " (give them too, or their folder; `torchscope advise " << input << "` reads them all)\n";
 }
 
 }  // namespace torchscope::cli

@@ -54,6 +54,10 @@ void checkOutput(const std::string& output, const std::vector<std::string>& inpu
 // once complete); exit code 1 with the reason when it cannot be written.
 void writeOutput(const std::string& output, const std::string& text);
 
+// For a command that reads only the stores it is given: when `input` is a store whose job's other processes wrote
+// stores beside it (torchrun's ranks: run.db -> run.rank<r>.<pid>.db), says on stderr which, and how to read them.
+void noteCompanionStores(const std::string& command, const std::string& input);
+
 // Sends what the command prints (std::cout) straight to the descriptor, keeping the reason of a failed write.
 void checkStandardOutput();
 

@@ -198,6 +198,25 @@ TEST(Cli, StatsJsonCountsEveryKind) {
   EXPECT_EQ(stats["syncs"], 0);
 }
 
+// A launcher's store given alone to a command that reads only what it is given: it names the ranks' stores beside it
+// and how to read them, and still does its work on the one store.
+TEST(Cli, StatsExportAndCompareNameTheStoresALaunchersJobWroteBesideIt) {
+  testing::TempDir dir;
+  const std::string launcher = writeSmallStore(dir);
+  for (const char* rank : {"run.rank0.101.db", "run.rank1.102.db"})
+    std::filesystem::copy_file(launcher, dir.file(rank));
+  for (const std::string& command : {"stats " + launcher, "export " + launcher + " -o " + dir.file("trace.json"),
+                                     "compare " + launcher + " " + launcher}) {
+    const ProgramOutcome outcome = runCli(command);
+    EXPECT_NE(outcome.exit_code, 2) << command << "\n" << outcome.out;
+    EXPECT_THAT(outcome.out, ::testing::HasSubstr("is one of 3 stores its job wrote")) << command;
+    EXPECT_THAT(outcome.out, ::testing::HasSubstr("run.rank0.101.db, run.rank1.102.db")) << command;
+  }
+  const ProgramOutcome rank = runCli("stats " + dir.file("run.rank1.102.db"));
+  EXPECT_EQ(rank.exit_code, 0) << rank.out;
+  EXPECT_THAT(rank.out, ::testing::Not(::testing::HasSubstr("stores its job wrote")));
+}
+
 // Text that is not UTF-8 (command line, diagnostics) and times and counts at the int64 edges: `stats --format json`
 // replaces the bytes with U+FFFD instead of failing, and clamps the run's duration instead of overflowing.
 TEST(Cli, StatsJsonReplacesTextThatIsNotUtf8AndClampsTheDuration) {

@@ -48,6 +48,7 @@ void addCompareCommand(CLI::App& app) {
       inputs.insert(inputs.end(), stores->begin(), stores->end());
     }
     checkOutput(options->output, inputs);
+    for (const auto& side : {options->base, options->candidate}) noteCompanionStores("compare", side);
     analyzer::CompareOptions compare_options;
     compare_options.threshold_percent = options->threshold;
     auto comparison = analyzer::compareStores(options->base, options->candidate, compare_options);

@@ -27,6 +27,7 @@ void runExport(const ExportOptions& options) {
   auto stores = store::expandRunFolders({options.store});
   if (!stores) failWith(stores.error());
   checkOutput(options.output, *stores);
+  noteCompanionStores("export", options.store);
   Result<interop::ExportReport> report = makeError(ErrorCode::kInvalidArgument, "");
   if (folder) {
     report = to_stdout ? interop::exportMergedChromeTrace(*stores, std::cout)

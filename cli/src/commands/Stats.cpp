@@ -121,6 +121,7 @@ void runStats(const StatsOptions& options) {
   const bool folder = std::filesystem::is_directory(options.store, error);
   auto stores = store::expandRunFolders({options.store});
   if (!stores) failWith(stores.error());
+  noteCompanionStores("stats", options.store);
   nlohmann::json per_store = nlohmann::json::array();
   for (const auto& path : *stores) {
     nlohmann::json one;
