@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -109,6 +110,8 @@ const Installation& installation() {
     const char* python = std::getenv("TORCHSCOPE_PYTHON");
     const fs::path beside = exe.parent_path() / "python3";
     result.python = python ? python : isExecutable(beside) ? beside.string() : "python3";
+    std::ifstream build_python(data / "build-python");
+    std::getline(build_python, result.build_python);
     return result;
   }();
   return paths;

@@ -38,6 +38,7 @@ struct Installation {
   std::string compiler_python_dir;  // <prefix>/share/torchscope/compiler (torchscope_compiler)
   std::string source_dir;           // <prefix>/share/torchscope, where samples/ is (the demo runs from there)
   std::string python;               // $TORCHSCOPE_PYTHON, else the python3 beside torchscope (a venv), else python3
+  std::string build_python;         // in the build tree: the Python it was built with (share/torchscope/build-python)
 };
 const Installation& installation();
 

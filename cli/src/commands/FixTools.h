@@ -16,7 +16,7 @@ inline void locateFixTools(compiler::FixOptions& options) {
   // The rewrite's LibCST: torchscope's environment ($TORCHSCOPE_PYTHON, the venv it is installed in, the Python it
   // was built with), then the job's (Runner::preflight).
   if (paths.python != "python3") options.tool_pythons.push_back(paths.python);
-  options.tool_pythons.emplace_back(TORCHSCOPE_BUILD_PYTHON);
+  if (!paths.build_python.empty()) options.tool_pythons.push_back(paths.build_python);
 }
 
 // Progress lines ("torchscope fix: ...") to `out`, and each run live on the status line while it runs.
