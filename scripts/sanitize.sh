@@ -15,11 +15,15 @@ source "$root/scripts/ccache.sh"
 
 # Python-only tests of the collector's bridge run no instrumented code; jobs under the collector
 # (labels torch, slow, fault) need an instrumented interpreter and stay in the dev suite.
-not_native='^collector_(bridge_parse|torch_versions)'
+not_native='^collector_(bridge_|torch_versions)'
 # The two largest Kineto traces (1.5-1.8 MB compressed) take minutes each under ASan on a busy
 # 2-core machine, past the interop tests' timeout; the other corpus traces and fuzz_kineto cover
 # the same importer under asan.
 too_slow_for_asan='kineto_trace_diff_'
+# A behaviour that rests on timing (the writer leaves WAL mode in a gap between a reader's looks): ThreadSanitizer
+# slows SQLite's locking so much that the writer's half second of retries misses every gap in about one run of six;
+# the dev and asan builds test it, and tsan the writer's threads in every other Writer test.
+timing_bound_for_tsan='^Writer\.ClosesToOneFileWhileAReaderKeepsLooking$'
 
 run_preset() {
   local preset="$1" labels="$2" excluded="$3"
@@ -49,7 +53,7 @@ for preset in "${presets[@]}"; do
         fuzz_torch_trace fuzz_kineto fuzz_input_file fuzz_store_export cupti_buffer_fuzz store_reader_fuzz
       ;;
     tsan)
-      run_preset tsan '^(store|collector)$' "$not_native" store_tests collector_unit_tests collector_threads_test \
+      run_preset tsan '^(store|collector)$' "$not_native|$timing_bound_for_tsan" store_tests collector_unit_tests collector_threads_test \
         collector_cap_test
       ;;
     *)

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -123,14 +124,18 @@ TEST(Writer, ClosesToOneFileWhileAReaderKeepsLooking) {
   ASSERT_TRUE(writer);
   std::atomic<bool> looking{true};
   std::atomic<int> looks{0};
-  // Each look keeps the store open for 2 ms (a look at a large store), then leaves it alone for 1 ms.
+  // Each look keeps the store open for 2 ms more than its reading takes (a look at a large store), then leaves it
+  // alone for as long as the look took (at least 1 ms): under a sanitizer a look takes far longer, and the gaps
+  // with it, so the test asks the same of every build.
   std::thread reader([&] {
     while (looking) {
+      const auto start = std::chrono::steady_clock::now();
       if (auto open = Reader::open(path); open && (*open)->counts()) {
         ++looks;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const auto took = std::chrono::steady_clock::now() - start;
+      std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(took, std::chrono::milliseconds(1)));
     }
   });
   for (int i = 0; i < 20000; ++i) (*writer)->add(kernel(i));
