@@ -9,7 +9,8 @@ Units (docs/validation.md, "Third-party models"):
   count. Its locations: torch's site, the user-attributed site and the innermost line of the job's own file on its
   traceback.
 - a recompile unit is a recompiled frame (the code object's file:first line) with a cause class, read from the
-  guard failures torch printed. Its locations: the frame and the innermost line of the job's own file on the stack
+  guard failures torch printed: the first failing cache entry that fails on something no earlier recompile of the
+  frame was for (`recompile_causes`). Its locations: the frame and the innermost line of the job's own file on the stack
   that called it (from torch's structured trace of the same run).
 A finding is *about* a unit when it names one of the unit's locations: a recompile finding by the recompiled
 frames of its evidence (its location is the line to change, shared by every frame called from there), or by its
@@ -90,6 +91,9 @@ _VALUE_GUARD = re.compile(r" == -?\.?\d")
 _TENSOR_META_GUARD = re.compile(r"dtype mismatch|device mismatch|requires_grad mismatch|dispatch key set mismatch")
 _TRAINING_GUARD = re.compile(r"\.training\b")
 _IDENTITY_GUARD = re.compile(r"___check_type_id|___check_obj_id|\btype\(|\bid\(| is |got deallocated")
+_SCOPE = re.compile(r"\b[LG]\[['\"]([^'\"]+)['\"]\]")
+_SHAPE_SUBJECT = re.compile(r"tensor '(?P<tensor>.+?)' (?:size|stride|rank) mismatch|(?P<sized>[^\s(,]+)\.(?:size|stride)\(\)\[")
+_META_SUBJECT = re.compile(r"\b(dtype|device|requires_grad|dispatch key set) mismatch")
 
 
 def break_class(entry: GraphBreak, paths: "Paths") -> str:
@@ -112,13 +116,17 @@ def break_class(entry: GraphBreak, paths: "Paths") -> str:
 
 
 def recompile_class(entry: Recompile) -> str:
-    """The cause of a recompile from all the guard failures torch printed for it, most telling first: a shape
+    """The cause of one cache entry's guard failure (or of all the failures given), most telling first: a shape
     change, a Python number guarded by value, a tensor's dtype/device/requires_grad, a global state (grad mode,
     autocast: torch's `GLOBAL_STATE changed`), a module's training flag, a type or identity, anything else."""
-    guards = "\n".join(entry.guard_failures)
+    return _failure_class(entry.guard_failures)
+
+
+def _failure_class(failures: list[str]) -> str:
+    guards = "\n".join(failures)
     if _SHAPE_GUARD.search(guards):
         return "dynamic-shape"
-    if any(_VALUE_GUARD.search(guard) and not guard.startswith("len(") for guard in entry.guard_failures):
+    if any(_VALUE_GUARD.search(guard) and not guard.startswith("len(") for guard in failures):
         return "python-scalar"
     if _TENSOR_META_GUARD.search(guards):
         return "dtype-device"
@@ -129,6 +137,51 @@ def recompile_class(entry: Recompile) -> str:
     if _IDENTITY_GUARD.search(guards):
         return "type-or-identity"
     return "other"
+
+
+def _guarded(expression: str) -> str:
+    """L['x'].weight -> x.weight: the name a guard is about, without Dynamo's scope wrapper."""
+    return _SCOPE.sub(r"\1", expression.strip())
+
+
+def _failure_subject(cause: str, failure: str) -> str:
+    """What a failure of that class was about (the tensor, the number, the flag, the state), so that two failures of
+    one class on different things count as different reasons."""
+    if cause == "dynamic-shape":
+        named = _SHAPE_SUBJECT.search(failure)
+        return _guarded(named.group("tensor") or named.group("sized")) if named else ""
+    if cause == "dtype-device":
+        kind = _META_SUBJECT.search(failure)
+        return kind.group(1) if kind else ""
+    if cause == "global-state":
+        state = failure.split("GLOBAL_STATE changed:", 1)[-1]
+        return next((name for name in ("autocast", "grad_mode") if name in state), state.split()[0] if state.split() else "")
+    if cause in ("python-scalar", "training-flag"):
+        left = next((line.split(" == ", 1)[0] for line in failure.splitlines() if " == " in line), "")
+        return _guarded(left.split()[-1] if left.split() else left).removesuffix(".training")
+    if cause == "type-or-identity":
+        return "type" if re.search(r"___check_type_id|\btype\(", failure) else (
+            "deallocated" if "got deallocated" in failure else "identity")
+    return ""
+
+
+def recompile_causes(recompiles: list[Recompile]) -> list[str]:
+    """Each recompile's cause, in log order: the first failing cache entry (most recently used first) that fails on
+    something no earlier recompile of the same frame was for; when every entry repeats an earlier reason, the most
+    recent entry's. An entry that fails on what an earlier recompile was about (the no_grad variant failing on the
+    grad mode) says nothing about why this one happened. docs/rules.md states the same definition."""
+    earlier: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
+    causes = []
+    for entry in recompiles:
+        reasons = []
+        for failure in entry.guard_failures or [""]:
+            cause = _failure_class([failure])
+            reasons.append((cause, _failure_subject(cause, failure)))
+        frame = (entry.pid, entry.file, entry.line, entry.function)
+        chosen = next((reason for reason in reasons if reason not in earlier[frame]), reasons[0])
+        earlier[frame].append(chosen)
+        causes.append(chosen[0])
+    return causes
 
 
 class Paths:
@@ -246,9 +299,9 @@ def _break_references(log: TorchLog, paths: Paths, job_files: set[str]) -> dict[
 def _recompile_references(log: TorchLog, stacks: dict[str, list[Frame]], paths: Paths,
                           job_files: set[str]) -> dict[tuple[str, int, str], _Reference]:
     references = defaultdict(_Reference)
-    for index, entry in enumerate(log.recompiles):
+    for index, (entry, cause) in enumerate(zip(log.recompiles, recompile_causes(log.recompiles))):
         file = paths.real(entry.file)
-        reference = references[(file, entry.line, recompile_class(entry))]
+        reference = references[(file, entry.line, cause)]
         reference.entries.append(index)
         job_line = _innermost_job_line(stacks.get(entry.compile_id, [])[:-1], paths, job_files)
         reference.locations.update({(file, entry.line)} | job_line)

@@ -36,8 +36,8 @@ def summary(log: torch_logs.TorchLog) -> dict:
                        "class": agreement.break_class(entry, PATHS), "duplicate": entry.duplicate,
                        "frame_skipped": entry.frame_skipped, "traceback_frames": len(entry.traceback)})
     recompiles = [{"compile_id": entry.compile_id, "frame": f"{entry.function} {PATHS.show(entry.file)}:{entry.line}",
-                   "class": agreement.recompile_class(entry), "guard_failures": entry.guard_failures}
-                  for entry in log.recompiles]
+                   "class": cause, "guard_failures": entry.guard_failures}
+                  for entry, cause in zip(log.recompiles, agreement.recompile_causes(log.recompiles))]
     limits = [{"frame": f"{hit.function} {PATHS.show(hit.file)}:{hit.line}", "limit": hit.limit} for hit in log.limit_hits]
     return {"graph_breaks": breaks, "recompiles": recompiles, "limit_hits": limits}
 
@@ -262,8 +262,9 @@ class ScoreTest(unittest.TestCase):
         self.assertIn(("missed", key), self.kinds(costly))
 
     def test_a_recompile_count_short_by_cheap_recompiles_is_below_the_threshold(self):
-        # ViT's wrapper recompiled twice (0/1, 0/2); the finding's evidence gives one.
-        log = read_log("hf_vit_config_change")
+        # ViT's wrapper recompiled twice on its config's identity (0/1, 0/2); the finding's evidence gives one.
+        wrapper = torch_logs.Recompile("0/1", 1, "wrapper", GENERIC, 937, ["self.config.problem_type is None"])
+        log = torch_logs.TorchLog([], [wrapper, dataclasses.replace(wrapper, compile_id="0/2")], [])
         finding = Finding("recompile/type-or-identity", "/repo/tests/validation/jobs/hf_vit_config_change.py", 21,
                           "main", 1, frames=[(GENERIC, 937, 1)])
         key = "recompile transformers/utils/generic.py:937 type-or-identity"
@@ -273,6 +274,18 @@ class ScoreTest(unittest.TestCase):
                 result = agreement.compare(log, {}, side, PATHS, set())
                 self.assertIn((kind, key), [(item.kind, item.key) for item in result.disagreements])
 
+    def test_a_recompiles_cause_is_its_first_entry_failing_for_a_new_reason(self):
+        # ViT's 0/2: the newest entry fails on len(kwargs), the older one on the identity 0/1 was already for.
+        causes = agreement.recompile_causes(read_log("hf_vit_config_change").recompiles)
+        self.assertEqual(causes[:2], ["type-or-identity", "other"])
+        # Two entries failing on different tensors' sizes are two reasons; the same tensor again is not new.
+        frame = torch_logs.Recompile("0/1", 1, "f", "/repo/job.py", 2, ["tensor 'L['x']' size mismatch at index 0"])
+        later = dataclasses.replace(frame, compile_id="0/2", guard_failures=[
+            "tensor 'L['x']' size mismatch at index 0", "tensor 'L['mask']' dtype mismatch"])
+        third = dataclasses.replace(frame, compile_id="0/3", guard_failures=[
+            "tensor 'L['x']' size mismatch at index 0", "tensor 'L['mask']' dtype mismatch"])
+        self.assertEqual(agreement.recompile_causes([frame, later, third]),
+                         ["dynamic-shape", "dtype-device", "dynamic-shape"])
 
 if __name__ == "__main__":
     unittest.main()
