@@ -27,6 +27,7 @@ _SYNC_OPS = re.compile(r"\.(item|cpu|tolist|numpy|nonzero|repeat_interleave|to|c
 _abi = None
 _torch = None
 _traced = tracing.not_traced  # tracing.checker(torch) once torch is imported
+_dynamo_traced = tracing.not_traced  # tracing.dynamo_checker(torch): for wrappers of compiled code
 _optimizer_type = ()
 _prefixes = ()  # torch's and the bridge's folders: frames a sync's stack leaves out
 _lock = threading.Lock()
@@ -331,18 +332,32 @@ def _hook_backward(torch):
     torch.Tensor.backward = backward
 
 
-def _step_counting(compiled, entry):
-    """The compiled function as the user gets it, ending a training step after each call once its
-    region is known to step an optimizer (a compiled step runs no optimizer hooks)."""
+class _CompiledStepEnd:
+    """Ends a training step after a call of a compiled function once its region is known to step an
+    optimizer (a compiled step runs no optimizer hooks) and the call itself ended none."""
+
+    def __init__(self, entry):
+        self._entry = entry
+
+    def before(self):
+        return _steps.index
+
+    def after(self, steps_before):
+        if self._entry.optimizer_id is not None and _steps.index == steps_before:
+            _steps.optimizer_stepped(self._entry.optimizer_id)
+
+
+def _step_counting(compiled, step_end):
+    """The compiled function with step counting alone, when region timing is off (TORCHSCOPE_REGIONS=0)."""
+    traced = _dynamo_traced
 
     @functools.wraps(compiled)
     def compiled_call(*args, **kwargs):
-        if _traced():
+        if traced():
             return compiled(*args, **kwargs)
-        steps_before = _steps.index
+        steps_before = step_end.before()
         result = compiled(*args, **kwargs)
-        if entry.optimizer_id is not None and _steps.index == steps_before:
-            _steps.optimizer_stepped(entry.optimizer_id)
+        step_end.after(steps_before)
         return result
 
     return compiled_call
@@ -363,8 +378,10 @@ def _hook_compile(torch):
             entry = sites.note_compile(compiled, sys._getframe(1))
             name, cudagraphs = regions.region_name(compiled, target), regions.asks_for_cudagraphs(kwargs)
             if isinstance(compiled, types.FunctionType):
-                timed = _regions.timed(compiled, entry, name, cudagraphs) if _regions is not None else compiled
-                return _step_counting(timed, entry) if entry is not None else timed
+                step_end = _CompiledStepEnd(entry) if entry is not None else None
+                if _regions is not None:
+                    return _regions.timed(compiled, entry, name, cudagraphs, step_end)
+                return _step_counting(compiled, step_end) if step_end is not None else compiled
             if _regions is not None and callable(getattr(compiled, "forward", None)):
                 compiled.forward = _regions.timed(compiled.forward, entry, name, cudagraphs)  # an OptimizedModule
         except Exception:
@@ -482,7 +499,7 @@ def _on_torch_imported(torch):
 
 
 def _hook_torch(torch):
-    global _torch, _traced, _prefixes, _optimizer_type, _memory, _regions
+    global _torch, _traced, _dynamo_traced, _prefixes, _optimizer_type, _memory, _regions
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -492,11 +509,11 @@ def _hook_torch(torch):
             _abi.diagnostic("warning", f"torch {version} is older than 2.5: compile events were not recorded")
             return
         _torch = torch
-        _traced = tracing.checker(torch)
+        _traced, _dynamo_traced = tracing.checker(torch), tracing.dynamo_checker(torch)
         _prefixes = parse.internal_prefixes(torch)
         _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
         if os.environ.get("TORCHSCOPE_REGIONS", "1").lower() not in ("0", "false", "off", "no"):
-            _regions = regions.Regions(_abi.record, tracing.dynamo_checker(torch))
+            _regions = regions.Regions(_abi.record, _dynamo_traced)
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
         _optimizer_type = optimizer_module.Optimizer

@@ -78,9 +78,11 @@ class Regions:
             stack = self._local.stack = []
         return stack
 
-    def timed(self, compiled, entry, name, cudagraphs=False):
+    def timed(self, compiled, entry, name, cudagraphs=False, step_end=None):
         """A function that calls `compiled` and times it as the region of `entry` (a sites.Entry);
-        `cudagraphs`: its torch.compile call asked for CUDA graphs."""
+        `cudagraphs`: its torch.compile call asked for CUDA graphs; `step_end`: an object whose `before()`
+        is called before and `after(token)` after each call that is not traced, so that the step counting
+        of hooks.py shares this one wrapper (and its one trace check) on the job's hot path."""
         region = Region(name, entry.site if entry is not None else None, cudagraphs)
         with self._lock:
             self._regions.append(region)
@@ -96,11 +98,12 @@ class Regions:
             stack = active()
             stack.append(region)
             compiles = self.compiles
+            step_token = step_end.before() if step_end is not None else None
             sampled = (region.calls & _CPU_SAMPLE_MASK) == 0
             cpu_start = _thread_time_ns() if sampled else 0
             start = _monotonic_ns()
             try:
-                return compiled(*args, **kwargs)
+                result = compiled(*args, **kwargs)
             finally:
                 end = _monotonic_ns()
                 stack.pop()
@@ -115,6 +118,9 @@ class Regions:
                 elif sampled:
                     region.cpu_ns += _thread_time_ns() - cpu_start
                     region.cpu_calls += 1
+            if step_end is not None:
+                step_end.after(step_token)
+            return result
 
         return region_call
 
