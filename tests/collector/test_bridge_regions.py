@@ -89,11 +89,18 @@ class RegionsTest(unittest.TestCase):
             def forward(self):
                 pass
 
+            def _call_impl(self):
+                pass
+
         def loss():
             pass
 
-        self.assertEqual(regions.region_name(None, Block()), "RegionsTest.test_region_names.<locals>.Block.forward")
+        block = Block()
+        self.assertEqual(regions.region_name(None, block), "RegionsTest.test_region_names.<locals>.Block.forward")
         self.assertEqual(regions.region_name(None, loss), "RegionsTest.test_region_names.<locals>.loss")
+        # module.compile() compiles the bound _call_impl; torchscope's torch-compile fix may compile forward.
+        for bound in (block._call_impl, block.forward):
+            self.assertEqual(regions.region_name(None, bound), "RegionsTest.test_region_names.<locals>.Block.forward")
 
 
 class CudagraphSkipTest(unittest.TestCase):

@@ -69,6 +69,28 @@ finally:
 print(f"inference mode: {inference}, channels last: {channels_last}")
 )";
 
+// torch-compile compiles the outermost module of each call, torch's own classes included (Dynamo compiles nothing
+// through nn.Sequential.compile()). Real Dynamo with the eager backend, so that no C++ is built.
+constexpr const char* kCompilesTopModules = R"(
+import torch
+import torch._dynamo.utils as dynamo_utils
+from torchscope_compiler import runtime
+original = torch.compile
+torch.compile = lambda model=None, **kwargs: original(model, backend="eager", **kwargs)
+assert runtime.apply("torch-compile") == ["torch-compile"]
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(8, 8)
+    def forward(self, x):
+        return torch.relu(self.inner(x))
+for model in (torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()), Net()):
+    dynamo_utils.counters.clear()
+    for _ in range(2):
+        model(torch.randn(4, 8)).sum().backward()
+    print(type(model).__name__, dict(dynamo_utils.counters["stats"]).get("unique_graphs", 0))
+)";
+
 std::string runChecks(const char* code) {
   const torchscope::testing::TempDir scratch;
   const auto& dir = scratch.path();
@@ -84,6 +106,10 @@ std::string runChecks(const char* code) {
 }
 
 TEST(RuntimeFixes, PatchTorchAsDocumented) { EXPECT_EQ(runChecks(kCheck), "ok\n"); }
+
+TEST(RuntimeFixes, TorchCompileCompilesTheOutermostModuleOfTorchsOwnClassesToo) {
+  EXPECT_EQ(runChecks(kCompilesTopModules), "Sequential 1\nNet 1\n");
+}
 
 TEST(RuntimeFixes, ApplyOnAThreadThatRunsWhileAnotherCompiles) {
   EXPECT_EQ(runChecks(kWhileAnotherThreadCompiles), "inference mode: True, channels last: True\n");

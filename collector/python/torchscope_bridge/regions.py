@@ -166,9 +166,13 @@ def _user_caller():
 
 
 def region_name(compiled, target):
-    """`Module.forward` for a compiled module, the function's qualified name otherwise."""
+    """`Module.forward` for a compiled module (also through `module.compile()`, which compiles the module's
+    `_call_impl`, or a compiled bound `forward`), the function's qualified name otherwise."""
     if hasattr(target, "forward") and not isinstance(target, type):
         return type(target).__qualname__ + ".forward"
+    owner = getattr(target, "__self__", None)
+    if getattr(target, "__name__", None) in ("_call_impl", "forward") and hasattr(owner, "forward"):
+        return type(owner).__qualname__ + ".forward"
     name = getattr(target, "__qualname__", None) or getattr(compiled, "__qualname__", None)
     return name or type(target).__qualname__
 

@@ -190,6 +190,15 @@ def _pin_memory() -> None:
     torch.utils.data.DataLoader.__init__ = __init__
 
 
+def _compile_module(torch, module) -> None:
+    """module.compile(), except for a module whose class is torch's own (nn.Sequential): Dynamo skips the frame
+    of its `_call_impl` as torch's code and compiles nothing (torch 2.13), so its forward is compiled instead."""
+    if type(module).__module__.startswith("torch."):
+        object.__setattr__(module, "forward", torch.compile(module.forward))
+    else:
+        module.compile()
+
+
 def _torch_compile() -> None:
     """Compiles each outermost module the job calls that has parameters, on its first call."""
     import torch
@@ -204,7 +213,7 @@ def _torch_compile() -> None:
         if state["depth"] == 0 and not getattr(self, "_torchscope_seen", False):
             object.__setattr__(self, "_torchscope_seen", True)
             if any(True for _ in self.parameters()) and getattr(self, "_compiled_call_impl", None) is None:
-                self.compile()
+                _compile_module(torch, self)
         state["depth"] += 1
         try:
             return original(self, *args, **kwargs)
