@@ -63,11 +63,14 @@ Result<std::int64_t> Database::queryInt(std::string_view sql) {
 Error Database::error(std::string_view what) const { return error(what, db_ ? sqlite3_errcode(db_) : SQLITE_ERROR); }
 
 Error Database::error(std::string_view what, int code) const {
-  std::string text(what);
-  text += " (";
-  text += db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
-  text += ")";
-  return Error{errorCodeFor(code), text};
+  const std::string reason = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
+  const int primary = code & 0xff;
+  // SQLite's "database disk image is malformed" says nothing to a user of a store: say what happened to the file.
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) {
+    return Error{errorCodeFor(code),
+                 std::string(what) + ": a damaged store, cut short or overwritten (SQLite: " + reason + ")"};
+  }
+  return Error{errorCodeFor(code), std::string(what) + " (" + reason + ")"};
 }
 
 }  // namespace torchscope::store::sqlite
