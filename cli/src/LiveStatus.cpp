@@ -8,10 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/store/Reader.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 
@@ -28,23 +31,53 @@ std::string counted(std::int64_t count, std::string_view one, std::string_view m
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-// "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the job's store exists. Compile time
-// as `advise` counts it (analyzer::compileWallSeconds).
+struct Progress {
+  std::int64_t steps = 0;
+  std::vector<store::Compile> compiles;
+};
+
+// What one store holds so far; nothing before it exists or while it is an earlier run's (until the job replaces it).
+std::optional<Progress> progressOf(const std::string& store_path, std::int64_t started_ns) {
+  auto reader = store::Reader::open(store_path);
+  if (!reader) return std::nullopt;
+  const auto run = (*reader)->run();
+  if (!run || run->start_wall_ns < started_ns) return std::nullopt;
+  Progress progress;
+  // Steps are only ever added, so the largest rowid is their count without a scan of the table.
+  (void)(*reader)->query("SELECT coalesce(max(rowid), 0) FROM steps",
+                         [&](const store::Row& row) { progress.steps = row.integer(0); });
+  if (auto compiles = (*reader)->load<store::Compile>()) progress.compiles = std::move(*compiles);
+  return progress;
+}
+
+// "12 steps, 3 compilations (41.2 s)" from the rows committed so far; "" before the job's store exists. A launcher's
+// job (torchrun) reads its ranks' stores beside its own: "2 ranks, 12 steps (the slowest rank's), ...". Compile time
+// as `advise` counts it (analyzer::compileWallSeconds: the process that compiled longest).
 std::string soFar(const std::string& store_path, std::chrono::system_clock::time_point started) {
   if (store_path.empty()) return "";
-  auto reader = store::Reader::open(store_path);
-  if (!reader) return "";
-  const auto run = (*reader)->run();
   const auto started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch()).count();
-  if (!run || run->start_wall_ns < started_ns) return "";  // an earlier run's, until the job replaces it
-  std::int64_t steps = 0;
-  (void)(*reader)->query("SELECT count(*) FROM steps", [&](const store::Row& row) { steps = row.integer(0); });
-  auto compiles = (*reader)->load<store::Compile>();
-  if (!compiles) return counted(steps, "step", "steps");
+  std::vector<Progress> ranks;
+  for (const std::string& rank_store : store::companionStores(store_path)) {
+    if (store::rankInStoreName(std::filesystem::path(rank_store).filename().string()) < 0) continue;
+    if (auto progress = progressOf(rank_store, started_ns)) ranks.push_back(std::move(*progress));
+  }
+  const auto own = progressOf(store_path, started_ns);
+  if (!own && ranks.empty()) return "";
+  std::int64_t steps = own ? own->steps : 0;
+  std::vector<store::Compile> compiles = own ? own->compiles : std::vector<store::Compile>{};
+  if (!ranks.empty()) steps = ranks.front().steps;
+  for (const Progress& rank : ranks) {
+    steps = std::min(steps, rank.steps);
+    compiles.insert(compiles.end(), rank.compiles.begin(), rank.compiles.end());
+  }
   std::string text = counted(steps, "step", "steps");
-  if (!compiles->empty()) {
-    text += fmt::format(", {} ({:.1f} s)", counted(static_cast<std::int64_t>(compiles->size()), "compilation", "compilations"),
-                        analyzer::compileWallSeconds(*compiles));
+  if (!ranks.empty())
+    text = fmt::format("{}, {} (the slowest rank's)", counted(static_cast<std::int64_t>(ranks.size()), "rank", "ranks"),
+                       text);
+  if (!compiles.empty()) {
+    text += fmt::format(", {} ({:.1f} s)",
+                        counted(static_cast<std::int64_t>(compiles.size()), "compilation", "compilations"),
+                        analyzer::compileWallSeconds(compiles));
   }
   return text;
 }

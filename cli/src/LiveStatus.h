@@ -1,5 +1,6 @@
 // A status line on the terminal while jobs run under `run`, `demo` and `fix`: for each job its elapsed time, steps so
-// far, and compilations so far with the time they took, read from the store its collector is writing (docs/FORMAT.md:
+// far, and compilations so far with the time they took, read from the store its collector is writing (and, for a
+// launcher such as torchrun, its ranks' stores beside it: the slowest rank's steps) (docs/FORMAT.md:
 // committed every 100 ms in WAL mode). It is rewritten in place twice a second and cleared at the end; like git's
 // progress, only when stderr is a terminal. The stores are opened read-only for each look and closed right after, so
 // the job's writer never waits on them and the store closes as it would without it.

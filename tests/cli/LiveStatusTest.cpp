@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -92,6 +94,24 @@ TEST(LiveStatus, RunShowsTheJobsProgressOnATerminalAndClearsIt) {
   ASSERT_NE(written, std::string::npos) << screen;
   EXPECT_EQ(screen.rfind("\r\x1b[K", written), written - 4) << screen;
   EXPECT_THAT(screen.substr(written), Not(HasSubstr("\r\x1b[K")));
+}
+
+// A torchrun job: the launcher's store has no steps; its ranks' stores beside it do.
+TEST(LiveStatus, ALaunchersJobShowsItsRanksAndTheSlowestRanksSteps) {
+  testing::TempDir dir;
+  const std::string torchrun = (std::filesystem::path(TORCHSCOPE_PYTHON).parent_path() / "torchrun").string();
+  if (!std::filesystem::exists(torchrun)) GTEST_SKIP() << "no torchrun beside " << TORCHSCOPE_PYTHON;
+  setenv("COMPILE", "0", 1);
+  setenv("STEPS", "30", 1);
+  setenv("SLOW_RANK", "1", 1);
+  setenv("SLOW_SECONDS", "0.1", 1);
+  const auto outcome = runOnTerminal({testing::torchscopeExecutable().string(), "run", "-o", dir.file("ddp.db"), "--",
+                                      torchrun, "--standalone", "--nproc-per-node", "2",
+                                      testing::sourcePath("tests/compiler/scripts/ddp_job.py").string()});
+  for (const char* name : {"COMPILE", "STEPS", "SLOW_RANK", "SLOW_SECONDS"}) unsetenv(name);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.out;
+  EXPECT_THAT(outcome.out, HasSubstr(", 2 ranks, ")) << outcome.out;
+  EXPECT_THAT(outcome.out, ::testing::ContainsRegex("2 ranks, [1-9][0-9]* steps? \\(the slowest rank's\\)"));
 }
 
 TEST(LiveStatus, RunIsQuietWhenStderrIsAPipe) {
