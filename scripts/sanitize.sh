@@ -47,8 +47,8 @@ presets=("$@")
 for preset in "${presets[@]}"; do
   case "$preset" in
     asan)
-      run_preset asan '^(store|collector|cupti|interop|analyzer|fuzz)$' "$not_native|$too_slow_for_asan" \
-        store_tests collector_unit_tests collector_threads_test collector_cap_test cupti_decoder_tests cupti_tracer_tests \
+      run_preset asan '^(base|store|collector|cupti|interop|analyzer|fuzz)$' "$not_native|$too_slow_for_asan" \
+        base_tests store_tests collector_unit_tests collector_threads_test collector_cap_test cupti_decoder_tests cupti_tracer_tests \
         interop_tests analyzer_test analyzer_timeline_test analyzer_corpus_test \
         fuzz_torch_trace fuzz_kineto fuzz_input_file fuzz_store_export cupti_buffer_fuzz store_reader_fuzz
       ;;

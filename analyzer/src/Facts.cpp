@@ -9,6 +9,7 @@
 #include "Stats.h"
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/base/SteadyState.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Saturating.h"
 
@@ -16,9 +17,7 @@ namespace torchscope::analyzer {
 
 namespace {
 
-bool overlaps(const store::Step& step, const store::Compile& compile) {
-  return compile.start_ns < step.end_ns && compile.end_ns > step.start_ns;
-}
+constexpr std::size_t kMinStepsForWarmup = 3;  // a shorter run keeps its first step
 
 }  // namespace
 
@@ -76,22 +75,21 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   facts.recompiles = std::move(*recompiles);
   facts.compile_seconds = compileWallSeconds(*compiles);
 
-  // Steady state: steps that no compilation overlaps, and never the first of several (warm-up), unless a capture
-  // window began later in the run (its first step is not the job's first).
-  std::vector<store::Step> steady;
-  for (std::size_t i = 0; i < facts.steps.size(); ++i) {
-    const auto& step = facts.steps[i];
-    if (i == 0 && facts.steps.size() >= 3 && (window.whole() || step.index == 0)) continue;
-    if (std::any_of(compiles->begin(), compiles->end(), [&](const auto& c) { return overlaps(step, c); })) continue;
-    steady.push_back(step);
-  }
-  for (const auto& step : steady) {
+  // Steady state (base/SteadyState.h): steps that no compilation overlaps, and never the first of three or more
+  // (warm-up), unless a capture window began later in the run (its first step is not the job's first).
+  const bool first_is_jobs_first = window.whole() || (!facts.steps.empty() && facts.steps.front().index == 0);
+  facts.steady_steps = base::steadyStepPositions(base::compilingSteps(facts.steps, *compiles),
+                                                 {.warmup_steps = first_is_jobs_first ? 1U : 0U,
+                                                  .min_steps_for_warmup = kMinStepsForWarmup,
+                                                  .all_compiling_fallback = false});
+  for (const std::size_t position : facts.steady_steps) {
+    const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
-  if (!steady.empty()) {
-    facts.steady_begin_ns = steady.front().start_ns;
-    facts.steady_end_ns = steady.back().end_ns;
+  if (!facts.steady_steps.empty()) {
+    facts.steady_begin_ns = facts.steps[facts.steady_steps.front()].start_ns;
+    facts.steady_end_ns = facts.steps[facts.steady_steps.back()].end_ns;
   } else {
     facts.steady_begin_ns = facts.begin_ns;
     facts.steady_end_ns = facts.end_ns;

@@ -12,6 +12,7 @@
 #include "Rules.h"
 #include "Stats.h"
 #include "rules/RecompileAdvice.h"
+#include "torchscope/base/SteadyState.h"
 #include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Saturating.h"
 
@@ -27,6 +28,10 @@ constexpr double kConsistentShare = 0.6;
 constexpr std::size_t kMinimumSteps = 3;
 // Exposed communication worth a finding: this share of the median step.
 constexpr double kExposedShare = 0.2;
+// A rank's typical steps (base/SteadyState.h): all but the first of two or more, which warms up. Unlike a run's
+// steady state (Facts), steps that a compilation overlaps are not left out.
+constexpr base::SteadyStateRule kRankSteadyState{
+    .warmup_steps = 1, .min_steps_for_warmup = 2, .all_compiling_fallback = false};
 
 Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
   auto done = reader.query(
@@ -98,7 +103,6 @@ void summarizeRank(RankFacts& facts) {
   summary.collectives = static_cast<std::int64_t>(facts.collectives.size());
   summary.collective_s = unionSeconds(all);
   std::size_t next = 0;
-  std::vector<double> compute, waited;
   for (std::size_t i = 0; i < facts.steps.size(); ++i) {
     const auto& step = facts.steps[i];
     std::vector<CollectiveSpan> in_step;
@@ -111,12 +115,14 @@ void summarizeRank(RankFacts& facts) {
     summary.step_seconds.push_back(seconds);
     summary.exposed_seconds.push_back(exposed);
     summary.exposed_collective_s += exposed;
-    if (i > 0 || facts.steps.size() == 1) {
-      compute.push_back(seconds - exposed);
-      waited.push_back(exposed);
-    }
   }
-  std::vector<double> later(summary.step_seconds.begin() + (summary.step_seconds.size() > 1 ? 1 : 0), summary.step_seconds.end());
+  std::vector<double> later, compute, waited;
+  const std::vector<bool> no_compile_left_out(summary.step_seconds.size(), false);
+  for (const std::size_t s : base::steadyStepPositions(no_compile_left_out, kRankSteadyState)) {
+    later.push_back(summary.step_seconds[s]);
+    compute.push_back(summary.step_seconds[s] - summary.exposed_seconds[s]);
+    waited.push_back(summary.exposed_seconds[s]);
+  }
   summary.step_median_s = median(later);
   summary.compute_median_s = median(compute);
   summary.exposed_median_s = median(waited);
@@ -135,7 +141,7 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
     Straggler candidate;
     candidate.rank = ranks[r].rank;
     std::vector<double> differences, others_compute, others_wait;
-    for (std::size_t s = 1; s < steps; ++s) {  // the first step compiles and warms up
+    for (std::size_t s = kRankSteadyState.warmup_steps; s < steps; ++s) {  // the first step compiles and warms up
       std::vector<double> compute, wait;
       for (std::size_t o = 0; o < ranks.size(); ++o) {
         if (o == r) continue;

@@ -40,17 +40,10 @@ struct RegionRows {
   std::int64_t cpu_calls = 0;
 };
 
-// The steps Facts counts as steady state: in its window, overlapping no compilation.
+// The indices of the steps Facts counts as steady state.
 std::set<std::int64_t> steadyStepIndices(const Facts& facts) {
   std::set<std::int64_t> indices;
-  if (facts.steady_step_seconds.empty()) return indices;
-  for (const auto& step : facts.steps) {
-    if (step.start_ns < facts.steady_begin_ns || step.end_ns > facts.steady_end_ns) continue;
-    const bool compiling = std::any_of(facts.compiles.begin(), facts.compiles.end(), [&](const store::Compile& c) {
-      return c.start_ns < step.end_ns && step.start_ns < c.end_ns;
-    });
-    if (!compiling) indices.insert(step.index);
-  }
+  for (const std::size_t position : facts.steady_steps) indices.insert(facts.steps[position].index);
   return indices;
 }
 

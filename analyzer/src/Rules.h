@@ -36,6 +36,7 @@ struct Facts {
   double window_s = 0;
   std::map<std::string, std::int64_t> counts;  // rows per table
   std::vector<store::Step> steps;
+  std::vector<std::size_t> steady_steps;  // positions in `steps` of the steady-state ones (base/SteadyState.h)
   store::Nanos steady_begin_ns = 0;  // window of the steady-state steps (the whole run when there are none)
   store::Nanos steady_end_ns = 0;
   std::vector<double> steady_step_seconds;

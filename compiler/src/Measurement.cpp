@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "torchscope/base/SteadyState.h"
 #include "torchscope/compiler/Statistics.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Saturating.h"
@@ -15,13 +16,16 @@ namespace {
 // Steady-state steps of `steps` (see steadyStateStepTimes), each as `duration(step)`.
 template <typename Duration>
 std::vector<double> steadySteps(const std::vector<StepSample>& steps, int warmup_steps, Duration duration) {
-  std::vector<double> all;
+  std::vector<bool> compiling;
+  for (const auto& step : steps) compiling.push_back(step.overlaps_compile);
+  const base::SteadyStateRule rule{.warmup_steps = static_cast<std::size_t>(std::max(warmup_steps, 0)),
+                                   .min_steps_for_warmup = 0,
+                                   .all_compiling_fallback = true};
   std::vector<double> steady;
-  for (std::size_t i = static_cast<std::size_t>(std::max(warmup_steps, 0)); i < steps.size(); ++i) {
-    all.push_back(duration(steps[i]));
-    if (!steps[i].overlaps_compile) steady.push_back(duration(steps[i]));
+  for (const std::size_t position : base::steadyStepPositions(compiling, rule)) {
+    steady.push_back(duration(steps[position]));
   }
-  return steady.empty() ? all : steady;
+  return steady;
 }
 
 double orUnknown(double value) { return value >= 0 ? value : -1; }
@@ -147,12 +151,11 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
   const store::Nanos origin = info->start_ns;
   if (!steps->empty()) {
     run.steps.clear();
-    for (const auto& step : *steps) {
-      const bool compiled = std::any_of(compiles->begin(), compiles->end(), [&](const store::Compile& c) {
-        return c.start_ns < step.end_ns && c.end_ns > step.start_ns;
-      });
+    const std::vector<bool> compiling = base::compilingSteps(*steps, *compiles);
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      const auto& step = (*steps)[i];
       run.steps.push_back({static_cast<double>(store::saturatingSub(step.start_ns, origin)) / kSecond,
-                           static_cast<double>(store::saturatingSub(step.end_ns, origin)) / kSecond, compiled});
+                           static_cast<double>(store::saturatingSub(step.end_ns, origin)) / kSecond, compiling[i]});
     }
     run.steps_source = "store";
   }

@@ -1,13 +1,11 @@
-#include "torchscope/compiler/Statistics.h"
+#include "torchscope/base/Statistics.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <utility>
 
-namespace torchscope::compiler {
+namespace torchscope::base {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Continued fraction of the regularized incomplete beta function (modified Lentz), valid for
 // x < (a + 1) / (a + b + 2).
@@ -62,20 +60,23 @@ double mean(const std::vector<double>& values) {
 
 }  // namespace
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return kNaN;
+double quantile(std::vector<double> values, double q, const QuantileRule& rule) {
+  if (values.empty()) return rule.empty;
   std::sort(values.begin(), values.end());
   const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
   const auto lower = static_cast<std::size_t>(std::floor(position));
   const std::size_t upper = std::min(lower + 1, values.size() - 1);
   const double fraction = position - static_cast<double>(lower);
+  if (rule.interpolation == Interpolation::kWeightedMean) {
+    return values[lower] * (1 - fraction) + values[upper] * fraction;
+  }
   return values[lower] + (values[upper] - values[lower]) * fraction;
 }
 
-double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
+double median(std::vector<double> values, const QuantileRule& rule) { return quantile(std::move(values), 0.5, rule); }
 
 double studentTQuantile(double p, double degrees_of_freedom) {
-  if (!(p > 0 && p < 1) || !(degrees_of_freedom > 0)) return kNaN;
+  if (!(p > 0 && p < 1) || !(degrees_of_freedom > 0)) return kUnknown;
   if (p < 0.5) return -studentTQuantile(1.0 - p, degrees_of_freedom);
   if (p == 0.5) return 0;
   double low = 0;
@@ -111,7 +112,7 @@ LogNoise pooledLogNoise(const std::vector<std::vector<double>>& groups) {
 
 SpeedupInterval speedupInterval(const std::vector<double>& baseline, const std::vector<double>& candidate,
                                 const LogNoise& noise, double confidence) {
-  SpeedupInterval interval{kNaN, kNaN, kNaN, confidence, noise.degrees_of_freedom};
+  SpeedupInterval interval{kUnknown, kUnknown, kUnknown, confidence, noise.degrees_of_freedom};
   const std::vector<double> b = positiveLogs(baseline);
   const std::vector<double> c = positiveLogs(candidate);
   if (b.empty() || c.empty()) return interval;
@@ -131,4 +132,36 @@ SpeedupInterval speedupInterval(const std::vector<double>& baseline, const std::
   return speedupInterval(baseline, candidate, pooledLogNoise({baseline, candidate}), confidence);
 }
 
-}  // namespace torchscope::compiler
+double mannWhitneyP(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 3 || b.size() < 3) return 1;
+  std::vector<std::pair<double, int>> pooled;
+  pooled.reserve(a.size() + b.size());
+  for (double value : a) pooled.emplace_back(value, 0);
+  for (double value : b) pooled.emplace_back(value, 1);
+  std::sort(pooled.begin(), pooled.end());
+  // Mid-ranks for ties; the tie term corrects the variance.
+  double rank_sum_a = 0;
+  double tie_term = 0;
+  for (std::size_t i = 0; i < pooled.size();) {
+    std::size_t j = i;
+    while (j < pooled.size() && pooled[j].first == pooled[i].first) ++j;
+    const double mid_rank = (static_cast<double>(i + j) + 1) / 2;
+    const auto tied = static_cast<double>(j - i);
+    tie_term += tied * tied * tied - tied;
+    for (std::size_t k = i; k < j; ++k) {
+      if (pooled[k].second == 0) rank_sum_a += mid_rank;
+    }
+    i = j;
+  }
+  const auto n1 = static_cast<double>(a.size());
+  const auto n2 = static_cast<double>(b.size());
+  const double u = rank_sum_a - n1 * (n1 + 1) / 2;
+  const double mean = n1 * n2 / 2;
+  const double n = n1 + n2;
+  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+  if (variance <= 0) return 1;
+  const double z = (std::abs(u - mean) - 0.5) / std::sqrt(variance);  // continuity correction
+  return std::clamp(std::erfc(std::max(0.0, z) / std::sqrt(2.0)), 0.0, 1.0);
+}
+
+}  // namespace torchscope::base
