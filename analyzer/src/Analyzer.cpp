@@ -1,8 +1,8 @@
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Regions.h"
+#include "torchscope/analyzer/RuleTable.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,6 @@
 #include <thread>
 #include <tuple>
 
-#include "torchscope/store/JsonText.h"
 #include "torchscope/store/Saturating.h"
 #include "MemoryFacts.h"
 #include "Overview.h"
@@ -22,16 +21,10 @@ namespace torchscope::analyzer {
 
 namespace {
 
-int severityRank(const std::string& severity) {
-  if (severity == "error") return 0;
-  if (severity == "warning") return 1;
-  return 2;
-}
-
 void rank(std::vector<Finding>& findings) {
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    return std::make_tuple(-a.impact_seconds, severityRank(a.severity), a.rule, a.file, a.line) <
-           std::make_tuple(-b.impact_seconds, severityRank(b.severity), b.rule, b.file, b.line);
+    return std::make_tuple(-a.impact_seconds, a.severity, a.rule, a.file, a.line) <
+           std::make_tuple(-b.impact_seconds, b.severity, b.rule, b.file, b.line);
   });
 }
 
@@ -105,7 +98,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       } else {
         it->second.count = store::saturatingAdd(it->second.count, finding.count);
         it->second.impact_seconds += finding.impact_seconds;
-        if (severityRank(finding.severity) < severityRank(it->second.severity)) it->second.severity = finding.severity;
+        if (finding.severity < it->second.severity) it->second.severity = finding.severity;
       }
       ++stores[key];
       if (ranks[i] >= 0) ranks_with[key].push_back(ranks[i]);
@@ -115,11 +108,9 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
   for (const auto& key : order) {
     Finding finding = std::move(merged[key]);
     if (stores[key] > 1) {
-      auto evidence = store::parseJson(finding.evidence);
-      if (evidence.is_object()) {
-        evidence["stores"] = stores[key];
-        if (!ranks_with[key].empty()) evidence["ranks"] = ranks_with[key];
-        finding.evidence = store::dumpJson(evidence);
+      if (finding.evidence.is_object()) {
+        finding.evidence["stores"] = stores[key];
+        if (!ranks_with[key].empty()) finding.evidence["ranks"] = ranks_with[key];
       }
       finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
     }
@@ -132,28 +123,15 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
 
 const std::vector<RuleFamily>& ruleFamilies() {
   static const std::vector<RuleFamily> families = {
-      {"recompile",
-       recompileRules,
-       {"recompile/dynamic-shape", "recompile/python-scalar", "recompile/dtype-device", "recompile/global-state",
-        "recompile/training-flag", "recompile/type-or-identity", "recompile/limit-hit", "recompile/other"}},
-      {"graph-break",
-       graphBreakRules,
-       {"graph-break/data-dependent-branch", "graph-break/item", "graph-break/print", "graph-break/unsupported-call",
-        "graph-break/dynamic-output-shape", "graph-break/eager-fallback", "graph-break/torch-designed",
-        "graph-break/other"}},
-      {"sync",
-       syncRules,
-       {"sync/item", "sync/host-copy", "sync/nonzero", "sync/repeat-interleave", "sync/synchronize", "sync/other"}},
-      {"memcpy", memcpyRules, {"memcpy/pageable"}},
-      {"gpu", gpuRules, {"gpu/idle", "gpu/launch-bound"}},
-      {"precision", precisionRules, {"precision/fp32-matmul"}},
-      {"compile", compileRules, {"compile/time", "compile/not-compiled", "compile/does-not-pay"}},
-      {"inference",
-       inferenceRules,
-       {"inference/no-inference-mode", "vision/channels-last", "quantization/candidate", "attention/manual"}},
-      {"memory",
-       memoryRules,
-       {"memory/growth", "memory/allocator-churn", "memory/fragmentation", "memory/peak-near-capacity"}},
+      {"recompile", recompileRules},
+      {"graph-break", graphBreakRules},
+      {"sync", syncRules},
+      {"memcpy", memcpyRules},
+      {"gpu", gpuRules},
+      {"precision", precisionRules},
+      {"compile", compileRules},
+      {"inference", inferenceRules},
+      {"memory", memoryRules},
   };
   return families;
 }
@@ -161,8 +139,7 @@ const std::vector<RuleFamily>& ruleFamilies() {
 const std::vector<std::string>& ruleIds() {
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> all;
-    for (const auto& family : ruleFamilies()) all.insert(all.end(), family.rule_ids.begin(), family.rule_ids.end());
-    all.insert(all.end(), rankRuleIds().begin(), rankRuleIds().end());
+    for (const RuleInfo& rule : ruleTable()) all.emplace_back(rule.id);
     return all;
   }();
   return ids;
@@ -322,19 +299,9 @@ Result<void> saveFindings(const std::string& path, const std::vector<Finding>& f
     auto reader = store::Reader::open(path);  // refuses foreign and newer files before anything is written
     if (!reader) return reader.error();
   }
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-  if (rc == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 5000);
-    rc = sqlite3_exec(db, "DELETE FROM findings", nullptr, nullptr, nullptr);
-  }
-  const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) return makeError(ErrorCode::kIo, path + ": cannot replace the findings: " + message);
-
-  auto writer = store::Writer::open(path, {.mode = store::OpenMode::kAppend});
-  if (!writer) return writer.error();
-  for (const auto& finding : findings) (*writer)->add(finding);
+  auto writer = store::Writer::open(path, {.mode = store::OpenMode::kReplaceFindings});
+  if (!writer) return makeError(writer.error().code, path + ": cannot replace the findings: " + writer.error().message);
+  for (const auto& finding : findings) (*writer)->add(findingRecord(finding));
   return (*writer)->close();
 }
 

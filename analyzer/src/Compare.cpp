@@ -120,7 +120,7 @@ void compareRanks(const Side& base, const Side& candidate, Comparison& result) {
 
 // The ranks a merged finding names: `ranks` of its evidence (merged or divergent), else its `rank` (straggler).
 std::vector<std::int64_t> ranksOf(const Finding& finding) {
-  const auto evidence = store::parseJson(finding.evidence);
+  const nlohmann::json& evidence = finding.evidence;
   std::vector<std::int64_t> ranks;
   if (!evidence.is_object()) return ranks;
   if (const auto it = evidence.find("ranks"); it != evidence.end() && it->is_array()) {

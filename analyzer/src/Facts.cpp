@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <regex>
 #include <set>
@@ -9,6 +10,7 @@
 #include "Stats.h"
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/FixIds.h"
+#include "torchscope/analyzer/RuleTable.h"
 #include "torchscope/base/SteadyState.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Saturating.h"
@@ -142,17 +144,17 @@ std::int64_t firstSteadyStep(const Facts& facts) {
   return 0;
 }
 
-Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,
+Finding makeFinding(std::string rule, Severity severity, std::string title, std::string message,
                     const FixProposal& fix) {
+  assert(findRule(rule) != nullptr && "a rule id missing from the rule table (RuleTable.h)");
   Finding finding;
   finding.rule = std::move(rule);
-  finding.severity = std::move(severity);
+  finding.severity = severity;
   finding.title = std::move(title);
   finding.message = std::move(message);
   finding.fix_id = std::string(fix.id);
   finding.fix_summary = fix.summary;
   finding.fix_kind = std::string(analyzer::fix::kindOf(fix.id));
-  finding.evidence = "{}";
   return finding;
 }
 
@@ -166,7 +168,7 @@ void setImpact(Finding& finding, const Facts& facts, double seconds) {
       whole_run ? facts.fraction(finding.impact_seconds) : facts.windowFraction(finding.impact_seconds);
 }
 
-void setEvidence(Finding& finding, const nlohmann::json& evidence) { finding.evidence = store::dumpJson(evidence); }
+void setEvidence(Finding& finding, nlohmann::json evidence) { finding.evidence = std::move(evidence); }
 
 std::string formatSeconds(double seconds) {
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);

@@ -30,7 +30,4 @@ struct RankFacts {
 [[nodiscard]] std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged,
                                                 double run_seconds);
 
-// The rule ids rankFindings() reports.
-[[nodiscard]] const std::vector<std::string>& rankRuleIds();
-
 }  // namespace torchscope::analyzer

@@ -339,12 +339,6 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks) {
   return analysis;
 }
 
-const std::vector<std::string>& rankRuleIds() {
-  static const std::vector<std::string> ids = {"ranks/straggler", "ranks/divergent-recompile",
-                                               "ranks/divergent-graph-break", "ranks/exposed-communication"};
-  return ids;
-}
-
 std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged, double run_seconds) {
   std::vector<Finding> out;
   if (analysis.empty()) return out;
@@ -353,19 +347,21 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const auto& rank = *std::find_if(analysis.ranks.begin(), analysis.ranks.end(),
                                      [&](const auto& r) { return r.rank == straggler.rank; });
     Finding finding = makeFinding(
-        "ranks/straggler", "warning",
+        "ranks/straggler", Severity::kWarning,
         fmt::format("Rank {} is a straggler: {} slower per step than the other ranks", straggler.rank,
                     formatSeconds(straggler.slower_by_s)),
-        fmt::format("In {} of {} steps rank {} (host {}) spent more time outside collectives than the other ranks: "
-                    "{} per step against {} for the median rank (+{}). The other ranks wait for it in their "
-                    "collectives, {} per step, so the whole job runs at its pace. Its own time goes to compute "
-                    "outside collectives ({} per step){}. Look at what this rank does differently: its share of "
-                    "the data (sizes, padding, loading), work under `if rank == ...`, or a slower host or device.",
-                    straggler.steps_slower, straggler.steps_compared, straggler.rank, rank.host.empty() ? "?" : rank.host,
-                    formatSeconds(rank.compute_median_s), formatSeconds(rank.compute_median_s - straggler.slower_by_s),
-                    formatPercent(straggler.slower_fraction), formatSeconds(straggler.others_wait_s),
-                    formatSeconds(rank.compute_median_s),
-                    rank.compile_s > 0 ? fmt::format(" and {} of compilation over the run", formatSeconds(rank.compile_s)) : ""),
+        fmt::format(
+            "In {} of {} steps rank {} (host {}) spent more time outside collectives than the other ranks: "
+            "{} per step against {} for the median rank (+{}). The other ranks wait for it in their "
+            "collectives, {} per step, so the whole job runs at its pace. Its own time goes to compute "
+            "outside collectives ({} per step){}. Look at what this rank does differently: its share of "
+            "the data (sizes, padding, loading), work under `if rank == ...`, or a slower host or device.",
+            straggler.steps_slower, straggler.steps_compared, straggler.rank, rank.host.empty() ? "?" : rank.host,
+            formatSeconds(rank.compute_median_s), formatSeconds(rank.compute_median_s - straggler.slower_by_s),
+            formatPercent(straggler.slower_fraction), formatSeconds(straggler.others_wait_s),
+            formatSeconds(rank.compute_median_s),
+            rank.compile_s > 0 ? fmt::format(" and {} of compilation over the run", formatSeconds(rank.compile_s))
+                               : ""),
         {"", "Balance the work across ranks (same batch sizes and shapes per rank), or find the rank's extra work."});
     finding.count = straggler.steps_slower;
     finding.function = fmt::format("rank {}", straggler.rank);
@@ -393,16 +389,15 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const bool named_by_id = !divergence.registry_id.empty() && divergence.registry_id != divergence.detail;
     const std::string what = divergence.detail + (named_by_id ? ", " + divergence.registry_id : "");
     Finding finding = makeFinding(
-        recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", "warning",
+        recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", Severity::kWarning,
         capitalized(fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
                                 recompile ? "recompiled" : "broke the graph", location)),
         fmt::format("At {} torch.compile {} ({}) a different number of times on {} than on the other {} ({}), as their "
                     "stores recorded it{}. Ranks that compile different graphs run different code: the rank is slower "
                     "while it compiles, the others wait for it in their collectives, and collectives issued from "
                     "different graphs can mismatch. {}",
-                    location.empty() ? "an unknown line" : location, recompile ? "recompiled" : "broke the graph",
-                    what, divergent, rankList(divergence.majority_ranks),
-                    timesOrNever(divergence.majority_count),
+                    location.empty() ? "an unknown line" : location, recompile ? "recompiled" : "broke the graph", what,
+                    divergent, rankList(divergence.majority_ranks), timesOrNever(divergence.majority_count),
                     longest_compile_s > 0 ? fmt::format("; compiling there took up to {} on one of them",
                                                         formatSeconds(longest_compile_s))
                                           : "",
@@ -435,7 +430,7 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const double share = median(exposed_share);
     if (share >= kExposedShare) {
       Finding finding = makeFinding(
-          "ranks/exposed-communication", "warning",
+          "ranks/exposed-communication", Severity::kWarning,
           fmt::format("The ranks wait {} of each step for collectives", formatPercent(share)),
           fmt::format("Across {} ranks the training thread waited for collectives {} of the step time: communication "
                       "that compute did not hide. With DDP, larger buckets (`bucket_cap_mb`) launch fewer all-reduces, "

@@ -91,8 +91,7 @@ using RuleFunction = Result<void> (*)(const Context&, std::vector<Finding>&);
 
 struct RuleFamily {
   std::string_view family;
-  RuleFunction run;
-  std::vector<std::string> rule_ids;
+  RuleFunction run;  // reports the ids RuleTable.h gives this family as `reported_by`
 };
 
 // Rule families, one per file under rules/.
@@ -134,10 +133,11 @@ struct FixProposal {
   std::string summary;
 };
 
-Finding makeFinding(std::string rule, std::string severity, std::string title, std::string message,
+// `rule` is an id of the rule table (RuleTable.h).
+Finding makeFinding(std::string rule, Severity severity, std::string title, std::string message,
                     const FixProposal& fix);
 void setImpact(Finding& finding, const Facts& facts, double seconds);
-void setEvidence(Finding& finding, const nlohmann::json& evidence);
+void setEvidence(Finding& finding, nlohmann::json evidence);
 
 // "1.23 s", "45.6 ms", "789 us"
 std::string formatSeconds(double seconds);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "torchscope/analyzer/Finding.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/store/Reader.h"
 
@@ -25,7 +26,7 @@ std::vector<FindingFix> fixesFromStore(const std::string& path) {
   std::vector<FindingFix> fixes;
   auto reader = store::Reader::open(path);
   if (!reader) return fixes;
-  auto findings = (*reader)->load<store::Finding>();
+  auto findings = analyzer::loadFindings(**reader);
   if (!findings) return fixes;
   for (const auto& finding : *findings) {
     if (!finding.fix_id.empty()) {

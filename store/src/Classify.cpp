@@ -41,21 +41,7 @@ bool isNumber(std::string_view token) {
   return !token.empty() && (std::isdigit(static_cast<unsigned char>(token.front())) || token.front() == '.');
 }
 
-// The class order: earlier wins when several guards failed.
-enum class Class { kShape, kDtypeDevice, kGlobalState, kTrainingFlag, kScalar, kIdentity, kOther };
-
-std::string_view nameOf(Class type) {
-  switch (type) {
-    case Class::kShape: return "dynamic-shape";
-    case Class::kDtypeDevice: return "dtype-device";
-    case Class::kGlobalState: return "global-state";
-    case Class::kTrainingFlag: return "training-flag";
-    case Class::kScalar: return "python-scalar";
-    case Class::kIdentity: return "type-or-identity";
-    case Class::kOther: break;
-  }
-  return "other";
-}
+using Class = RecompileCauseKind;
 
 struct Classified {
   Class type = Class::kOther;
@@ -101,10 +87,10 @@ std::string globalStateName(std::string_view state) {
 Classified classifyLine(std::string_view raw) {
   const std::string_view line = withoutCompileId(raw);
   for (std::string_view marker : {"size mismatch", "stride mismatch", "rank mismatch"}) {
-    if (contains(line, marker)) return {Class::kShape, tensorName(line)};
+    if (contains(line, marker)) return {Class::kDynamicShape, tensorName(line)};
   }
   for (std::string_view marker : {".size()[", ".stride()["}) {
-    if (contains(line, marker)) return {Class::kShape, sizedName(line, marker)};
+    if (contains(line, marker)) return {Class::kDynamicShape, sizedName(line, marker)};
   }
   if (contains(line, "dtype mismatch")) return {Class::kDtypeDevice, "dtype"};
   if (contains(line, "device mismatch") || contains(line, "device index mismatch")) return {Class::kDtypeDevice, "device"};
@@ -112,7 +98,7 @@ Classified classifyLine(std::string_view raw) {
   if (contains(line, "dispatch key set mismatch")) {
     // A different backend key (CPU -> Meta, CPU -> CUDA) is a device change; anything else a different tensor kind.
     if (firstDispatchKey(line, "expected") != firstDispatchKey(line, "actual")) return {Class::kDtypeDevice, "device"};
-    return {Class::kIdentity, "type"};
+    return {Class::kTypeOrIdentity, "type"};
   }
   if (const auto at = line.find("GLOBAL_STATE changed:"); at != std::string_view::npos) {
     return {Class::kGlobalState, globalStateName(line.substr(at + 21))};
@@ -131,17 +117,38 @@ Classified classifyLine(std::string_view raw) {
       return {Class::kTrainingFlag, guardedSource(left.substr(0, left.size() - 9))};
     }
     // `len(x) == 3` guards a container's length: its cause is the container, not a scalar.
-    if ((boolean || isNumber(right)) && left.rfind("len(", 0) != 0) return {Class::kScalar, guardedSource(left)};
+    if ((boolean || isNumber(right)) && left.rfind("len(", 0) != 0) return {Class::kPythonScalar, guardedSource(left)};
   }
-  if (contains(line, "got deallocated")) return {Class::kIdentity, "deallocated"};
-  if (contains(line, "___check_type_id") || contains(line, "type(")) return {Class::kIdentity, "type"};
+  if (contains(line, "got deallocated")) return {Class::kTypeOrIdentity, "deallocated"};
+  if (contains(line, "___check_type_id") || contains(line, "type(")) return {Class::kTypeOrIdentity, "type"};
   if (contains(line, "___check_obj_id") || contains(line, "id(") || contains(line, " is ")) {
-    return {Class::kIdentity, "identity"};
+    return {Class::kTypeOrIdentity, "identity"};
   }
   return {Class::kOther, ""};
 }
 
 }  // namespace
+
+std::string_view recompileCauseName(RecompileCauseKind cause) {
+  switch (cause) {
+    case Class::kDynamicShape: return "dynamic-shape";
+    case Class::kDtypeDevice: return "dtype-device";
+    case Class::kGlobalState: return "global-state";
+    case Class::kTrainingFlag: return "training-flag";
+    case Class::kPythonScalar: return "python-scalar";
+    case Class::kTypeOrIdentity: return "type-or-identity";
+    case Class::kOther: break;
+  }
+  return "other";
+}
+
+std::optional<RecompileCauseKind> parseRecompileCause(std::string_view name) {
+  for (const Class cause : {Class::kDynamicShape, Class::kDtypeDevice, Class::kGlobalState, Class::kTrainingFlag,
+                            Class::kPythonScalar, Class::kTypeOrIdentity, Class::kOther}) {
+    if (recompileCauseName(cause) == name) return cause;
+  }
+  return std::nullopt;
+}
 
 std::string guardedSource(std::string_view expression) {
   std::string out;
@@ -184,8 +191,8 @@ RecompileCause classifyRecompileCause(std::string_view guard_failures, const std
     }
     if (!entry.empty()) current = entry;
   }
-  if (best.empty()) return {std::string(nameOf(Class::kOther)), ""};
-  for (const Classified& entry : best) entries.push_back({std::string(nameOf(entry.type)), entry.detail});
+  if (best.empty()) return {std::string(recompileCauseName(Class::kOther)), ""};
+  for (const Classified& entry : best) entries.push_back({std::string(recompileCauseName(entry.type)), entry.detail});
   // An entry that fails on what an earlier recompile of the frame was for (the no_grad variant on the grad mode)
   // says nothing new; the first entry that fails on something else names this recompile's cause.
   for (const RecompileCause& entry : entries) {

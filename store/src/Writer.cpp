@@ -155,8 +155,11 @@ class Writer::Impl {
         queue_(options.memory_budget_bytes - pageCacheBytes(options.memory_budget_bytes)) {}
 
   Result<void> start() {
-    if (options_.mode == OpenMode::kAppend) {
+    if (options_.mode != OpenMode::kCreate) {
       if (auto loaded = interner_.load(db_); !loaded) return loaded.error();
+    }
+    if (options_.mode == OpenMode::kReplaceFindings) {
+      if (auto deleted = db_.exec("DELETE FROM findings"); !deleted) return deleted.error();
     }
     // The writer thread takes none of the host's asynchronous signals: a SIGTERM handler run
     // on it could wait for a close() that needs this very thread.

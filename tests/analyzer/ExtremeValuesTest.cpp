@@ -58,7 +58,7 @@ TEST(ExtremeValues, EveryRuleRunsOnInt64EdgeTimesAndEveryFigureStaysFinite) {
     EXPECT_GE(finding.impact_fraction, 0) << finding.rule;
     EXPECT_LE(finding.impact_fraction, 1) << finding.rule;
     EXPECT_GE(finding.count, 0) << finding.rule;
-    EXPECT_FALSE(nlohmann::json::parse(finding.evidence, nullptr, false).is_discarded()) << finding.rule;
+    EXPECT_FALSE(nlohmann::json::parse(findingRecord(finding).evidence, nullptr, false).is_discarded()) << finding.rule;
   }
   for (const char* family : {"sync", "memcpy", "gpu", "compile", "graph-break", "recompile", "memory"}) {
     EXPECT_TRUE(families.count(family)) << family;

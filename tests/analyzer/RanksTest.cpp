@@ -132,7 +132,7 @@ TEST(Ranks, EvenRanksAreNoStragglersAndTheirWaitIsExposedCommunication) {
   const auto exposed = std::find_if(analysis->findings.begin(), analysis->findings.end(),
                                     [](const Finding& f) { return f.rule == "ranks/exposed-communication"; });
   ASSERT_NE(exposed, analysis->findings.end());
-  EXPECT_NEAR(nlohmann::json::parse(exposed->evidence)["exposed_share"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(exposed->evidence.at("exposed_share").get<double>(), 0.5, 1e-9);
 }
 
 TEST(Ranks, NcclKernelsWaitForThePartComputeDidNotHide) {

@@ -58,7 +58,7 @@ std::vector<store::Finding> findings(const fs::path& store, const std::string& r
   std::vector<store::Finding> picked;
   if (!analysis.ok()) return picked;
   for (const auto& finding : analysis->findings) {
-    if (finding.rule == rule) picked.push_back(finding);
+    if (finding.rule == rule) picked.push_back(analyzer::findingRecord(finding));
   }
   return picked;
 }

@@ -95,8 +95,7 @@ std::string html(const Analysis& analysis) {
         on_axis = fmt::format(" &middot; <a href=\"#{}\">on the timeline</a>", placeId(run_index, index));
       }
     }
-    const std::string severity = finding.severity == "error" || finding.severity == "warning" ? finding.severity : "info";
-    auto evidence = store::parseJson(sanitizeUtf8(finding.evidence));
+    const std::string_view severity = severityName(finding.severity);
     out += fmt::format(
         "<div class=\"finding\" id=\"finding-{11}\"><span class=\"sev {0}\">{0}</span> {11}. <code>{1}</code> "
         "<strong>{2}</strong><p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run){12}</p>"
@@ -104,9 +103,10 @@ std::string html(const Analysis& analysis) {
         severity, escapeXml(finding.rule), escapeXml(finding.title), escapeXml(finding.message),
         location(finding).empty() ? "" : "<code>" + escapeXml(location(finding)) + "</code> &middot; ", finding.count,
         finding.impact_seconds, finding.impact_fraction * 100,
-        finding.fix_id.empty() ? "" : " <code>" + escapeXml(finding.fix_id) + "</code> (" + escapeXml(finding.fix_kind) + ")",
-        escapeXml(finding.fix_summary), escapeXml(evidence.is_discarded() ? finding.evidence : store::dumpJson(evidence, 2)),
-        index + 1, on_axis);
+        finding.fix_id.empty()
+            ? ""
+            : " <code>" + escapeXml(finding.fix_id) + "</code> (" + escapeXml(finding.fix_kind) + ")",
+        escapeXml(finding.fix_summary), escapeXml(store::dumpJson(finding.evidence, 2)), index + 1, on_axis);
   }
   out += "</body></html>\n";
   return out;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "Reports.h"
+#include "torchscope/store/JsonText.h"
 
 namespace torchscope::analyzer::report {
 
@@ -21,15 +22,15 @@ std::string junit(const Analysis& analysis) {
     const std::string family = finding.rule.substr(0, finding.rule.find('/'));
     cases += fmt::format("    <testcase classname=\"torchscope.{}\" name=\"{}\" time=\"0\">\n", escapeXml(family),
                          escapeXml(name));
-    const std::string body = escapeXml(fmt::format("{}\nImpact: {:.3f} s ({:.1f} % of the run)\nFix: {}\nEvidence: {}",
-                                                   finding.message, finding.impact_seconds, finding.impact_fraction * 100,
-                                                   finding.fix_summary, finding.evidence));
-    if (finding.severity == "info") {
+    const std::string body = escapeXml(fmt::format(
+        "{}\nImpact: {:.3f} s ({:.1f} % of the run)\nFix: {}\nEvidence: {}", finding.message, finding.impact_seconds,
+        finding.impact_fraction * 100, finding.fix_summary, store::dumpJson(finding.evidence)));
+    if (finding.severity == Severity::kInfo) {
       cases += fmt::format("      <system-out>{}</system-out>\n", body);
     } else {
       ++failures;
       cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", escapeXml(finding.title),
-                           escapeXml(finding.severity), body);
+                           severityName(finding.severity), body);
     }
     cases += "    </testcase>\n";
   }

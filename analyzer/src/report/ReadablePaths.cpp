@@ -35,6 +35,16 @@ std::string normalFolder(std::string folder) {
   return folder;
 }
 
+// Every string value in `document` through `shorten` (keys are names, never paths).
+template <class Shorten>
+void shortenStrings(nlohmann::json& document, const Shorten& shorten) {
+  if (document.is_string()) {
+    shorten(document.get_ref<std::string&>());
+  } else if (document.is_structured()) {
+    for (auto& value : document) shortenStrings(value, shorten);
+  }
+}
+
 std::string shortened(std::string text, const std::string& current) {
   int ignored = 0;
   return current.size() > 1 ? relativeTo(text, current, ignored) : text;
@@ -101,9 +111,8 @@ Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& option
   for (auto& run : readable.runs) shorten(run.path);
   for (auto& note : readable.notes) shorten(note);
   for (auto& finding : readable.findings) {
-    for (std::string* text : {&finding.file, &finding.title, &finding.message, &finding.fix_summary, &finding.evidence}) {
-      shorten(*text);
-    }
+    for (std::string* text : {&finding.file, &finding.title, &finding.message, &finding.fix_summary}) shorten(*text);
+    shortenStrings(finding.evidence, shorten);
   }
   for (auto& run : readable.runs) {
     for (auto& place : run.overview.findings) shorten(place.file);

@@ -31,11 +31,9 @@ std::string render(const Analysis& analysis, Format format, const RenderOptions&
 namespace report {
 
 nlohmann::json findingJson(const Finding& finding) {
-  auto evidence = store::parseJson(sanitizeUtf8(finding.evidence));
-  if (evidence.is_discarded()) evidence = nlohmann::json::object();
   return {
       {"rule", finding.rule},
-      {"severity", finding.severity},
+      {"severity", severityName(finding.severity)},
       {"title", sanitizeUtf8(finding.title)},
       {"message", sanitizeUtf8(finding.message)},
       {"location",
@@ -44,7 +42,7 @@ nlohmann::json findingJson(const Finding& finding) {
         {"function", sanitizeUtf8(finding.function)}}},
       {"count", finding.count},
       {"impact", {{"seconds", finding.impact_seconds}, {"fraction", finding.impact_fraction}}},
-      {"evidence", evidence},
+      {"evidence", finding.evidence},
       {"fix", {{"id", finding.fix_id}, {"summary", sanitizeUtf8(finding.fix_summary)}, {"kind", finding.fix_kind}}},
   };
 }

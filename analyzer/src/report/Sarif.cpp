@@ -11,11 +11,7 @@ namespace torchscope::analyzer::report {
 
 namespace {
 
-std::string_view sarifLevel(const std::string& severity) {
-  if (severity == "error") return "error";
-  if (severity == "warning") return "warning";
-  return "note";
-}
+std::string_view sarifLevel(Severity severity) { return severity == Severity::kInfo ? "note" : severityName(severity); }
 
 // FNV-1a: stable across builds and platforms, so code scanning can follow a finding between runs.
 std::string fingerprint(std::string_view text) {

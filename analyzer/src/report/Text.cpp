@@ -12,9 +12,9 @@ std::string paint(const RenderOptions& options, std::string_view code, std::stri
   return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
 }
 
-std::string_view severityColor(const std::string& severity) {
-  if (severity == "error") return "1;31";
-  if (severity == "warning") return "1;33";
+std::string_view severityColor(Severity severity) {
+  if (severity == Severity::kError) return "1;31";
+  if (severity == Severity::kWarning) return "1;33";
   return "1;36";
 }
 
@@ -78,7 +78,8 @@ std::string text(const Analysis& analysis, const RenderOptions& options) {
   out += fmt::format("\n{} finding(s), most impact first:\n", analysis.findings.size());
   int index = 0;
   for (const auto& finding : analysis.findings) {
-    out += fmt::format("\n{:>2}. {} {}  {}\n", ++index, paint(options, severityColor(finding.severity), finding.severity),
+    out += fmt::format("\n{:>2}. {} {}  {}\n", ++index,
+                       paint(options, severityColor(finding.severity), severityName(finding.severity)),
                        paint(options, "1", finding.rule), sanitizeUtf8(finding.title));
     std::string where = sanitizeUtf8(location(finding));
     out += fmt::format("    {}{}x, impact {:.3f} s ({:.1f} % of the run)\n", where.empty() ? "" : where + " | ",
@@ -102,9 +103,10 @@ std::string markdown(const Analysis& analysis) {
   out += "| # | Severity | Rule | Location | Count | Impact | Fix |\n|---|---|---|---|---|---|---|\n";
   int index = 0;
   for (const auto& finding : analysis.findings) {
-    out += fmt::format("| {} | {} | `{}` | {} | {} | {:.3f} s ({:.1f} %) | {} |\n", ++index, finding.severity,
-                       finding.rule, escapeMarkdown(location(finding)), finding.count, finding.impact_seconds,
-                       finding.impact_fraction * 100, finding.fix_id.empty() ? "by hand" : "`" + finding.fix_id + "`");
+    out += fmt::format("| {} | {} | `{}` | {} | {} | {:.3f} s ({:.1f} %) | {} |\n", ++index,
+                       severityName(finding.severity), finding.rule, escapeMarkdown(location(finding)), finding.count,
+                       finding.impact_seconds, finding.impact_fraction * 100,
+                       finding.fix_id.empty() ? "by hand" : "`" + finding.fix_id + "`");
   }
   out += "\n";
   index = 0;

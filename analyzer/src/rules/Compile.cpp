@@ -204,10 +204,10 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
                           region_call.known() ? "is compiled from your call at " + describe(region_call)
                                               : "comes from the torch.compile call at " + describe(entry));
   }
-  Finding finding = makeFinding(
-      "compile/time", share >= 0.3 ? "warning" : "info",
-      fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
-      fmt::format("{}{}{} {}", spent, where, entered, cache_text), fix);
+  Finding finding =
+      makeFinding("compile/time", share >= 0.3 ? Severity::kWarning : Severity::kInfo,
+                  fmt::format("Compilation took {} of the run ({})", formatPercent(share), formatSeconds(compile_s)),
+                  fmt::format("{}{}{} {}", spent, where, entered, cache_text), fix);
   finding.count = static_cast<std::int64_t>(facts.compiles.size());
   if (costliest_user != frames.end()) {
     finding.file = costliest_user->file;
@@ -252,7 +252,7 @@ Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
                               ? facts.duration_s
                               : std::accumulate(facts.steady_step_seconds.begin(), facts.steady_step_seconds.end(), 0.0);
   Finding finding = makeFinding(
-      "compile/not-compiled", "warning", "Eager job with many small ops: torch.compile would fuse them",
+      "compile/not-compiled", Severity::kWarning, "Eager job with many small ops: torch.compile would fuse them",
       fmt::format("The job ran {} aten ops{} without torch.compile; {} of them took under {}. Each small op pays "
                   "Python and dispatch overhead and a kernel launch; torch.compile fuses them into fewer kernels.",
                   ops, steps > 0 ? fmt::format(" ({} per step)", ops / steps) : "", formatPercent(small_share),

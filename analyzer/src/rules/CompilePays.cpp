@@ -33,7 +33,7 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
   }
   const double lost = table.compile_s - table.saved_s;  // against the same run without compiling
   Finding finding = makeFinding(
-      "compile/does-not-pay", "warning",
+      "compile/does-not-pay", Severity::kWarning,
       table.saved_s >= 0 ? fmt::format("Compilation does not pay at this run length: {} compiling, {} saved",
                                        formatSeconds(table.compile_s), formatSeconds(table.saved_s))
                          : fmt::format("Compilation does not pay: {} compiling, and the compiled regions ran {} slower",

@@ -112,7 +112,7 @@ void reportIdle(const Facts& facts, const KernelWindow& scan, const IdlePicture&
   const bool steps = !facts.steady_step_seconds.empty();
   const std::size_t devices = scan.devices.size();
   Finding finding = makeFinding(
-      "gpu/idle", idle.idle_fraction >= 0.5 ? "error" : "warning",
+      "gpu/idle", idle.idle_fraction >= 0.5 ? Severity::kError : Severity::kWarning,
       fmt::format("GPU idle {} of the {}", formatPercent(idle.idle_fraction), steps ? "steady state" : "run"),
       fmt::format("{} the GPU{} ran no kernel, copy or memset for {} of {}{}. {}",
                   steps ? "In the steady state" : "Over the run (no steps were recorded)",
@@ -193,7 +193,8 @@ void reportLaunchBound(const Context& context, const KernelWindow& scan, const I
   const double host_wait_s = idle.causes_known ? idle.idle_s * idle.host_share : idle.idle_s;
   const double saving = std::min(host_wait_s, static_cast<double>(scan.short_kernels) * launch.mean_s - scan.short_kernel_s);
   Finding finding = makeFinding(
-      "gpu/launch-bound", "warning", fmt::format("{} of kernels are shorter than their launch", formatPercent(short_share)),
+      "gpu/launch-bound", Severity::kWarning,
+      fmt::format("{} of kernels are shorter than their launch", formatPercent(short_share)),
       fmt::format("{} of {} kernels ran shorter than the {} a launch call takes on the host (mean of {} sampled "
                   "launches), so the host cannot issue them as fast as the GPU runs them.{} {}",
                   scan.short_kernels, scan.kernels, formatSeconds(launch.mean_s), launch.launches, waits, advice),

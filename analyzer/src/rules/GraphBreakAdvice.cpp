@@ -77,18 +77,23 @@ BreakAdvice ddpForwardAdvice(const BreakGroup& group) {
                                       "then runs the compiled module, split at the gradient buckets so that the "
                                       "all-reduce overlaps the backward"};
   if (group.run_compiled_no_graph) {
-    return {"warning",
+    return {Severity::kWarning,
             fmt::format("torch.compile of the DistributedDataParallel module at {} compiled no graph: the model ran "
-                        "eagerly", where),
-            breaks + " The module it wraps was not compiled after them: none of the run's compilations produced a "
-                     "graph, so the compile time bought nothing.",
+                        "eagerly",
+                        where),
+            breaks +
+                " The module it wraps was not compiled after them: none of the run's compilations produced a "
+                "graph, so the compile time bought nothing.",
             wrap_compiled};
   }
-  return {"info", fmt::format("torch keeps DistributedDataParallel's own forward out of the graph, called at {}", where),
-          breaks + " These breaks are torch's, not your code's, and cost compile time around DDP's forward; the "
-                   "run also compiled graphs.",
-          {"", "nothing to change; compiling the module before wrapping it (model = DDP(torch.compile(model))) "
-               "compiles the same module without these breaks"}};
+  return {Severity::kInfo,
+          fmt::format("torch keeps DistributedDataParallel's own forward out of the graph, called at {}", where),
+          breaks +
+              " These breaks are torch's, not your code's, and cost compile time around DDP's forward; the "
+              "run also compiled graphs.",
+          {"",
+           "nothing to change; compiling the module before wrapping it (model = DDP(torch.compile(model))) "
+           "compiles the same module without these breaks"}};
 }
 
 BreakAdvice designedAdvice(const BreakGroup& group) {
@@ -110,14 +115,16 @@ BreakAdvice designedAdvice(const BreakGroup& group) {
                   : FixProposal{"", "nothing to change; keep compiling the step as torch's 'Compiling the optimizer' "
                                     "tutorial does: a function that calls opt.step(), compiled with "
                                     "torch.compile(fullgraph=False)"};
-    return {"info", fmt::format("torch breaks the graph on purpose in the compiled optimizer step at {}", where),
+    return {Severity::kInfo,
+            fmt::format("torch breaks the graph on purpose in the compiled optimizer step at {}", where),
             fmt::format("{} torch's, not your code's ({} at {}).{}",
                         group.count == 1 ? "This graph break is" : "These graph breaks are", times(group.count),
                         describe(group.where), explanation),
             fix};
   }
   const auto site = group.designed_sites.find(Designed::kTorchGraphBreak);
-  return {"info", fmt::format("torch breaks the graph on purpose in its own code, called at {}", where),
+  return {Severity::kInfo,
+          fmt::format("torch breaks the graph on purpose in its own code, called at {}", where),
           fmt::format("torch's own code calls torch._dynamo.graph_break(){}; the call at {} reaches it {}. The break "
                       "is torch's choice, not a problem in your code.",
                       site != group.designed_sites.end() ? " at " + describe(site->second) : "", describe(group.where),
@@ -136,16 +143,17 @@ BreakAdvice eagerFallbackAdvice(const BreakGroup& group) {
                         ? fmt::format("remove the graph break at {}", formatLocation(group.caused_by.file, group.caused_by.line))
                         : "remove the earlier graph break";
   if (group.in_comprehension) fix += fmt::format(", or write the comprehension at {} as a for loop, which torch.compile can resume after a break", where);
-  return {"warning",
-          fmt::format("`{}` runs eagerly from {}: torch.compile could not resume after a graph break",
-                      group.where.function, where),
-          fmt::format("After {}, torch.compile could not resume at {} ({}) and ran the rest of `{}` without compiling "
-                      "it ({}).{} {}.",
-                      earlier, where, typesText(group), group.where.function, times(group.count),
-                      group.in_comprehension ? " A break inside a comprehension or generator expression cannot be resumed."
-                                             : "",
-                      "Besides the lost compilation, " + costText(group)),
-          {"", fix}};
+  return {
+      Severity::kWarning,
+      fmt::format("`{}` runs eagerly from {}: torch.compile could not resume after a graph break", group.where.function,
+                  where),
+      fmt::format(
+          "After {}, torch.compile could not resume at {} ({}) and ran the rest of `{}` without compiling "
+          "it ({}).{} {}.",
+          earlier, where, typesText(group), group.where.function, times(group.count),
+          group.in_comprehension ? " A break inside a comprehension or generator expression cannot be resumed." : "",
+          "Besides the lost compilation, " + costText(group)),
+      {"", fix}};
 }
 
 }  // namespace
@@ -220,7 +228,7 @@ BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group) {
                              package, formatLocation(group.library_site.file, group.library_site.line), package)};
     }
   }
-  return {"warning", fmt::format("Graph break at {}: {}", where, typesText(group)),
+  return {Severity::kWarning, fmt::format("Graph break at {}: {}", where, typesText(group)),
           fmt::format("torch.compile split the graph here {}: {}.{}{} Each break returns to Python, ends fusion across "
                       "it and adds guards; {}.",
                       times(group.count), typesText(group), explanation.empty() ? "" : " " + explanation, inside,

@@ -63,7 +63,7 @@ struct BreakGroup {
 };
 
 struct BreakAdvice {
-  std::string severity;
+  Severity severity = Severity::kWarning;
   std::string title;
   std::string message;
   FixProposal fix;

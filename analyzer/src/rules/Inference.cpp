@@ -58,7 +58,7 @@ Result<void> noInferenceMode(const Context& context, std::vector<Finding>& out) 
   if (!marked) return marked.error();
   if (!marked->empty()) return {};
   Finding finding = makeFinding(
-      "inference/no-inference-mode", "info", "Inference runs with autograd enabled",
+      "inference/no-inference-mode", Severity::kInfo, "Inference runs with autograd enabled",
       fmt::format("The job ran {} aten ops and no backward pass, with no sign of torch.inference_mode(). Autograd "
                   "still records every op for a backward that never comes.",
                   ops),
@@ -87,7 +87,7 @@ Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
   }
   if (nhwc_kernels || facts.windowFraction(conv_s) < kConvShare) return {};
   Finding finding = makeFinding(
-      "vision/channels-last", "info", "Convolutions run in NCHW memory format",
+      "vision/channels-last", Severity::kInfo, "Convolutions run in NCHW memory format",
       fmt::format("{} convolutions took {} ({} of the run) in the default NCHW layout{}. Channels-last (NHWC) "
                   "convolutions are faster on tensor cores and in oneDNN and avoid layout conversions.",
                   convolutions, formatSeconds(conv_s), formatPercent(facts.windowFraction(conv_s)),
@@ -111,11 +111,12 @@ Result<void> quantizationCandidate(const Context& context, std::vector<Finding>&
   const double share = facts.windowFraction(linear_s);
   if (calls == 0 || share < kLinearShare) return {};
   Finding finding = makeFinding(
-      "quantization/candidate", "info", "Linear/LSTM-heavy inference: a candidate for dynamic quantization",
+      "quantization/candidate", Severity::kInfo, "Linear/LSTM-heavy inference: a candidate for dynamic quantization",
       fmt::format("Linear and recurrent layers took {} of this CPU inference run ({} calls). Dynamic int8 "
                   "quantization runs them 2-4x faster with a small accuracy cost; check accuracy after.",
                   formatPercent(share), calls),
-      {fix::kQuantizeDynamic, "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)"});
+      {fix::kQuantizeDynamic,
+       "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)"});
   finding.count = calls;
   setImpact(finding, facts, linear_s * kQuantizationGain);
   setEvidence(finding, {{"linear_seconds", linear_s}, {"share_of_run", share}, {"calls", calls}});
@@ -156,7 +157,7 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
   }
   if (blocks < kMinimumAttentionBlocks) return {};
   Finding finding = makeFinding(
-      "attention/manual", "info", "Hand-written attention (matmul, softmax, matmul)",
+      "attention/manual", Severity::kInfo, "Hand-written attention (matmul, softmax, matmul)",
       fmt::format("The ops show {} attention blocks written as matmul -> softmax -> matmul ({} in total). "
                   "torch.nn.functional.scaled_dot_product_attention runs them as one fused (flash) kernel with "
                   "less memory.",

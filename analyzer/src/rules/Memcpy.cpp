@@ -36,7 +36,7 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
   if (copies < kMinimumCopies || facts.windowFraction(seconds) < kMinimumCopyFraction) return {};
 
   Finding finding = makeFinding(
-      "memcpy/pageable", facts.windowFraction(seconds) >= 0.05 ? "warning" : "info",
+      "memcpy/pageable", facts.windowFraction(seconds) >= 0.05 ? Severity::kWarning : Severity::kInfo,
       fmt::format("{} copies between the GPU and pageable host memory", copies),
       fmt::format("{} host-device copies ({:.1f} MiB, {}) used pageable memory{}. Such copies are staged through a "
                   "driver buffer and block the host; from pinned memory they run faster and overlap with compute.",

@@ -71,7 +71,7 @@ void reportHolder(const store::MemoryHolder& holder, const std::optional<Growth>
         rss, holder.name);
     fix = {"", fmt::format("store `.detach()`ed tensors or `.item()` figures in `{}`, or clear it", holder.name)};
   }
-  Finding finding = makeFinding("memory/growth", "warning", std::move(title), std::move(message), fix);
+  Finding finding = makeFinding("memory/growth", Severity::kWarning, std::move(title), std::move(message), fix);
   finding.file = holder.file;
   finding.line = holder.line;
   finding.function = holder.function;
@@ -101,7 +101,8 @@ void reportUnexplainedGrowth(const Facts& facts, const MemoryFacts& memory, cons
     return;
   }
   Finding finding = makeFinding(
-      "memory/growth", "warning", fmt::format("{} memory grows by {} per step", deviceName(device), formatBytes(growth->per_step)),
+      "memory/growth", Severity::kWarning,
+      fmt::format("{} memory grows by {} per step", deviceName(device), formatBytes(growth->per_step)),
       fmt::format("{} ({}) grew by {} per step over steps {}-{} ({} in all) and did not come back. No variable of "
                   "the user's frames on the stack held a growing tensor graph or list of tensors, so the memory is "
                   "kept elsewhere: a cache, a global, a C extension or the allocator. To see who allocates it, run a "
@@ -143,7 +144,7 @@ void reportChurn(const Facts& facts, const MemoryFacts& memory, std::int64_t dev
       counts == nullptr ? 0 : store::saturatingSub(counts->steps.back(), firstSteadyStep(facts));
   if (steady_steps <= 0 || (retries == 0 && mallocs < steady_steps)) return;
   Finding finding = makeFinding(
-      "memory/allocator-churn", retries > 0 ? "warning" : "info",
+      "memory/allocator-churn", retries > 0 ? Severity::kWarning : Severity::kInfo,
       fmt::format("GPU {}: the caching allocator keeps calling cudaMalloc after warm-up", device),
       fmt::format("Over {} steady-state steps the CUDA caching allocator on GPU {} called cudaMalloc {} times and "
                   "cudaFree {} times{}. A warm allocator reuses its cached blocks; each call to the driver "
@@ -151,8 +152,9 @@ void reportChurn(const Facts& facts, const MemoryFacts& memory, std::int64_t dev
                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, stable tensor shapes (pad or bucket the "
                   "batches), and no torch.cuda.empty_cache() inside the loop.",
                   steady_steps, device, mallocs, frees,
-                  retries > 0 ? fmt::format(", and {} allocations failed and were retried after freeing the cache", retries)
-                              : std::string()),
+                  retries > 0
+                      ? fmt::format(", and {} allocations failed and were retried after freeing the cache", retries)
+                      : std::string()),
       {"", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; keep shapes stable"});
   finding.count = store::saturatingAdd(mallocs, retries);
   setEvidence(finding, {{"device", device},
@@ -180,15 +182,15 @@ void reportFragmentation(const Facts& facts, const MemoryFacts& memory, std::int
   const double median_ratio = median(ratio);
   if (median_slack < kFragmentedBytes || median_ratio < kFragmentedRatio) return;
   Finding finding = makeFinding(
-      "memory/fragmentation", "warning",
+      "memory/fragmentation", Severity::kWarning,
       fmt::format("GPU {}: the allocator reserves {:.1f}x what the tensors use", device, median_ratio),
       fmt::format("At the steady-state step ends GPU {} had {} reserved by the caching allocator above the {} its "
                   "tensors used (median). The gap is cached blocks split into pieces too small for the next "
                   "requests: it counts against the device's memory and leads to out-of-memory errors with memory "
                   "nominally free. PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead of "
                   "splitting; stable shapes help too.",
-                  device, formatBytes(median_slack), formatBytes(median(std::vector<double>(allocated->values.begin(),
-                                                                                            allocated->values.end())))),
+                  device, formatBytes(median_slack),
+                  formatBytes(median(std::vector<double>(allocated->values.begin(), allocated->values.end())))),
       {"", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"});
   setEvidence(finding, {{"device", device}, {"median_reserved_minus_allocated", median_slack},
                         {"median_reserved_over_allocated", median_ratio}});
@@ -222,7 +224,7 @@ void reportNearCapacity(const Context& context, const MemoryFacts& memory, std::
   const std::int64_t peak_step = peaks != nullptr ? peaks->stepOfMax() : -1;
   const std::string phase = peakPhase(context.reader, device);
   Finding finding = makeFinding(
-      "memory/peak-near-capacity", ooms > 0 ? "error" : "warning",
+      "memory/peak-near-capacity", ooms > 0 ? Severity::kError : Severity::kWarning,
       fmt::format("GPU {} peaks at {} of its memory", device, formatPercent(share)),
       fmt::format("The caching allocator on GPU {} reserved up to {} of {}{}{}{}. A larger batch, another shape or "
                   "a fix that costs memory will not fit. What lowers the peak: activation checkpointing "

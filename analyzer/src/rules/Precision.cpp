@@ -46,7 +46,7 @@ Result<void> precisionRules(const Context& context, std::vector<Finding>& out) {
     const double share = seconds / std::max(device_seconds[device], 1e-12);
     if (share < kMinimumShare) continue;
     Finding finding = makeFinding(
-        "precision/fp32-matmul", share >= 0.25 ? "warning" : "info",
+        "precision/fp32-matmul", share >= 0.25 ? Severity::kWarning : Severity::kInfo,
         fmt::format("fp32 matrix multiplies take {} of GPU {}'s time", formatPercent(share), device),
         fmt::format("{} GEMM kernels ran in full fp32 on CUDA cores ({}), although GPU {} (compute capability {}) has "
                     "tensor cores. TF32 keeps fp32 storage and runs them several times faster; bf16 autocast{} goes "

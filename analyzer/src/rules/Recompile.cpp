@@ -107,9 +107,10 @@ nlohmann::json evidenceOf(const RecompileGroup& group) {
   return evidence;
 }
 
-Finding findingFor(std::string rule, std::string severity, const RecompileAdvice& advice, const RecompileGroup& group,
+Finding findingFor(std::string rule, Severity severity, const RecompileAdvice& advice, const RecompileGroup& group,
                    const Facts& facts) {
-  Finding finding = makeFinding(std::move(rule), std::move(severity), advice.title, advice.message, advice.fix);
+  Finding finding = makeFinding(std::move(rule), severity, advice.title, advice.message, advice.fix);
+  finding.recompile_cause = store::parseRecompileCause(group.cause);
   finding.file = group.location.file;
   finding.line = group.location.line;
   finding.function = group.location.function;
@@ -183,11 +184,12 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
     const RecompileAdvice advice = recompileAdvice(group, facts);
     // Impact, not count, decides: one recompile that takes half the run is reported, many cheap ones are not.
     if (facts.duration_s <= 0 || facts.fraction(group.compile_s) >= kMinimumRecompileFraction) {
-      Finding finding = findingFor(key.rule, "warning", advice, group, facts);
+      Finding finding = findingFor(key.rule, Severity::kWarning, advice, group, facts);
       finding.count = group.count;
       out.push_back(std::move(finding));
     }
-    if (group.limit_hit) out.push_back(findingFor("recompile/limit-hit", "error", limitAdvice(group, advice.fix), group, facts));
+    if (group.limit_hit)
+      out.push_back(findingFor("recompile/limit-hit", Severity::kError, limitAdvice(group, advice.fix), group, facts));
   }
   return {};
 }

@@ -145,7 +145,7 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
     const double per_step_s = group.blocked_s / steps;
     const std::string where = formatLocation(site.file, site.line);
     Finding finding = makeFinding(
-        site.rule, fraction >= 0.05 ? "warning" : "info",
+        site.rule, fraction >= 0.05 ? Severity::kWarning : Severity::kInfo,
         fmt::format("Host waits for the GPU at {} ({})", where.empty() ? "an unknown line" : where,
                     group.ops.begin()->first),
         fmt::format("The host was blocked {} times here, {} in total ({} of the run{}). Every sync empties the GPU's "

@@ -8,7 +8,6 @@
 
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/Timeline.h"
-#include "torchscope/store/JsonText.h"
 
 namespace torchscope::gui {
 
@@ -21,7 +20,7 @@ bool sameFile(std::string_view a, std::string_view b) {
   return a.ends_with(b) && (a.size() == b.size() || a[a.size() - b.size() - 1] == '/');
 }
 
-bool atLocation(const Timeline& timeline, const Slice& slice, const store::Finding& finding) {
+bool atLocation(const Timeline& timeline, const Slice& slice, const analyzer::Finding& finding) {
   const Records& r = timeline.records;
   const auto matches = [&](std::string_view file, std::int64_t line) {
     return sameFile(file, finding.file) && (finding.line < 0 || line == finding.line);
@@ -95,8 +94,12 @@ std::optional<std::uint32_t> counterTrack(const Timeline& timeline, const nlohma
 }  // namespace
 
 FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding) {
+  return locateFinding(timeline, analyzer::findingFromRecord(finding));
+}
+
+FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding) {
   FindingLocation location;
-  const auto evidence = store::parseJson(finding.evidence);
+  const nlohmann::json& evidence = finding.evidence;
   if (finding.rule.starts_with("memory/") && evidence.is_object()) {
     location.track = counterTrack(timeline, evidence);
     location.range = stepRange(timeline, evidence);
@@ -119,13 +122,11 @@ FindingLocation locateFinding(const Timeline& timeline, const store::Finding& fi
     std::sort(location.slices.begin(), location.slices.end(),
               [](const SliceRef& a, const SliceRef& b) { return a.slice.start_ns < b.slice.start_ns; });
   }
-  if (!evidence.is_discarded()) {
-    std::vector<Nanos> times;
-    collectTimes(evidence, timeline.begin_ns, timeline.end_ns, times);
-    if (!times.empty()) {
-      const auto [low, high] = std::minmax_element(times.begin(), times.end());
-      location.range = std::make_pair(*low, *high);
-    }
+  std::vector<Nanos> times;
+  collectTimes(evidence, timeline.begin_ns, timeline.end_ns, times);
+  if (!times.empty()) {
+    const auto [low, high] = std::minmax_element(times.begin(), times.end());
+    location.range = std::make_pair(*low, *high);
   }
   if (!location.range && !location.slices.empty()) {
     location.range = std::make_pair(location.slices.front().slice.start_ns, location.slices.back().slice.end_ns);

@@ -214,13 +214,17 @@ void MainWindow::open(const std::vector<std::string>& paths, const LoadLimits& l
     if (!analyse || stale()) return;
     // A store without findings (an imported trace, a run not yet advised) is analysed here, without
     // writing to it, once the timeline is on screen.
-    auto analysis = analyzer::analyze(paths);
+    const auto analysis = analyzer::analyze(paths);
+    std::vector<store::Finding> rows;  // as the table shows a store's own findings
+    if (analysis) {
+      for (const auto& finding : analysis.value().findings) rows.push_back(analyzer::findingRecord(finding));
+    }
     QMetaObject::invokeMethod(
         this,
-        [this, generation, analysis = std::move(analysis)]() mutable {
+        [this, generation, analysed_ok = analysis.ok(), rows = std::move(rows)]() mutable {
           if (generation != generation_.load()) return;
-          if (analysis) applyFindings(std::move(analysis.value().findings));
-          emit analysed(analysis.ok());
+          if (analysed_ok) applyFindings(std::move(rows));
+          emit analysed(analysed_ok);
         },
         Qt::QueuedConnection);
   });

@@ -12,15 +12,13 @@
 #include <vector>
 
 #include "torchscope/analyzer/CaptureWindow.h"
+#include "torchscope/analyzer/Finding.h"
 #include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
 #include "torchscope/store/Result.h"
 
 namespace torchscope::analyzer {
-
-// A finding uses the store's row type so that it can be saved as it is.
-using Finding = store::Finding;
 
 // GPU and CPU activity of one time bucket, for the timeline overview of the HTML report.
 struct TimelineBucket {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torchscope/analyzer/Finding.h"
 #include "torchscope/analyzer/IdleGaps.h"
 #include "torchscope/gui/CounterLane.h"
 #include "torchscope/gui/Lane.h"
@@ -166,6 +167,8 @@ struct FindingLocation {
   std::optional<std::pair<Nanos, Nanos>> range;
   std::optional<std::uint32_t> track;  // a track to bring into view
 };
+[[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding);
+// A finding row as the store holds it (its evidence parsed by analyzer::findingFromRecord).
 [[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding);
 
 // Reads the stores with store::Reader and arranges them; `cancelled` is polled between steps.

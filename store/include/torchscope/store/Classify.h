@@ -2,11 +2,27 @@
 // collector and the importers so that both store the same cause for the same text.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace torchscope::store {
+
+// The causes below as a type, in the classifier's order (an earlier one wins among one entry's guards); the text
+// each is stored and reported as is recompileCauseName's.
+enum class RecompileCauseKind {
+  kDynamicShape,
+  kDtypeDevice,
+  kGlobalState,
+  kTrainingFlag,
+  kPythonScalar,
+  kTypeOrIdentity,
+  kOther
+};
+[[nodiscard]] std::string_view recompileCauseName(RecompileCauseKind cause);
+// The cause a stored or reported name stands for; nullopt for a name that is none of them.
+[[nodiscard]] std::optional<RecompileCauseKind> parseRecompileCause(std::string_view name);
 
 // Why a frame was compiled again, from its failing guard text(s), with what exactly changed:
 //   cause              guard text (torch 2.5 - 2.13)                          detail

@@ -28,8 +28,9 @@ enum class OverflowPolicy {
 };
 
 enum class OpenMode {
-  kCreate,  // a new store; an existing file at the path is replaced
-  kAppend,  // add rows to an existing store (findings, fix experiments)
+  kCreate,           // a new store; an existing file at the path is replaced
+  kAppend,           // add rows to an existing store (findings, fix experiments)
+  kReplaceFindings,  // kAppend, once the store's findings are deleted: the ones added replace them
 };
 
 inline constexpr std::size_t kDefaultMemoryBudgetBytes = std::size_t{64} << 20;
