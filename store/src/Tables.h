@@ -211,6 +211,19 @@ TS_TABLE(MemoryHolder, "memory_holders", "ts_ns", "ts_ns", Keying::kAppend)
   col("stack", &Record::stack)
 TS_END_TABLE
 
+TS_TABLE(StackFrame, "stack_frames", "", "", Keying::kReplace)
+  col("id", &Record::id), col("file", &Record::file), col("line", &Record::line), col("function", &Record::function)
+TS_END_TABLE
+
+TS_TABLE(Stack, "stacks", "", "", Keying::kReplace)
+  col("id", &Record::id), col("parent_id", &Record::parent_id), col("frame_id", &Record::frame_id)
+TS_END_TABLE
+
+TS_TABLE(StackSample, "stack_samples", "", "", Keying::kAppend)
+  col("pid", &Record::pid), col("tid", &Record::tid), col("step", &Record::step), col("stack_id", &Record::stack_id),
+  col("samples", &Record::samples), col("wall_ns", &Record::wall_ns), col("cpu_ns", &Record::cpu_ns)
+TS_END_TABLE
+
 TS_TABLE(Diagnostic, "diagnostics", "", "", Keying::kAppend)
   col("source", &Record::source), col("severity", &Record::severity), col("message", &Record::message),
   col("count", &Record::count)
