@@ -15,6 +15,7 @@
 #include "MemoryFacts.h"
 #include "Overview.h"
 #include "RankFacts.h"
+#include "LineTimes.h"
 #include "Rules.h"
 #include "torchscope/store/Writer.h"
 
@@ -83,6 +84,8 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
     // A store whose memory cannot be read still gets the rest of its summary.
     if (auto memory = collectMemoryFacts(reader)) summary.memory = summarizeMemory(*memory, firstSteadyStep(facts));
   }
+  // Likewise the line table: a store whose samples cannot be read still gets the rest.
+  if (auto lines = buildLineTable(reader, facts, code)) summary.lines = std::move(*lines);
   return summary;
 }
 
