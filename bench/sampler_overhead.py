@@ -6,7 +6,8 @@ variants interleaved and their order rotated every repetition, so that drifts of
 alike: no collector; the collector with TORCHSCOPE_SAMPLE_HZ=0; the collector with the sampler at its default rate
 (or --hz); torch.profiler with CPU activities over the whole loop; and Scalene (`--scalene`, when it is installed:
 bench/requirements.txt). Measures the CPU time of the whole process tree (getrusage of the waited children: every
-thread, the import of torch and the exit included) and of the training loop alone (time.process_time). Prints each
+thread, the import of torch and the exit included), of the training loop alone (time.process_time) and of the
+sampler's own thread over the loop (/proc/self/task, by its name: noise-free where the ratios are not). Prints each
 variant's median over the repetitions, as a ratio to the plain run of the same repetition (median and range of the
 paired ratios).
 
@@ -45,12 +46,29 @@ def worker(steps, profile):
             optimizer.step()
 
     start = time.process_time()
+    start_sampler = sampler_thread_cpu()
     if profile:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
             train()
     else:
         train()
-    print(json.dumps({"loop_cpu": time.process_time() - start}))
+    print(json.dumps({"loop_cpu": time.process_time() - start, "sampler_cpu": sampler_thread_cpu() - start_sampler}))
+
+
+def sampler_thread_cpu():
+    """CPU seconds of the collector's stack sampler thread (named torchscope-smp) so far; 0 without one."""
+    total = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                if comm.read().strip() != "torchscope-smp":
+                    continue
+            with open(f"/proc/self/task/{task}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return total
 
 
 def run_once(variant, args, store_dir):
@@ -73,8 +91,8 @@ def run_once(variant, args, store_dir):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = [line for line in out.splitlines() if line.startswith("{")]
-    loop = json.loads(lines[-1])["loop_cpu"] if lines else float("nan")
-    return {"tree": tree, "loop": loop}
+    last = json.loads(lines[-1]) if lines else {}
+    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0)}
 
 
 def ratios(runs, plain, key):
@@ -116,6 +134,9 @@ def main():
         runs = results[variant]
         line = (f"{variant:15} tree CPU {statistics.median(r['tree'] for r in runs):7.2f} s  "
                 f"loop CPU {statistics.median(r['loop'] for r in runs):7.2f} s")
+        if variant == "sampler":
+            own = [r["sampler"] / r["loop"] for r in runs]
+            line += f"  sampler thread {statistics.median(own) * 100:.2f} % of the loop's CPU [{min(own) * 100:.2f}, {max(own) * 100:.2f}]"
         if variant != "plain":
             for key, name in (("tree", "tree"), ("loop", "loop")):
                 paired = ratios(runs, plain, key)

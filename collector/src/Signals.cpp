@@ -18,11 +18,6 @@
 
 namespace torchscope::collector {
 
-bool isHandlerFunction(const struct sigaction& action) {
-  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
-  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
-}
-
 namespace {
 
 constexpr std::array<int, 2> kSignals = {SIGTERM, SIGINT};
