@@ -95,7 +95,10 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   if (!done) return done.error();
   table.recorded = !rows.empty();
   table.steps = any_steady ? static_cast<std::int64_t>(steady.size()) : 0;
-  table.step_s = any_steady ? facts.steady_step_median_s : 0;
+  // The mean, not the median: the lines' time per step is a mean too, so the main thread's shares add up to 100 %.
+  double steady_s = 0;
+  for (double seconds : facts.steady_step_seconds) steady_s += seconds;
+  table.step_s = any_steady && !steady.empty() ? steady_s / static_cast<double>(steady.size()) : 0;
 
   struct Sums {
     std::int64_t self_samples = 0, total_samples = 0, self_ns = 0, total_ns = 0, self_cpu_ns = 0;
@@ -126,7 +129,8 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   table.sampled_s = static_cast<double>(sampled_ns) * 1e-9;
   table.user_s = static_cast<double>(user_ns) * 1e-9;
   const double steps = table.steps > 0 ? static_cast<double>(table.steps) : 1;
-  const double base = table.steps > 0 ? table.step_s : facts.duration_s;
+  // Share of the steps' own time (of the run's without steps): self per step over the mean step, without the rounding.
+  const double base = table.steps > 0 ? steady_s : facts.duration_s;
   for (std::size_t i = 0; i < sums.size(); ++i) {
     if (sums[i].self_samples == 0) continue;
     const auto& [file, line, function] = user_lines->lines()[i];
@@ -136,7 +140,7 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
     entry.self_cpu_s = sums[i].cpu_known ? static_cast<double>(sums[i].self_cpu_ns) * 1e-9 : -1;
     entry.self_per_step_s = entry.self_s / steps;
     entry.total_per_step_s = entry.total_s / steps;
-    entry.share = base > 0 ? entry.self_per_step_s / base : 0;
+    entry.share = base > 0 ? entry.self_s / base : 0;
     table.lines.push_back(std::move(entry));
   }
   std::sort(table.lines.begin(), table.lines.end(), [](const LineTime& a, const LineTime& b) {

@@ -17,7 +17,7 @@ std::string lineLabel(const LineTime& line) {
 // What the figures are taken over, as a sentence.
 std::string lineScope(const LineTable& table) {
   const std::string over = table.steps > 0
-                               ? fmt::format("per step over {} steady-state step(s) of {} median", table.steps,
+                               ? fmt::format("per step over {} steady-state step(s) of {} on average", table.steps,
                                              lineMilliseconds(table.step_s))
                                : std::string("over the whole run (no steady-state steps)");
   return fmt::format("{} sample(s) of {} thread(s), {}; {:.0f} % of the sampled time is in your code", table.samples,

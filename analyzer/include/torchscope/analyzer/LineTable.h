@@ -24,7 +24,7 @@ struct LineTime {
   double self_cpu_s = -1;     // the threads' CPU time in `self_s`, -1 unknown
   double self_per_step_s = 0;   // self_s / steps (self_s when the run has no steps)
   double total_per_step_s = 0;
-  double share = 0;           // self per step / steady-state step median (self_s / run time without steps)
+  double share = 0;           // self per step / mean steady-state step (self_s / run time without steps)
 };
 
 struct LineTable {
@@ -34,7 +34,7 @@ struct LineTable {
   std::int64_t threads = 0;    // the threads sampled
   double sampled_s = 0;        // the wall time the counted samples stand for (summed over threads)
   double user_s = 0;           // the part of it with a user line on the stack
-  double step_s = 0;           // the steady-state step median, 0 without steps
+  double step_s = 0;           // the mean steady-state step, 0 without steps
   std::vector<LineTime> lines; // most self time first, at most kTopLines
 };
 
