@@ -10,13 +10,13 @@
 #include <thread>
 #include <tuple>
 
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
+#include "LineTimes.h"
 #include "MemoryFacts.h"
 #include "Overview.h"
 #include "RankFacts.h"
-#include "LineTimes.h"
 #include "Rules.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::analyzer {

@@ -19,12 +19,12 @@ struct PythonApi {
   PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
   PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
   int (*frame_line)(PyObject*) = nullptr;
-  PyObject* (*current_frames)() = nullptr;  // _PyThread_CurrentFrames: {ident: frame}, new reference
-  PyObject* (*sys_object)(const char*) = nullptr;        // PySys_GetObject: borrowed
-  PyObject* (*call)(PyObject*, PyObject*) = nullptr;     // PyObject_CallObject: new reference
-  PyObject* (*import_added)(const char*) = nullptr;  // PyImport_AddModule: borrowed
+  PyObject* (*current_frames)() = nullptr;                  // _PyThread_CurrentFrames: {ident: frame}, new reference
+  PyObject* (*sys_object)(const char*) = nullptr;           // PySys_GetObject: borrowed
+  PyObject* (*call)(PyObject*, PyObject*) = nullptr;        // PyObject_CallObject: new reference
+  PyObject* (*import_added)(const char*) = nullptr;         // PyImport_AddModule: borrowed
   PyObject* (*get_attr)(PyObject*, const char*) = nullptr;  // new reference
-  PyObject* (*dict_get)(PyObject*, PyObject*) = nullptr;  // PyDict_GetItem: borrowed, no error set
+  PyObject* (*dict_get)(PyObject*, PyObject*) = nullptr;    // PyDict_GetItem: borrowed, no error set
   int (*dict_next)(PyObject*, long*, PyObject**, PyObject**) = nullptr;  // borrowed
   unsigned long (*as_unsigned_long)(PyObject*) = nullptr;
   long long (*as_long_long)(PyObject*) = nullptr;
@@ -41,8 +41,8 @@ struct PythonApi {
   // What reading every thread's stack from a thread of the collector needs.
   [[nodiscard]] bool canSampleThreads() const {
     return canReadOwnStack() && is_initialized && is_finalizing && gil_ensure && gil_release &&
-           (current_frames || (sys_object && call)) &&
-           import_added && dict_get && dict_next && as_unsigned_long && as_long_long && incref;
+           (current_frames || (sys_object && call)) && import_added && dict_get && dict_next && as_unsigned_long &&
+           as_long_long && incref;
   }
 };
 

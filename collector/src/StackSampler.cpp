@@ -230,8 +230,8 @@ void StackSampler::write(const std::map<TotalsKey, Totals>& totals) {
   Collector& collector = Collector::instance();
   for (const auto& [key, sum] : totals) {
     const auto& [step, tid, stack_id] = key;
-    collector.add(store::StackSample{pid_, tid, step, stack_id, sum.samples, sum.wall_ns,
-                                     sum.cpu_known ? sum.cpu_ns : -1});
+    collector.add(
+        store::StackSample{pid_, tid, step, stack_id, sum.samples, sum.wall_ns, sum.cpu_known ? sum.cpu_ns : -1});
   }
 }
 

@@ -19,8 +19,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <string>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -81,8 +81,8 @@ class StackSampler {
   // Both halves mixed (splitmix64): small consecutive ids would collide under a plain sum.
   struct PairHash {
     std::size_t operator()(const std::pair<std::uintptr_t, std::int64_t>& key) const {
-      std::uint64_t x = static_cast<std::uint64_t>(key.first) * 0x9E3779B97F4A7C15ULL ^
-                        static_cast<std::uint64_t>(key.second);
+      std::uint64_t x =
+          static_cast<std::uint64_t>(key.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(key.second);
       x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
       x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
       return static_cast<std::size_t>(x ^ (x >> 31));

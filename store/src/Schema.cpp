@@ -371,12 +371,14 @@ CREATE INDEX IF NOT EXISTS stack_samples_step ON stack_samples(step, tid);
 
 }  // namespace
 
+// clang-format off
 std::vector<std::string_view> tableNames() {
   return {"strings",  "run",    "run_attributes", "processes", "threads",      "devices",    "api_calls",
           "kernels",  "memcpy", "memset",         "syncs",     "nvtx",         "cpu_ops",    "compiles",
           "graph_breaks", "recompiles", "steps",  "findings",  "fix_experiments", "memory_samples",
           "memory_events", "memory_holders", "stack_frames", "stacks", "stack_samples", "diagnostics"};
 }
+// clang-format on
 
 std::string_view schemaSql() { return kSchema; }
 std::string_view indexSql() { return kIndexes; }

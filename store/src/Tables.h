@@ -49,6 +49,9 @@ enum class Keying { kAppend, kReplace, kSingleton };
   }                  \
   ;
 
+// The lists keep one table's columns together, which clang-format would spread over the macro's calls (it reads
+// TS_END_TABLE's braces as a struct's, so the rest of the file stays as written too).
+// clang-format off
 TS_TABLE(RunInfo, "run", "", "", Keying::kSingleton)
   col("command_line", &Record::command_line), col("host", &Record::host),
   col("torchscope_version", &Record::torchscope_version), col("python_version", &Record::python_version),

@@ -16,10 +16,9 @@ std::string lineLabel(const LineTime& line) {
 
 // What the figures are taken over, as a sentence.
 std::string lineScope(const LineTable& table) {
-  const std::string over = table.steps > 0
-                               ? fmt::format("per step over {} steady-state step(s) of {} on average", table.steps,
-                                             lineMilliseconds(table.step_s))
-                               : std::string("over the whole run (no steady-state steps)");
+  const std::string over = table.steps > 0 ? fmt::format("per step over {} steady-state step(s) of {} on average",
+                                                         table.steps, lineMilliseconds(table.step_s))
+                                           : std::string("over the whole run (no steady-state steps)");
   return fmt::format("{} sample(s) of {} thread(s), {}; {:.0f} % of the sampled time is in your code", table.samples,
                      table.threads, over, table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
 }
@@ -40,8 +39,8 @@ std::string linesMarkdownSection(const LineTable& table) {
   out += "| Line | Self | Total | Share | Samples |\n|---|---|---|---|---|\n";
   for (const auto& line : table.lines) {
     out += fmt::format("| {} | {} | {} | {:.1f} % | {} |\n", report::escapeMarkdown(lineLabel(line)),
-                       lineMilliseconds(line.self_per_step_s), lineMilliseconds(line.total_per_step_s), line.share * 100,
-                       line.self_samples);
+                       lineMilliseconds(line.self_per_step_s), lineMilliseconds(line.total_per_step_s),
+                       line.share * 100, line.self_samples);
   }
   return out + "\n";
 }
@@ -65,8 +64,12 @@ nlohmann::json linesJson(const LineTable& table) {
                      {"self_samples", line.self_samples},
                      {"total_samples", line.total_samples}});
   }
-  return {{"samples", table.samples},     {"steps", table.steps},   {"threads", table.threads},
-          {"sampled_seconds", table.sampled_s}, {"user_seconds", table.user_s}, {"step_seconds", table.step_s},
+  return {{"samples", table.samples},
+          {"steps", table.steps},
+          {"threads", table.threads},
+          {"sampled_seconds", table.sampled_s},
+          {"user_seconds", table.user_s},
+          {"step_seconds", table.step_s},
           {"lines", lines}};
 }
 

@@ -154,8 +154,9 @@ void runStats(const StatsOptions& options) {
 void addStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
   auto* cmd = app.add_subcommand(
-      "stats", "Count the rows of each kind in a store and show its memory series (highest and last value) and, for a "
-               "run with stack samples, the lines of your code that took the most host time");
+      "stats",
+      "Count the rows of each kind in a store and show its memory series (highest and last value) and, for a "
+      "run with stack samples, the lines of your code that took the most host time");
   cmd->add_option("store", options->store, "The store (RUN.db), or a run folder (each of its stores, by rank)")->required();
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { runStats(*options); });

@@ -19,23 +19,23 @@ struct LineTime {
   std::string function;
   std::int64_t self_samples = 0;
   std::int64_t total_samples = 0;
-  double self_s = 0;          // sampled wall time over the counted samples
+  double self_s = 0;  // sampled wall time over the counted samples
   double total_s = 0;
-  double self_cpu_s = -1;     // the threads' CPU time in `self_s`, -1 unknown
-  double self_per_step_s = 0;   // self_s / steps (self_s when the run has no steps)
+  double self_cpu_s = -1;      // the threads' CPU time in `self_s`, -1 unknown
+  double self_per_step_s = 0;  // self_s / steps (self_s when the run has no steps)
   double total_per_step_s = 0;
-  double share = 0;           // self per step / mean steady-state step (self_s / run time without steps)
+  double share = 0;  // self per step / mean steady-state step (self_s / run time without steps)
 };
 
 struct LineTable {
-  bool recorded = false;       // the store has samples
-  std::int64_t samples = 0;    // the samples counted
-  std::int64_t steps = 0;      // the steady-state steps they come from; 0: the whole run (it has none)
-  std::int64_t threads = 0;    // the threads sampled
-  double sampled_s = 0;        // the wall time the counted samples stand for (summed over threads)
-  double user_s = 0;           // the part of it with a user line on the stack
-  double step_s = 0;           // the mean steady-state step, 0 without steps
-  std::vector<LineTime> lines; // most self time first, at most kTopLines
+  bool recorded = false;        // the store has samples
+  std::int64_t samples = 0;     // the samples counted
+  std::int64_t steps = 0;       // the steady-state steps they come from; 0: the whole run (it has none)
+  std::int64_t threads = 0;     // the threads sampled
+  double sampled_s = 0;         // the wall time the counted samples stand for (summed over threads)
+  double user_s = 0;            // the part of it with a user line on the stack
+  double step_s = 0;            // the mean steady-state step, 0 without steps
+  std::vector<LineTime> lines;  // most self time first, at most kTopLines
 };
 
 inline constexpr std::size_t kTopLines = 10;

@@ -358,11 +358,11 @@ struct Stack {
 struct StackSample {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  std::int64_t step = -1;      // -1: taken outside every kept step
+  std::int64_t step = -1;  // -1: taken outside every kept step
   std::int64_t stack_id = 0;
   std::int64_t samples = 0;
-  Nanos wall_ns = 0;           // wall time credited: each sample's time since the thread's previous sample
-  Nanos cpu_ns = -1;           // the thread's CPU time over the same intervals, -1 unknown
+  Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
+  Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
   bool operator==(const StackSample&) const = default;
 };
 
