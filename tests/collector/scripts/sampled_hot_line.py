@@ -1,4 +1,4 @@
-# An eager training loop with a known hot line: each step runs 40 matrix products on one line (MARK:hot), sleeps
+# An eager training loop with a known hot line: each step runs 200 matrix products on one line (MARK:hot), sleeps
 # 10 ms on another (MARK:nap) and takes a tiny optimizer step. `threads`: a worker thread sleeps in a loop beside it
 # (MARK:worker); `fork`: a fork() child runs the hot line for a while and leaves through os._exit (MARK:child).
 import os
@@ -18,7 +18,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 
 
 def heavy():
-    for _ in range(40):
+    for _ in range(200):
         x.matmul(x)  # MARK:hot
 
 
