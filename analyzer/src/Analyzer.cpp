@@ -10,11 +10,13 @@
 #include <thread>
 #include <tuple>
 
-#include "torchscope/store/Saturating.h"
+#include "LineTimes.h"
 #include "MemoryFacts.h"
 #include "Overview.h"
 #include "RankFacts.h"
 #include "Rules.h"
+#include "torchscope/store/JsonText.h"
+#include "torchscope/store/Saturating.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::analyzer {
@@ -76,6 +78,8 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
     // A store whose memory cannot be read still gets the rest of its summary.
     if (auto memory = collectMemoryFacts(reader)) summary.memory = summarizeMemory(*memory, firstSteadyStep(facts));
   }
+  // Likewise the line table: a store whose samples cannot be read still gets the rest.
+  if (auto lines = buildLineTable(reader, facts, code)) summary.lines = std::move(*lines);
   return summary;
 }
 

@@ -87,6 +87,7 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
+    facts.steady_step_indices.push_back(step.index);
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
   if (!facts.steady_steps.empty()) {

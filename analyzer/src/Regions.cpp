@@ -42,9 +42,7 @@ struct RegionRows {
 
 // The indices of the steps Facts counts as steady state.
 std::set<std::int64_t> steadyStepIndices(const Facts& facts) {
-  std::set<std::int64_t> indices;
-  for (const std::size_t position : facts.steady_steps) indices.insert(facts.steps[position].index);
-  return indices;
+  return {facts.steady_step_indices.begin(), facts.steady_step_indices.end()};
 }
 
 Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& reader,

@@ -40,6 +40,7 @@ struct Facts {
   store::Nanos steady_begin_ns = 0;  // window of the steady-state steps (the whole run when there are none)
   store::Nanos steady_end_ns = 0;
   std::vector<double> steady_step_seconds;
+  std::vector<std::int64_t> steady_step_indices;  // steps.step of the same steps
   double steady_step_median_s = 0;
   bool compiled = false;   // torch.compile ran at least once
   double compile_seconds = 0;  // compileWallSeconds(compiles)

@@ -316,7 +316,10 @@ __attribute__((visibility("default"))) int torchscope_record_step(int64_t index,
                                                                   const char* source) {
   try {
     Collector& collector = Collector::instance();
-    if (!collector.active() || !collector.window().admitStep(index, end_ns)) return -1;
+    if (!collector.active()) return -1;
+    const bool kept = collector.window().admitStep(index, end_ns);
+    collector.sampleStepEnd(index, start_ns, end_ns, kept);
+    if (!kept) return -1;
     torchscope::store::Step step;
     step.pid = getpid();
     step.tid = torchscope::collector::currentThreadId();
@@ -337,6 +340,20 @@ __attribute__((visibility("default"))) void torchscope_bridge_started(void) {
   try {
     Collector::instance().bridgeStarted();
     torchscope::collector::installSignalHandlers();
+  } catch (...) {
+  }
+}
+
+__attribute__((visibility("default"))) void torchscope_sampler_start(void) {
+  try {
+    Collector::instance().startStackSampler();
+  } catch (...) {
+  }
+}
+
+__attribute__((visibility("default"))) void torchscope_sampler_stop(void) {
+  try {
+    Collector::instance().stopStackSampler();
   } catch (...) {
   }
 }

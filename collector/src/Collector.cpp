@@ -11,6 +11,7 @@
 #include "Environment.h"
 #include "Gpu.h"
 #include "Signals.h"
+#include "StackSampler.h"
 #include "torchscope/store/CaptureWindow.h"
 #include "torchscope/store/Clock.h"
 #include "torchscope/store/CommandLine.h"
@@ -256,6 +257,27 @@ void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {
   if (HostMemorySampler* sampler = host_memory_.load(std::memory_order_acquire)) sampler->recordStepEnd(step, end_ns);
 }
 
+void Collector::startStackSampler() {
+  std::lock_guard lock(stack_sampler_mutex_);
+  if (!python_ || !active() || stack_sampler_.load() != nullptr) return;
+  const int hz = sampleRateFromEnvironment();
+  if (hz <= 0) return;
+  stack_sampler_.store(new StackSampler(getpid(), hz, window_));
+}
+
+void Collector::stopStackSampler() {
+  std::lock_guard lock(stack_sampler_mutex_);
+  // Left allocated: a step end racing with the stop sees a stopped sampler rather than freed memory. A caller that
+  // holds the GIL (os._exit from Python) keeps the sampler waiting for it: the wait is short, the process ends.
+  if (StackSampler* sampler = stack_sampler_.load()) sampler->stop(std::chrono::milliseconds(200));
+}
+
+void Collector::sampleStepEnd(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns, bool kept) {
+  if (StackSampler* sampler = stack_sampler_.load(std::memory_order_acquire)) {
+    sampler->stepEnded(step, start_ns, end_ns, kept);
+  }
+}
+
 void Collector::startGpu() {
   store::Writer* writer = writer_.load();
   if (writer == nullptr || !envFlag("TORCHSCOPE_GPU", true)) return;
@@ -279,6 +301,8 @@ void Collector::shutdown(int exit_code) {
   // Checked before locking: a vfork() child shares this memory and must not touch it.
   if (owner_pid_.load() != getpid()) return;
   if (open_after_fork_.load()) (void)openAfterFork();
+  // Before taking mutex_: the sampler's last records may need it to open a fork() child's store.
+  stopStackSampler();
   std::lock_guard lock(mutex_);
   store::Writer* writer = writer_.load();
   if (writer == nullptr) return;
@@ -337,6 +361,7 @@ void Collector::shutdown(int exit_code) {
 }
 
 void Collector::beforeFork() {
+  stack_sampler_mutex_.lock();
   mutex_.lock();
   roots_mutex_.lock();
   // A quiet writer thread holds no SQLite lock that the child would inherit locked.
@@ -346,12 +371,14 @@ void Collector::beforeFork() {
 void Collector::afterForkInParent() {
   roots_mutex_.unlock();
   mutex_.unlock();
+  stack_sampler_mutex_.unlock();
 }
 
 void Collector::afterForkInChild() {
   if (store::Writer* writer = writer_.exchange(nullptr)) writer->abandon();
   // The parent's sampler thread does not exist here; its object is left alone (a fresh one comes with the store).
   host_memory_.store(nullptr);
+  stack_sampler_.store(nullptr);  // the bridge starts the child's own once Python runs again in it
   if (gpu_started_) gpuTracingForgetInChild();
   gpu_started_ = false;
   tally_.reset();
@@ -362,6 +389,7 @@ void Collector::afterForkInChild() {
   open_after_fork_.store(had_store && python_);
   roots_mutex_.unlock();
   mutex_.unlock();
+  stack_sampler_mutex_.unlock();
 }
 
 store::Writer* Collector::openAfterFork() {

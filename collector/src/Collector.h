@@ -20,6 +20,8 @@
 
 namespace torchscope::collector {
 
+class StackSampler;
+
 // Counts shown in the exit summary.
 struct Tally {
   std::atomic<std::int64_t> compiles{0};
@@ -75,6 +77,14 @@ class Collector {
   // Host memory at the end of a step (memory_samples rows), when memory capture is on.
   void recordStepMemory(std::int64_t step, std::int64_t end_ns);
 
+  // The stack sampler (StackSampler.h) of a Python process with a store, unless TORCHSCOPE_SAMPLE_HZ=0: started by
+  // the bridge once the interpreter runs (and again in a fork() child), stopped by it before the interpreter
+  // finalises, and at shutdown at the latest.
+  void startStackSampler();
+  void stopStackSampler();
+  // A step ended (`kept`: inside the capture window): its samples become its stack_samples rows.
+  void sampleStepEnd(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns, bool kept);
+
   Tally& tally() { return tally_; }
   // What is kept of the run besides compile events (docs/collector.md, *Capture window*).
   CaptureWindow& window() { return window_; }
@@ -112,6 +122,9 @@ class Collector {
   // Started with the store of a Python process (TORCHSCOPE_MEMORY=0 turns it off); stopped, never
   // deleted, at shutdown, so that a late step end sees a stopped sampler rather than freed memory.
   std::atomic<HostMemorySampler*> host_memory_{nullptr};
+  // The same for the stack sampler, which belongs to the process that started it.
+  std::atomic<StackSampler*> stack_sampler_{nullptr};
+  std::mutex stack_sampler_mutex_;  // serialises its start and stop
   CaptureWindow window_;
 };
 

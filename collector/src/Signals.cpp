@@ -41,11 +41,6 @@ std::atomic<bool> installed{false};
 // waiting for the close.
 std::atomic<int> owed_signal{0};
 
-bool isHandlerFunction(const struct sigaction& action) {
-  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
-  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
-}
-
 // The default action, then the signal to the whole process: it dies by it. Async-signal-safe.
 void dieBy(int signal_number) {
   struct sigaction default_action {};

@@ -33,6 +33,12 @@ class DeferredTermination {
 // (by a helper thread, since little is safe inside a signal handler), restores SIG_DFL and
 // re-raises, so the process still dies by the same signal.
 void installSignalHandlers();
+
+// Whether a sigaction names a handler function (not SIG_DFL or SIG_IGN).
+[[nodiscard]] inline bool isHandlerFunction(const struct sigaction& action) {
+  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
+  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
 // When the close outlasts TORCHSCOPE_SIGNAL_WAIT_MS, the handler lets its thread go on (it may hold a
 // lock the close needs) and the process still owes the signal: the helper raises it once the store is
 // closed, a watchdog after one more wait, and an exit in between (exit(), _exit()) ends by it too, so

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Environment.h"
+#include "Signals.h"
 #include "torchscope/store/Clock.h"
 
 namespace torchscope::collector {
@@ -41,11 +42,6 @@ std::int64_t secondsAsNanos(const std::string& text) {
 int toggle_pipe[2] = {-1, -1};
 struct sigaction previous_toggle_action;
 std::atomic<bool> toggle_installed{false};
-
-bool isHandlerFunction(const struct sigaction& action) {
-  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
-  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
-}
 
 void onToggleSignal(int signal_number, siginfo_t* info, void* context) {
   const int saved_errno = errno;

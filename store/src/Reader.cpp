@@ -1,5 +1,7 @@
 #include "torchscope/store/Reader.h"
 
+#include <set>
+
 #include "Sqlite.h"
 #include "StoreFile.h"
 #include "Tables.h"
@@ -52,8 +54,17 @@ class Reader::Impl {
   Impl(std::string path, sqlite::Database db, std::int32_t version)
       : path_(std::move(path)), db_(std::move(db)), version_(version) {}
 
+  // The tables a store of an older readable version lacks read as empty.
+  Result<void> findTables() {
+    auto stmt = db_.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
+    if (!stmt) return withPath(stmt.error());
+    while (stmt->step() == SQLITE_ROW) tables_.insert(stmt->columnText(0));
+    return {};
+  }
+
   template <class T>
   Result<std::vector<T>> load(const LoadOptions& options) {
+    if (!tables_.count(std::string(tables::Traits<T>::kTable))) return std::vector<T>();
     auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value()));
     if (!stmt) return withPath(stmt.error());
     if (options.range) {
@@ -72,6 +83,10 @@ class Reader::Impl {
     std::map<std::string, std::int64_t> result;
     for (std::string_view table : tableNames()) {
       if (table == "run") continue;
+      if (!tables_.count(std::string(table))) {
+        result.emplace(table, 0);
+        continue;
+      }
       auto count = db_.queryInt("SELECT count(*) FROM " + std::string(table));
       if (!count) return withPath(count.error());
       result.emplace(table, *count);
@@ -127,6 +142,7 @@ class Reader::Impl {
   std::string path_;
   sqlite::Database db_;
   std::int32_t version_;
+  std::set<std::string, std::less<>> tables_;
 };
 
 Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
@@ -134,8 +150,9 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   if (!db) return db.error();
   auto version = db->queryInt("PRAGMA user_version");
   if (!version) return version.error();
-  return std::unique_ptr<Reader>(
-      new Reader(std::make_unique<Impl>(path, std::move(*db), static_cast<std::int32_t>(*version))));
+  auto impl = std::make_unique<Impl>(path, std::move(*db), static_cast<std::int32_t>(*version));
+  if (auto found = impl->findTables(); !found) return found.error();
+  return std::unique_ptr<Reader>(new Reader(std::move(impl)));
 }
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -185,6 +202,9 @@ TS_INSTANTIATE(FixExperiment)
 TS_INSTANTIATE(MemorySample)
 TS_INSTANTIATE(MemoryEvent)
 TS_INSTANTIATE(MemoryHolder)
+TS_INSTANTIATE(StackFrame)
+TS_INSTANTIATE(Stack)
+TS_INSTANTIATE(StackSample)
 TS_INSTANTIATE(Diagnostic)
 #undef TS_INSTANTIATE
 

@@ -25,7 +25,7 @@ namespace torchscope::store {
 
 using RecordTypes = std::tuple<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent,
                                CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample,
-                               MemoryEvent, MemoryHolder, Diagnostic>;
+                               MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic>;
 
 // A block maps its own pages (mmap), so that freeing it gives the memory back to the system instead
 // of leaving it in an allocator arena of the thread that happened to allocate it.

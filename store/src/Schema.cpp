@@ -308,6 +308,27 @@ CREATE TABLE memory_holders (
   bytes       INTEGER NOT NULL,
   stack       TEXT NOT NULL
 );
+CREATE TABLE stack_frames (
+  id       INTEGER PRIMARY KEY,
+  file     TEXT NOT NULL,
+  line     INTEGER NOT NULL,
+  function TEXT NOT NULL
+);
+CREATE TABLE stacks (
+  id        INTEGER PRIMARY KEY,
+  parent_id INTEGER NOT NULL,
+  frame_id  INTEGER NOT NULL REFERENCES stack_frames(id)
+);
+CREATE TABLE stack_samples (
+  id       INTEGER PRIMARY KEY,
+  pid      INTEGER NOT NULL,
+  tid      INTEGER NOT NULL,
+  step     INTEGER NOT NULL,
+  stack_id INTEGER NOT NULL REFERENCES stacks(id),
+  samples  INTEGER NOT NULL,
+  wall_ns  INTEGER NOT NULL,
+  cpu_ns   INTEGER NOT NULL
+);
 CREATE TABLE diagnostics (
   id       INTEGER PRIMARY KEY,
   source   TEXT NOT NULL,
@@ -345,16 +366,19 @@ CREATE INDEX IF NOT EXISTS compiles_frame ON compiles(pid, frame_id, frame_compi
 CREATE INDEX IF NOT EXISTS steps_time ON steps(start_ns);
 CREATE INDEX IF NOT EXISTS memory_samples_series ON memory_samples(series, device, ts_ns);
 CREATE INDEX IF NOT EXISTS memory_events_time ON memory_events(ts_ns);
+CREATE INDEX IF NOT EXISTS stack_samples_step ON stack_samples(step, tid);
 )sql";
 
 }  // namespace
 
+// clang-format off
 std::vector<std::string_view> tableNames() {
   return {"strings",  "run",    "run_attributes", "processes", "threads",      "devices",    "api_calls",
           "kernels",  "memcpy", "memset",         "syncs",     "nvtx",         "cpu_ops",    "compiles",
           "graph_breaks", "recompiles", "steps",  "findings",  "fix_experiments", "memory_samples",
-          "memory_events", "memory_holders", "diagnostics"};
+          "memory_events", "memory_holders", "stack_frames", "stacks", "stack_samples", "diagnostics"};
 }
+// clang-format on
 
 std::string_view schemaSql() { return kSchema; }
 std::string_view indexSql() { return kIndexes; }

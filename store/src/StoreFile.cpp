@@ -26,9 +26,10 @@ Result<std::int32_t> checkStoreFile(sqlite::Database& db, const std::string& pat
   if (*version < 1) {
     return makeError(ErrorCode::kCorrupt, path + ": a store that was never initialised (no schema version; record the run again)");
   }
-  if (*version < kSchemaVersion) {
+  if (*version < kOldestReadableVersion) {
     return makeError(ErrorCode::kVersion, path + ": store schema v" + std::to_string(*version) +
                                               ", which this torchscope no longer reads (it reads v" +
+                                              std::to_string(kOldestReadableVersion) + " to v" +
                                               std::to_string(kSchemaVersion) + "; record the run again)");
   }
   // Touch the schema so that a damaged file fails here and not in the middle of an analysis.

@@ -49,6 +49,9 @@ enum class Keying { kAppend, kReplace, kSingleton };
   }                  \
   ;
 
+// The lists keep one table's columns together, which clang-format would spread over the macro's calls (it reads
+// TS_END_TABLE's braces as a struct's, so the rest of the file stays as written too).
+// clang-format off
 TS_TABLE(RunInfo, "run", "", "", Keying::kSingleton)
   col("command_line", &Record::command_line), col("host", &Record::host),
   col("torchscope_version", &Record::torchscope_version), col("python_version", &Record::python_version),
@@ -209,6 +212,19 @@ TS_TABLE(MemoryHolder, "memory_holders", "ts_ns", "ts_ns", Keying::kAppend)
   col("function", &Record::function), col("first_step", &Record::first_step),
   col("size_before", &Record::size_before), col("size_after", &Record::size_after), col("bytes", &Record::bytes),
   col("stack", &Record::stack)
+TS_END_TABLE
+
+TS_TABLE(StackFrame, "stack_frames", "", "", Keying::kReplace)
+  col("id", &Record::id), col("file", &Record::file), col("line", &Record::line), col("function", &Record::function)
+TS_END_TABLE
+
+TS_TABLE(Stack, "stacks", "", "", Keying::kReplace)
+  col("id", &Record::id), col("parent_id", &Record::parent_id), col("frame_id", &Record::frame_id)
+TS_END_TABLE
+
+TS_TABLE(StackSample, "stack_samples", "", "", Keying::kAppend)
+  col("pid", &Record::pid), col("tid", &Record::tid), col("step", &Record::step), col("stack_id", &Record::stack_id),
+  col("samples", &Record::samples), col("wall_ns", &Record::wall_ns), col("cpu_ns", &Record::cpu_ns)
 TS_END_TABLE
 
 TS_TABLE(Diagnostic, "diagnostics", "", "", Keying::kAppend)

@@ -564,6 +564,9 @@ void Writer::add(Step record) { impl_->enqueue(std::move(record)); }
 void Writer::add(MemorySample record) { impl_->enqueue(std::move(record)); }
 void Writer::add(MemoryEvent record) { impl_->enqueue(std::move(record)); }
 void Writer::add(MemoryHolder record) { impl_->enqueue(std::move(record)); }
+void Writer::add(StackFrame record) { impl_->enqueue(std::move(record)); }
+void Writer::add(Stack record) { impl_->enqueue(std::move(record)); }
+void Writer::add(StackSample record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Finding record) { impl_->enqueue(std::move(record)); }
 void Writer::add(FixExperiment record) { impl_->enqueue(std::move(record)); }
 void Writer::add(Diagnostic record) { impl_->enqueue(std::move(record)); }

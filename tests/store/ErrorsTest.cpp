@@ -89,11 +89,27 @@ TEST(StoreErrors, NewerSchemaVersion) {
 TEST(StoreErrors, OlderSchemaVersionAsksForANewRecording) {
   testing::TempDir dir;
   const std::string path = makeStore(dir);
-  execSql(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion - 1));
+  execSql(path, "PRAGMA user_version = " + std::to_string(kOldestReadableVersion - 1));
   auto reader = Reader::open(path);
   ASSERT_FALSE(reader);
   EXPECT_EQ(reader.error().code, ErrorCode::kVersion);
   EXPECT_NE(reader.error().message.find("record the run again"), std::string::npos);
+}
+
+// A v3 store has no sampled-stack tables: it reads as a run without samples.
+TEST(StoreErrors, AVersion3StoreReadsWithoutSamples) {
+  testing::TempDir dir;
+  const std::string path = makeStore(dir);
+  execSql(path, "DROP TABLE stack_samples; DROP TABLE stacks; DROP TABLE stack_frames; PRAGMA user_version = 3");
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message;
+  auto samples = (*reader)->load<StackSample>();
+  ASSERT_TRUE(samples) << samples.error().message;
+  EXPECT_TRUE(samples->empty());
+  auto counts = (*reader)->counts();
+  ASSERT_TRUE(counts) << counts.error().message;
+  EXPECT_EQ(counts->at("stack_samples"), 0);
+  EXPECT_EQ(counts->at("kernels"), 10);
 }
 
 TEST(StoreErrors, DamagedPagesAreReportedAsCorrupt) {

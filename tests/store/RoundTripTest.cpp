@@ -38,9 +38,10 @@ T makeRow(int row) {
 template <class T>
 class RoundTripTest : public ::testing::Test {};
 
-using AllRecords = ::testing::Types<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync,
-                                    NvtxEvent, CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment,
-                                    MemorySample, MemoryEvent, MemoryHolder, Diagnostic>;
+using AllRecords =
+    ::testing::Types<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent, CpuOp,
+                     Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample, MemoryEvent,
+                     MemoryHolder, StackFrame, Stack, StackSample, Diagnostic>;
 TYPED_TEST_SUITE(RoundTripTest, AllRecords);
 
 TYPED_TEST(RoundTripTest, RowsComeBackEqual) {

@@ -119,6 +119,7 @@ Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& option
     for (auto& compile : run.overview.compiles) shorten(compile.label);
     for (auto& mark : run.overview.graph_breaks) shorten(mark.label);
     for (auto& mark : run.overview.recompiles) shorten(mark.label);
+    for (auto& line : run.lines.lines) shorten(line.file);
   }
   for (const auto& folder : used_job_folders) {
     readable.notes.push_back(fmt::format("paths of the job's files are relative to its folder {}", folder));

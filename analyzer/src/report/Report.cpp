@@ -83,6 +83,8 @@ nlohmann::json runJson(const RunSummary& run) {
   };
   // Only stores with memory figures have the key, so older reports keep their exact shape.
   if (run.memory.recorded) out["memory"] = memoryJson(run.memory);
+  // Likewise the line table: only stores with stack samples.
+  if (run.lines.recorded) out["lines"] = linesJson(run.lines);
   // Likewise the capture window: the store's own object (docs/FORMAT.md) and the reports' sentence.
   if (!run.window.whole()) {
     nlohmann::json window = nlohmann::json::parse(run.window.attribute, nullptr, false);

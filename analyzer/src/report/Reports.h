@@ -11,6 +11,7 @@
 
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Compare.h"
+#include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Report.h"
 
 namespace torchscope::analyzer::report {
@@ -34,6 +35,10 @@ std::string html(const Analysis& analysis);
 // The JSON object of one finding, the contract of docs/rules.md.
 nlohmann::json findingJson(const Finding& finding);
 nlohmann::json runJson(const RunSummary& run);
+// The line table's sections (LinesReport.cpp); "" for a run without samples.
+nlohmann::json linesJson(const LineTable& table);
+std::string linesText(const LineTable& table);
+std::string linesMarkdown(const LineTable& table);
 // The multi-rank section (RanksReport.cpp): the JSON `ranks` object and the text table.
 nlohmann::json ranksJson(const RankAnalysis& ranks);
 std::string ranksText(const RankAnalysis& ranks);

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Output.h"
 #include "torchscope/analyzer/CaptureWindow.h"
+#include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
@@ -62,6 +63,13 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
   auto diagnostics = (*reader)->load<store::Diagnostic>();
   if (!diagnostics) failWith(diagnostics.error());
   const analyzer::CaptureWindow window = analyzer::captureWindowOf(**reader);
+  // Host time by line (stores with stack samples only, so that other stores print as they always did).
+  analyzer::LineTable lines;
+  if (counts->count("stack_samples") && counts->at("stack_samples") > 0) {
+    auto table = analyzer::lineTable(**reader);
+    if (!table) failWith(table.error());
+    lines = std::move(*table);
+  }
 
   if (options.format == "json") {
     nlohmann::json out = nlohmann::json::object();
@@ -90,6 +98,7 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
       out["window"] = nlohmann::json::parse(window.attribute, nullptr, false);
       out["window"]["description"] = window.describe();
     }
+    if (lines.recorded) out["lines"] = nlohmann::json::parse(analyzer::renderLines(lines, analyzer::Format::kJson));
     out["path"] = path;
     *json_out = std::move(out);
     return;
@@ -114,6 +123,10 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
     std::cout << fmt::format("  {} [{}] {}{}\n", d.severity, d.source, d.message,
                              d.count > 1 ? fmt::format(" (x{})", d.count) : "");
   }
+  analyzer::RenderOptions render;
+  std::error_code no_directory;
+  render.current_directory = std::filesystem::current_path(no_directory).string();
+  std::cout << analyzer::renderLines(lines, analyzer::Format::kText, render);
 }
 
 void runStats(const StatsOptions& options) {
@@ -141,7 +154,9 @@ void runStats(const StatsOptions& options) {
 void addStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
   auto* cmd = app.add_subcommand(
-      "stats", "Count the rows of each kind in a store and show its memory series (highest and last value)");
+      "stats",
+      "Count the rows of each kind in a store and show its memory series (highest and last value) and, for a "
+      "run with stack samples, the lines of your code that took the most host time");
   cmd->add_option("store", options->store, "The store (RUN.db), or a run folder (each of its stores, by rank)")->required();
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { runStats(*options); });

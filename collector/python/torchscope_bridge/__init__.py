@@ -40,6 +40,13 @@ class Abi:
         self._gpu_handover = library.torchscope_gpu_handover
         self._gpu_handover.restype = ctypes.c_int
         self._gpu_handover.argtypes = [ctypes.c_char_p]
+        # ctypes.CDLL releases the GIL during these calls: the sampler's thread may need it to finish.
+        self.sampler_start = library.torchscope_sampler_start
+        self.sampler_start.restype = None
+        self.sampler_start.argtypes = []
+        self.sampler_stop = library.torchscope_sampler_stop
+        self.sampler_stop.restype = None
+        self.sampler_stop.argtypes = []
         self._window_rechain_signal = library.torchscope_window_rechain_signal
         self._window_rechain_signal.restype = None
         self._window_rechain_signal.argtypes = []
@@ -158,3 +165,17 @@ def start():
         abi.diagnostic("error", f"the Python bridge could not install its hooks: {type(error).__name__}: {error}")
         _run_torch_import_hooks(abi)
     abi.bridge_started()
+    _start_stack_sampler(abi)
+
+
+def _start_stack_sampler(abi):
+    """Samples every thread's stack from now on (TORCHSCOPE_SAMPLE_HZ); stopped before the interpreter finalises,
+    since the sampler's thread must not wait for the GIL then (registered last, so it runs first)."""
+    import atexit
+
+    try:
+        abi.sampler_start()
+        atexit.register(abi.sampler_stop)
+        os.register_at_fork(after_in_child=abi.sampler_start)
+    except Exception as error:
+        abi.diagnostic("error", f"the stack sampler could not start: {type(error).__name__}: {error}")

@@ -72,8 +72,8 @@ void addFixtureRow(st::Writer& writer, const std::string& table, const json& row
   const bool added =
       addRow<st::RunAttribute, st::Process, st::Thread, st::Device, st::ApiCall, st::Kernel, st::Memcpy, st::Memset,
              st::Sync, st::NvtxEvent, st::CpuOp, st::Compile, st::GraphBreak, st::Recompile, st::Step, st::Finding,
-             st::FixExperiment, st::MemorySample, st::MemoryEvent, st::MemoryHolder, st::Diagnostic>(writer, table,
-                                                                                                      row);
+             st::FixExperiment, st::MemorySample, st::MemoryEvent, st::MemoryHolder, st::StackFrame, st::Stack,
+             st::StackSample, st::Diagnostic>(writer, table, row);
   if (!added) throw std::runtime_error("unknown fixture table " + table);
 }
 

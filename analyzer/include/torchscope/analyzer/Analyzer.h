@@ -13,6 +13,7 @@
 
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/Finding.h"
+#include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
@@ -97,6 +98,7 @@ struct RunSummary {
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
   Overview overview;
   MemorySummary memory;
+  LineTable lines;  // host time by line of the user's code (recorded: the store has stack samples)
 };
 
 struct Analysis {

@@ -28,6 +28,10 @@ struct RenderOptions {
 
 [[nodiscard]] std::string render(const Analysis& analysis, Format format, const RenderOptions& options = {});
 
+// The line table (LineTable.h) as a report section: text, markdown or json (the `lines` object of docs/rules.md);
+// "" for a table without samples and for the other formats.
+[[nodiscard]] std::string renderLines(const LineTable& table, Format format, const RenderOptions& options = {});
+
 // `text` with every path that starts with `folder`/ written relative to it ("/a/b.py" from "/a" is "b.py"; "/x/a/b.py"
 // is left alone): what the reports above do for the current directory, for other texts (the fix command's report).
 [[nodiscard]] std::string pathsRelativeTo(std::string_view text, const std::string& folder);

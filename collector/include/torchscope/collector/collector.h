@@ -54,6 +54,14 @@ int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, cons
  * flush the store (only now, so that Python's own SIGINT handling is in place first). */
 void torchscope_bridge_started(void);
 
+/* Starts this process's stack sampler (TORCHSCOPE_SAMPLE_HZ, 100 by default; 0: none): the bridge calls it once the
+ * interpreter runs and again in a fork() child. Does nothing when one runs already, or without a store. */
+void torchscope_sampler_start(void);
+
+/* Stops the stack sampler and writes its last samples: the bridge calls it from an atexit handler, before the
+ * interpreter finalises, and with the GIL released (ctypes.CDLL). Safe to call twice. */
+void torchscope_sampler_stop(void);
+
 /* 1 while the capture window is open (always, without one): steps, syncs, collectives, memory and GPU records are
  * kept only then (docs/collector.md, *Capture window*). */
 int torchscope_window_open(void);

@@ -335,6 +335,37 @@ struct MemoryHolder {
   bool operator==(const MemoryHolder&) const = default;
 };
 
+// Sampled Python stacks (docs/FORMAT.md, *Sampled stacks*): frames and stacks are interned per store, the
+// samples aggregated per step, thread and stack, so that a long job's store stays small.
+// One frame of a sampled stack: a line of a function of a file.
+struct StackFrame {
+  std::int64_t id = 0;
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  bool operator==(const StackFrame&) const = default;
+};
+
+// One stack, as a node of a trie: its innermost frame and the stack of its caller (-1 for an outermost frame).
+struct Stack {
+  std::int64_t id = 0;
+  std::int64_t parent_id = -1;
+  std::int64_t frame_id = 0;
+  bool operator==(const Stack&) const = default;
+};
+
+// The samples one thread spent in one stack during one step.
+struct StackSample {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  std::int64_t step = -1;  // -1: taken outside every kept step
+  std::int64_t stack_id = 0;
+  std::int64_t samples = 0;
+  Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
+  Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
+  bool operator==(const StackSample&) const = default;
+};
+
 // Something the collector or an importer wants the user to know: skipped input, drops, missing torch.
 struct Diagnostic {
   std::string source;    // "collector" | "bridge" | "import" | "cupti" | ...

@@ -9,10 +9,13 @@ namespace torchscope::store {
 
 // PRAGMA application_id of every torchscope store ("TSCP").
 inline constexpr std::int32_t kApplicationId = 0x54534350;
-// PRAGMA user_version: bumped on any incompatible change. Readers refuse other versions.
+// PRAGMA user_version: bumped on any change to the tables. Readers refuse a newer version and one older than
+// kOldestReadableVersion.
 // v2: stacks with library frames, graph-break registry ids, recompile causes with their sources.
 // v3: memory (memory_samples, memory_events, memory_holders).
-inline constexpr std::int32_t kSchemaVersion = 3;
+// v4: sampled stacks (stack_frames, stacks, stack_samples); a v3 store reads as one without samples.
+inline constexpr std::int32_t kSchemaVersion = 4;
+inline constexpr std::int32_t kOldestReadableVersion = 3;
 
 // The tables of the schema, in creation order.
 std::vector<std::string_view> tableNames();

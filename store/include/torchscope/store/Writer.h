@@ -93,6 +93,9 @@ class Writer {
   void add(MemorySample record);
   void add(MemoryEvent record);
   void add(MemoryHolder record);
+  void add(StackFrame record);
+  void add(Stack record);
+  void add(StackSample record);
   void add(Diagnostic record);
 
   // Blocks until everything added before the call is committed (or lost to an error).

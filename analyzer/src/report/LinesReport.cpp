@@ -1,0 +1,95 @@
+// The line table as a report section (text, Markdown, JSON): shared by `advise` and `stats`.
+#include <fmt/format.h>
+
+#include "Reports.h"
+#include "torchscope/analyzer/LineTable.h"
+
+namespace torchscope::analyzer {
+
+namespace {
+
+std::string lineMilliseconds(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3); }
+
+std::string lineLabel(const LineTime& line) {
+  return fmt::format("{}:{}{}", line.file, line.line, line.function.empty() ? "" : " (" + line.function + ")");
+}
+
+// What the figures are taken over, as a sentence.
+std::string lineScope(const LineTable& table) {
+  const std::string over = table.steps > 0 ? fmt::format("per step over {} steady-state step(s) of {} on average",
+                                                         table.steps, lineMilliseconds(table.step_s))
+                                           : std::string("over the whole run (no steady-state steps)");
+  return fmt::format("{} sample(s) of {} thread(s), {}; {:.0f} % of the sampled time is in your code", table.samples,
+                     table.threads, over, table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
+}
+
+std::string linesTextSection(const LineTable& table) {
+  std::string out = "\nTime by line of your code (sampled): " + report::sanitizeUtf8(lineScope(table)) + "\n";
+  out += fmt::format("  {:>12} {:>12} {:>7} {:>8}  {}\n", "self", "total", "share", "samples", "line");
+  for (const auto& line : table.lines) {
+    out += fmt::format("  {:>12} {:>12} {:>6.1f}% {:>8}  {}\n", lineMilliseconds(line.self_per_step_s),
+                       lineMilliseconds(line.total_per_step_s), line.share * 100, line.self_samples,
+                       report::sanitizeUtf8(lineLabel(line)));
+  }
+  return out;
+}
+
+std::string linesMarkdownSection(const LineTable& table) {
+  std::string out = "### Time by line of your code\n\n" + report::escapeMarkdown(lineScope(table)) + ".\n\n";
+  out += "| Line | Self | Total | Share | Samples |\n|---|---|---|---|---|\n";
+  for (const auto& line : table.lines) {
+    out += fmt::format("| {} | {} | {} | {:.1f} % | {} |\n", report::escapeMarkdown(lineLabel(line)),
+                       lineMilliseconds(line.self_per_step_s), lineMilliseconds(line.total_per_step_s),
+                       line.share * 100, line.self_samples);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+namespace report {
+
+nlohmann::json linesJson(const LineTable& table) {
+  nlohmann::json lines = nlohmann::json::array();
+  for (const auto& line : table.lines) {
+    lines.push_back({{"file", sanitizeUtf8(line.file)},
+                     {"line", line.line},
+                     {"function", sanitizeUtf8(line.function)},
+                     {"self_seconds_per_step", line.self_per_step_s},
+                     {"total_seconds_per_step", line.total_per_step_s},
+                     {"share", line.share},
+                     {"self_seconds", line.self_s},
+                     {"total_seconds", line.total_s},
+                     {"self_cpu_seconds", line.self_cpu_s >= 0 ? nlohmann::json(line.self_cpu_s) : nlohmann::json()},
+                     {"self_samples", line.self_samples},
+                     {"total_samples", line.total_samples}});
+  }
+  return {{"samples", table.samples},
+          {"steps", table.steps},
+          {"threads", table.threads},
+          {"sampled_seconds", table.sampled_s},
+          {"user_seconds", table.user_s},
+          {"step_seconds", table.step_s},
+          {"lines", lines}};
+}
+
+std::string linesText(const LineTable& table) { return table.recorded ? linesTextSection(table) : ""; }
+std::string linesMarkdown(const LineTable& table) { return table.recorded ? linesMarkdownSection(table) : ""; }
+
+}  // namespace report
+
+std::string renderLines(const LineTable& table, Format format, const RenderOptions& options) {
+  if (!table.recorded) return "";
+  Analysis analysis;
+  analysis.runs.emplace_back().lines = table;
+  const Analysis readable_analysis = report::withReadablePaths(analysis, options);
+  const LineTable& readable = readable_analysis.runs.front().lines;
+  switch (format) {
+    case Format::kText: return linesTextSection(readable);
+    case Format::kMarkdown: return linesMarkdownSection(readable);
+    case Format::kJson: return report::linesJson(table).dump(2) + "\n";
+    default: return "";
+  }
+}
+
+}  // namespace torchscope::analyzer

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""What the stack sampler costs an eager CPU training job, beside the collector without it and torch.profiler.
+
+Runs the same eager MLP training loop (256-512-512-10, batch 64, SGD, one intra-op thread) in fresh processes, the
+variants interleaved and their order rotated every repetition, so that drifts of the shared machine hit every side
+alike: no collector; the collector with TORCHSCOPE_SAMPLE_HZ=0; the collector with the sampler at its default rate
+(or --hz); torch.profiler with CPU activities over the whole loop; and Scalene (`--scalene`, when it is installed:
+bench/requirements.txt). Measures the CPU time of the whole process tree (getrusage of the waited children: every
+thread, the import of torch and the exit included), of the training loop alone (time.process_time) and of the
+sampler's own thread over the loop (/proc/self/task, by its name: noise-free where the ratios are not). Prints each
+variant's median over the repetitions, as a ratio to the plain run of the same repetition (median and range of the
+paired ratios).
+
+    .venv/bin/python bench/sampler_overhead.py --library build/dev/lib/libtorchscope_collector.so \
+        [--repetitions 7] [--steps 1500] [--scalene]
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def worker(steps, profile):
+    import torch
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    inputs, targets = torch.randn(64, 256), torch.randint(0, 10, (64,))
+
+    def train():
+        for _ in range(steps):
+            optimizer.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+
+    start = time.process_time()
+    start_sampler = sampler_thread_cpu()
+    if profile:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            train()
+    else:
+        train()
+    print(json.dumps({"loop_cpu": time.process_time() - start, "sampler_cpu": sampler_thread_cpu() - start_sampler}))
+
+
+def sampler_thread_cpu():
+    """CPU seconds of the collector's stack sampler thread (named torchscope-smp) so far; 0 without one."""
+    total = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                if comm.read().strip() != "torchscope-smp":
+                    continue
+            with open(f"/proc/self/task/{task}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return total
+
+
+def run_once(variant, args, store_dir):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    command = [sys.executable, os.path.abspath(__file__), "--worker", "--steps", str(args.steps)]
+    if variant in ("collector", "sampler"):
+        env["LD_PRELOAD"] = args.library
+        env["TORCHSCOPE_OUTPUT"] = os.path.join(store_dir, f"{variant}.db")
+        env["TORCHSCOPE_SUMMARY"] = "0"
+        env["TORCHSCOPE_SAMPLE_HZ"] = "0" if variant == "collector" else str(args.hz)
+    elif variant == "torch.profiler":
+        command.append("--profile")
+    elif variant == "scalene":
+        command = [sys.executable, "-m", "scalene", "run", "--cpu-only", "-o",
+                   os.path.join(store_dir, "scalene.json"), os.path.abspath(__file__), "---", "--worker", "--steps",
+                   str(args.steps)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    last = json.loads(lines[-1]) if lines else {}
+    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0)}
+
+
+def ratios(runs, plain, key):
+    return [run[key] / base[key] for run, base in zip(runs, plain)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--library", help="libtorchscope_collector.so")
+    parser.add_argument("--repetitions", type=int, default=7, help="paired runs per variant")
+    parser.add_argument("--steps", type=int, default=1500, help="training steps per run")
+    parser.add_argument("--hz", type=int, default=100, help="the sampler's rate (TORCHSCOPE_SAMPLE_HZ)")
+    parser.add_argument("--scalene", action="store_true", help="also run the loop under Scalene (--cpu-only)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.steps, args.profile)
+        return
+    if not args.library or not os.path.exists(args.library):
+        parser.error("--library must name the built libtorchscope_collector.so")
+    args.library = os.path.abspath(args.library)
+    variants = ["plain", "collector", "sampler", "torch.profiler"]
+    if args.scalene:
+        if importlib.util.find_spec("scalene") is None:
+            parser.error("--scalene: scalene is not installed (pip install -r bench/requirements.txt)")
+        variants.append("scalene")
+    results = {variant: [] for variant in variants}
+    with tempfile.TemporaryDirectory() as store_dir:
+        for repetition in range(args.repetitions):
+            shift = repetition % len(variants)
+            for variant in variants[shift:] + variants[:shift]:
+                results[variant].append(run_once(variant, args, store_dir))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, python "
+          f"{platform.python_version()}; {args.repetitions} interleaved runs per variant, {args.steps} eager steps "
+          f"each, sampler at {args.hz} Hz")
+    plain = results["plain"]
+    for variant in variants:
+        runs = results[variant]
+        line = (f"{variant:15} tree CPU {statistics.median(r['tree'] for r in runs):7.2f} s  "
+                f"loop CPU {statistics.median(r['loop'] for r in runs):7.2f} s")
+        if variant == "sampler":
+            own = [r["sampler"] / r["loop"] for r in runs]
+            line += f"  sampler thread {statistics.median(own) * 100:.2f} % of the loop's CPU [{min(own) * 100:.2f}, {max(own) * 100:.2f}]"
+        if variant != "plain":
+            for key, name in (("tree", "tree"), ("loop", "loop")):
+                paired = ratios(runs, plain, key)
+                line += (f"  {name} {statistics.median(paired):.3f}x "
+                         f"[{min(paired):.3f}, {max(paired):.3f}]")
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

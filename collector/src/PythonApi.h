@@ -1,0 +1,59 @@
+// The parts of the interpreter's C API the collector calls, found with dlsym so that the library links against no
+// particular libpython. A function missing from this interpreter leaves its pointer null.
+#pragma once
+
+#include <string>
+
+namespace torchscope::collector {
+
+using PyObject = void;
+using PyGilState = int;  // PyGILState_STATE
+
+struct PythonApi {
+  int (*is_initialized)() = nullptr;
+  int (*is_finalizing)() = nullptr;  // Py_IsFinalizing (3.13) or _Py_IsFinalizing (before)
+  int (*gil_check)() = nullptr;
+  PyGilState (*gil_ensure)() = nullptr;
+  void (*gil_release)(PyGilState) = nullptr;
+  PyObject* (*get_frame)() = nullptr;            // borrowed
+  PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
+  PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
+  int (*frame_line)(PyObject*) = nullptr;
+  PyObject* (*current_frames)() = nullptr;                  // _PyThread_CurrentFrames: {ident: frame}, new reference
+  PyObject* (*sys_object)(const char*) = nullptr;           // PySys_GetObject: borrowed
+  PyObject* (*call)(PyObject*, PyObject*) = nullptr;        // PyObject_CallObject: new reference
+  PyObject* (*import_added)(const char*) = nullptr;         // PyImport_AddModule: borrowed
+  PyObject* (*get_attr)(PyObject*, const char*) = nullptr;  // new reference
+  PyObject* (*dict_get)(PyObject*, PyObject*) = nullptr;    // PyDict_GetItem: borrowed, no error set
+  int (*dict_next)(PyObject*, long*, PyObject**, PyObject**) = nullptr;  // borrowed
+  unsigned long (*as_unsigned_long)(PyObject*) = nullptr;
+  long long (*as_long_long)(PyObject*) = nullptr;
+  const char* (*utf8)(PyObject*) = nullptr;
+  void (*incref)(PyObject*) = nullptr;
+  void (*decref)(PyObject*) = nullptr;
+  void (*clear_error)() = nullptr;
+
+  // What reading the calling thread's own stack needs.
+  [[nodiscard]] bool canReadOwnStack() const {
+    return gil_check && get_frame && frame_back && frame_code && frame_line && get_attr && utf8 && decref &&
+           clear_error;
+  }
+  // What reading every thread's stack from a thread of the collector needs.
+  [[nodiscard]] bool canSampleThreads() const {
+    return canReadOwnStack() && is_initialized && is_finalizing && gil_ensure && gil_release &&
+           (current_frames || (sys_object && call)) && import_added && dict_get && dict_next && as_unsigned_long &&
+           as_long_long && incref;
+  }
+};
+
+// Looked up once, on first use.
+[[nodiscard]] const PythonApi& pythonApi();
+
+// {thread ident: innermost frame} of every thread that runs Python (sys._current_frames()), a new reference;
+// null on failure (the error is cleared). Needs the GIL.
+[[nodiscard]] PyObject* currentFramesOfAllThreads(const PythonApi& py);
+
+// object.name as UTF-8 text, "" when it has none or it is not text (the error is cleared). Needs the GIL.
+[[nodiscard]] std::string textAttribute(const PythonApi& py, PyObject* object, const char* name);
+
+}  // namespace torchscope::collector

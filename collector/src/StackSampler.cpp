@@ -1,0 +1,268 @@
+#include "StackSampler.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "Collector.h"
+#include "Environment.h"
+#include "torchscope/store/Clock.h"
+
+namespace torchscope::collector {
+
+namespace {
+
+constexpr int kDefaultSampleHz = 100;
+// Deeper stacks keep their innermost frames.
+constexpr std::size_t kMaxStackDepth = 256;
+// Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half
+// counts as outside every step, so that a day-long job's memory stays bounded.
+constexpr std::size_t kMaxPendingCredits = 1 << 16;
+
+// CPU time of a thread of this process by its pthread_t, -1 when it cannot be read.
+std::int64_t threadCpuNanos(unsigned long ident) {
+  clockid_t clock;
+  if (pthread_getcpuclockid(static_cast<pthread_t>(ident), &clock) != 0) return -1;
+  timespec now{};
+  if (clock_gettime(clock, &now) != 0) return -1;
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+}  // namespace
+
+int sampleRateFromEnvironment() {
+  const std::string value = envString("TORCHSCOPE_SAMPLE_HZ");
+  if (value.empty()) return kDefaultSampleHz;
+  char* end = nullptr;
+  const long parsed = std::strtol(value.c_str(), &end, 10);
+  if (end == value.c_str() || *end != '\0' || parsed < 0) return kDefaultSampleHz;
+  return static_cast<int>(std::min<long>(parsed, kMaxSampleHz));
+}
+
+StackSampler::StackSampler(pid_t pid, int hz, const CaptureWindow& window)
+    : pid_(pid), period_(std::chrono::nanoseconds(1'000'000'000 / std::max(hz, 1))), window_(window) {
+  // The thread takes none of the job's signals: a handler run on it could wait for what this thread holds.
+  sigset_t all_signals, previous;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_BLOCK, &all_signals, &previous);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+StackSampler::~StackSampler() { stop(std::chrono::milliseconds(1000)); }
+
+void StackSampler::run() {
+  pthread_setname_np(pthread_self(), "torchscope-smp");
+  auto next = std::chrono::steady_clock::now() + period_;
+  std::unique_lock lock(wake_mutex_);
+  while (!stopping_) {
+    if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
+    lock.unlock();
+    try {
+      tick();
+    } catch (...) {
+      // Out of memory while interning: this tick's samples are lost, the job goes on.
+    }
+    lock.lock();
+    // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
+    next = std::max(next + period_, std::chrono::steady_clock::now());
+  }
+  finished_ = true;
+  wake_.notify_all();
+}
+
+void StackSampler::tick() {
+  if (!window_.isOpen()) {
+    // The time the window stays closed is credited to nothing.
+    clocks_.clear();
+    return;
+  }
+  const PythonApi& py = pythonApi();
+  if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
+  std::vector<Credit> credits;
+  {
+    const PyGilState gil = py.gil_ensure();
+    // stop() may have come while this thread waited for the GIL.
+    if (!stopping_) sampleThreads(py, store::monotonicNow(), credits);
+    py.gil_release(gil);
+  }
+  writeNewRecords();
+  if (credits.empty()) return;
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  pending_.insert(pending_.end(), credits.begin(), credits.end());
+  if (pending_.size() > kMaxPendingCredits) {
+    const auto half = pending_.begin() + static_cast<std::ptrdiff_t>(pending_.size() / 2);
+    for (auto it = pending_.begin(); it != half; ++it) add(outside_steps_, -1, *it);
+    pending_.erase(pending_.begin(), half);
+  }
+}
+
+void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits) {
+  PyObject* frames = currentFramesOfAllThreads(py);
+  if (frames == nullptr) return;
+  // threading._active maps a thread's ident to its Thread object, for its native id and name.
+  PyObject* threading = py.import_added("threading");
+  PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
+  if (active == nullptr) py.clear_error();
+  for (auto& [ident, clock] : clocks_) clock.seen = false;
+  long position = 0;
+  PyObject* key = nullptr;
+  PyObject* frame = nullptr;
+  while (py.dict_next(frames, &position, &key, &frame) != 0) {
+    const unsigned long ident = py.as_unsigned_long(key);
+    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
+      py.clear_error();
+      continue;
+    }
+    ThreadClock& clock = clockOf(py, ident, key, active);
+    clock.seen = true;
+    Credit credit;
+    credit.ts_ns = now_ns;
+    credit.tid = clock.tid;
+    credit.stack_id = stackOf(py, frame);
+    // A thread's first sample stands for one period.
+    credit.wall_ns = clock.last_ns >= 0 ? now_ns - clock.last_ns : period_.count();
+    const std::int64_t cpu_ns = threadCpuNanos(ident);
+    credit.cpu_ns = cpu_ns < 0 ? -1 : clock.last_cpu_ns >= 0 ? cpu_ns - clock.last_cpu_ns : 0;
+    clock.last_ns = now_ns;
+    clock.last_cpu_ns = cpu_ns;
+    if (credit.stack_id > 0) credits.push_back(credit);
+  }
+  // A thread that ended; its ident may come back for a new thread.
+  std::erase_if(clocks_, [](const auto& entry) { return !entry.second.seen; });
+  if (active != nullptr) py.decref(active);
+  py.decref(frames);
+}
+
+StackSampler::ThreadClock& StackSampler::clockOf(const PythonApi& py, unsigned long ident, PyObject* key,
+                                                 PyObject* active) {
+  auto [it, added] = clocks_.try_emplace(ident);
+  if (!added) return it->second;
+  store::Thread thread{pid_, -1, ""};
+  // Both dicts are keyed by the thread's ident as an int.
+  PyObject* object = active != nullptr ? py.dict_get(active, key) : nullptr;
+  if (object != nullptr) {
+    if (PyObject* native = py.get_attr(object, "native_id")) {
+      thread.tid = py.as_long_long(native);
+      py.decref(native);
+    }
+    py.clear_error();
+    thread.name = textAttribute(py, object, "name");
+  }
+  it->second.tid = thread.tid;
+  if (thread.tid > 0) new_threads_.push_back(std::move(thread));
+  return it->second;
+}
+
+std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost) {
+  walk_.clear();
+  py.incref(innermost);
+  for (PyObject* frame = innermost; frame != nullptr && walk_.size() < kMaxStackDepth; frame = py.frame_back(frame)) {
+    walk_.push_back(frame);
+  }
+  std::int64_t parent = -1;
+  for (auto it = walk_.rbegin(); it != walk_.rend(); ++it) {
+    PyObject* code = py.frame_code(*it);
+    if (code == nullptr) {
+      py.clear_error();
+      continue;
+    }
+    const std::int64_t frame_id = frameIdOf(py, code, py.frame_line(*it));
+    py.decref(code);
+    const auto [node, added] = stack_ids_.try_emplace({static_cast<std::uintptr_t>(parent), frame_id}, 0);
+    if (added) {
+      node->second = static_cast<std::int64_t>(stack_ids_.size());
+      new_stacks_.push_back(store::Stack{node->second, parent, frame_id});
+    }
+    parent = node->second;
+  }
+  for (PyObject* frame : walk_) py.decref(frame);
+  walk_.clear();
+  return parent;
+}
+
+std::int64_t StackSampler::frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line) {
+  const auto [node, added] = frame_ids_.try_emplace({reinterpret_cast<std::uintptr_t>(code), line}, 0);
+  if (!added) return node->second;
+  node->second = static_cast<std::int64_t>(frame_ids_.size());
+  auto [names, new_code] = code_names_.try_emplace(code);
+  if (new_code) {
+    py.incref(code);
+    names->second = {textAttribute(py, code, "co_filename"), textAttribute(py, code, "co_name")};
+  }
+  new_frames_.push_back(store::StackFrame{node->second, names->second.file, line, names->second.function});
+  return node->second;
+}
+
+void StackSampler::writeNewRecords() {
+  Collector& collector = Collector::instance();
+  for (auto& thread : new_threads_) collector.add(std::move(thread));
+  for (auto& frame : new_frames_) collector.add(std::move(frame));
+  for (auto& stack : new_stacks_) collector.add(stack);
+  new_threads_.clear();
+  new_frames_.clear();
+  new_stacks_.clear();
+}
+
+void StackSampler::add(std::map<TotalsKey, Totals>& totals, std::int64_t step, const Credit& credit) {
+  Totals& sum = totals[{step, credit.tid, credit.stack_id}];
+  sum.samples += 1;
+  sum.wall_ns += credit.wall_ns;
+  if (credit.cpu_ns < 0) sum.cpu_known = false;
+  sum.cpu_ns += std::max<std::int64_t>(credit.cpu_ns, 0);
+}
+
+void StackSampler::assign(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns) {
+  std::map<TotalsKey, Totals> of_step;
+  auto done = pending_.begin();
+  for (; done != pending_.end() && done->ts_ns <= end_ns; ++done) {
+    add(done->ts_ns >= start_ns && step >= 0 ? of_step : outside_steps_, done->ts_ns >= start_ns ? step : -1, *done);
+  }
+  pending_.erase(pending_.begin(), done);
+  write(of_step);
+}
+
+void StackSampler::write(const std::map<TotalsKey, Totals>& totals) {
+  Collector& collector = Collector::instance();
+  for (const auto& [key, sum] : totals) {
+    const auto& [step, tid, stack_id] = key;
+    collector.add(
+        store::StackSample{pid_, tid, step, stack_id, sum.samples, sum.wall_ns, sum.cpu_known ? sum.cpu_ns : -1});
+  }
+}
+
+void StackSampler::stepEnded(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, bool kept) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  assign(kept ? index : -1, start_ns, end_ns);
+}
+
+void StackSampler::stop(std::chrono::milliseconds patience) {
+  bool finished = false;
+  {
+    std::unique_lock lock(wake_mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+    finished = wake_.wait_for(lock, patience, [&] { return finished_; });
+  }
+  if (thread_.joinable()) {
+    if (finished) {
+      thread_.join();
+    } else {
+      thread_.detach();
+    }
+  }
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  stopped_ = true;
+  for (const Credit& credit : pending_) add(outside_steps_, -1, credit);
+  pending_.clear();
+  write(outside_steps_);
+  outside_steps_.clear();
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,182 @@
+// The stack sampler end to end: real eager jobs under `torchscope run`, their stack samples checked in the store and
+// in the line table: a known hot line leads it with a plausible share, threads and fork() children are sampled
+// apart, the capture window bounds the samples, and TORCHSCOPE_SAMPLE_HZ=0 records none.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "JobScripts.h"
+#include "torchscope/analyzer/LineTable.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/testing/StoreRows.h"
+#include "torchscope/testing/Subprocess.h"
+#include "torchscope/testing/TempDir.h"
+
+namespace torchscope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kScript = "sampled_hot_line.py";
+
+analyzer::LineTable linesOf(const store::Reader& reader) {
+  auto table = analyzer::lineTable(reader);
+  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message);
+  return table.ok() ? *table : analyzer::LineTable{};
+}
+
+const analyzer::LineTime* findLine(const analyzer::LineTable& table, int line) {
+  for (const auto& entry : table.lines) {
+    if (entry.line == line && entry.file.ends_with(kScript)) return &entry;
+  }
+  return nullptr;
+}
+
+ProgramOutcome runJob(const fs::path& store, const std::vector<std::string>& args, const ProgramOptions& options = {}) {
+  std::vector<std::string> argv = {TORCHSCOPE_PYTHON, scriptPath(kScript).string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return runUnderTorchscope(store, argv, options);
+}
+
+TEST(StackSampler, TheHotLineLeadsTheLineTableAndTheStepsAddUp) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  const ProgramOutcome job = runJob(store, {"30"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out, "done\n");
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  const analyzer::LineTable table = linesOf(*reader);
+  ASSERT_TRUE(table.recorded);
+  ASSERT_GT(table.steps, 20);
+  ASSERT_FALSE(table.lines.empty());
+  const int hot = scriptLine(kScript, "hot");
+  const int nap = scriptLine(kScript, "nap");
+  EXPECT_EQ(table.lines.front().line, hot) << table.lines.front().file << ":" << table.lines.front().line;
+  // 200 products of 200x200 matrices against a 10 ms sleep: most of the step, whatever the machine's speed.
+  EXPECT_GT(table.lines.front().share, 0.3);
+  EXPECT_LE(table.lines.front().share, 1.05);
+  const analyzer::LineTime* napping = findLine(table, nap);
+  ASSERT_NE(napping, nullptr);
+  EXPECT_GT(napping->self_per_step_s, 0.003);
+  EXPECT_LT(napping->share, table.lines.front().share);
+  // The threads' CPU time was read (how it splits between two lines a sample apart is not exact: a sample carries
+  // the CPU time since the thread's previous one).
+  EXPECT_GT(table.lines.front().self_cpu_s, 0);
+
+  // Each steady step's sampled time on the step's thread is about the step's own length.
+  const auto steps = rows<store::Step>(*reader);
+  ASSERT_FALSE(steps.empty());
+  const std::int64_t main_tid = steps.front().tid;
+  double step_ns = 0;
+  double sampled_ns = 0;
+  std::set<std::int64_t> counted;
+  for (const auto& step : steps) {
+    if (step.index < 2) continue;
+    counted.insert(step.index);
+    step_ns += static_cast<double>(step.end_ns - step.start_ns);
+  }
+  for (const auto& sample : rows<store::StackSample>(*reader)) {
+    if (sample.tid == main_tid && counted.count(sample.step)) sampled_ns += static_cast<double>(sample.wall_ns);
+  }
+  EXPECT_GT(sampled_ns, 0.8 * step_ns);
+  EXPECT_LT(sampled_ns, 1.2 * step_ns);
+
+  const ProgramOutcome advise = runTorchscope("advise " + store.string());
+  EXPECT_NE(advise.out.find("Time by line of your code"), std::string::npos) << advise.out;
+  EXPECT_NE(advise.out.find(std::string(kScript) + ":" + std::to_string(hot)), std::string::npos) << advise.out;
+}
+
+TEST(StackSampler, EveryThreadIsSampledWithItsName) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  const ProgramOutcome job = runJob(store, {"20", "threads"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  std::int64_t worker_tid = -1;
+  for (const auto& thread : rows<store::Thread>(*reader)) {
+    if (thread.name == "sampled-worker") worker_tid = thread.tid;
+  }
+  ASSERT_GT(worker_tid, 0);
+  std::int64_t worker_samples = 0;
+  std::set<std::int64_t> tids;
+  for (const auto& sample : rows<store::StackSample>(*reader)) {
+    tids.insert(sample.tid);
+    if (sample.tid == worker_tid) worker_samples += sample.samples;
+  }
+  EXPECT_GE(tids.size(), 2u);
+  EXPECT_GT(worker_samples, 10);
+  const analyzer::LineTable table = linesOf(*reader);
+  EXPECT_EQ(table.threads, 2);
+  EXPECT_NE(findLine(table, scriptLine(kScript, "worker")), nullptr);
+  EXPECT_NE(findLine(table, scriptLine(kScript, "hot")), nullptr);
+}
+
+TEST(StackSampler, AForkChildSamplesIntoItsOwnStoreAndLeavesThroughExit) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  const ProgramOutcome job = runJob(store, {"20", "fork"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out, "done\n");
+  fs::path child_store;
+  for (const auto& entry : fs::directory_iterator(scratch.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name != "run.db" && name.starts_with("run.") && name.ends_with(".db")) child_store = entry.path();
+  }
+  ASSERT_FALSE(child_store.empty()) << "no store of the fork() child";
+  auto child = openStore(child_store);
+  ASSERT_TRUE(child);
+  const analyzer::LineTable table = linesOf(*child);
+  ASSERT_TRUE(table.recorded);
+  ASSERT_FALSE(table.lines.empty());
+  EXPECT_EQ(table.lines.front().line, scriptLine(kScript, "child"));
+  // The parent goes on sampling its own lines.
+  auto parent = openStore(store);
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(linesOf(*parent).lines.front().line, scriptLine(kScript, "hot"));
+}
+
+TEST(StackSampler, OnlyTheCaptureWindowIsSampled) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  const ProgramOutcome job = runProgram({torchscopeExecutable().string(), "run", "--steps", "10:20", "-o",
+                                         store.string(), "--", TORCHSCOPE_PYTHON, scriptPath(kScript).string(), "30"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  const auto steps = rows<store::Step>(*reader);
+  ASSERT_EQ(steps.size(), 10u);
+  const std::int64_t window_ns = steps.back().end_ns - steps.front().start_ns;
+  std::set<std::int64_t> sampled_steps;
+  double main_ns = 0;
+  for (const auto& sample : rows<store::StackSample>(*reader)) {
+    EXPECT_TRUE(sample.step == -1 || (sample.step >= 10 && sample.step < 20)) << sample.step;
+    if (sample.step >= 0) sampled_steps.insert(sample.step);
+    if (sample.tid == steps.front().tid) main_ns += static_cast<double>(sample.wall_ns);
+  }
+  EXPECT_EQ(sampled_steps.size(), 10u);
+  // The steps before and after the window are not credited to anything.
+  EXPECT_LT(main_ns, 1.3 * static_cast<double>(window_ns));
+}
+
+TEST(StackSampler, ARateOfZeroRecordsNoSamples) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  ProgramOptions options;
+  options.env["TORCHSCOPE_SAMPLE_HZ"] = "0";
+  const ProgramOutcome job = runJob(store, {"5"}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  EXPECT_TRUE(rows<store::StackSample>(*reader).empty());
+  EXPECT_TRUE(rows<store::Stack>(*reader).empty());
+  EXPECT_EQ(rows<store::Step>(*reader).size(), 5u);
+  const ProgramOutcome advise = runTorchscope("advise " + store.string());
+  EXPECT_EQ(advise.out.find("Time by line"), std::string::npos) << advise.out;
+}
+
+}  // namespace
+}  // namespace torchscope::testing
