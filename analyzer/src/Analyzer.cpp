@@ -15,6 +15,7 @@
 #include "MemoryFacts.h"
 #include "Overview.h"
 #include "RankFacts.h"
+#include "FlameGraphs.h"
 #include "LineTimes.h"
 #include "Rules.h"
 #include "torchscope/store/Writer.h"
@@ -86,6 +87,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   }
   // Likewise the line table: a store whose samples cannot be read still gets the rest.
   if (auto lines = buildLineTable(reader, facts, code)) summary.lines = std::move(*lines);
+  if (auto flame = buildFlameGraph(reader, facts, code, FlameOptions{})) summary.flame = std::move(*flame);
   return summary;
 }
 

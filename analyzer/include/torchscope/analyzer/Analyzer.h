@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/CaptureWindow.h"
+#include "torchscope/analyzer/FlameGraph.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
@@ -101,6 +102,7 @@ struct RunSummary {
   Overview overview;
   MemorySummary memory;
   LineTable lines;  // host time by line of the user's code (recorded: the store has stack samples)
+  FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
 };
 
 struct Analysis {
