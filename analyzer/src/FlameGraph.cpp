@@ -16,7 +16,7 @@ using FrameKey = std::tuple<std::string, std::int64_t, std::string>;  // file, l
 struct FlameBuild {
   struct Node {
     int parent = -1;
-    int frame = -1;  // index into frames, -1 for the root
+    int frame = -1;               // index into frames, -1 for the root
     std::map<int, int> children;  // frame -> node
     std::int64_t self_samples = 0, self_ns = 0, samples = 0, total_ns = 0;
   };
@@ -151,13 +151,13 @@ Result<FlameGraph> buildFlameGraph(const store::Reader& reader, const Facts& fac
   };
   std::vector<Row> rows;
   bool any_steady = false;
-  auto done = reader.query("SELECT step, tid, stack_id, sum(samples), sum(wall_ns) FROM stack_samples "
-                           "GROUP BY step, tid, stack_id",
-                           [&](const store::Row& row) {
-                             rows.push_back({row.integer(0), row.integer(1), row.integer(2), row.integer(3),
-                                             row.integer(4)});
-                             any_steady = any_steady || steady.count(row.integer(0)) > 0;
-                           });
+  auto done = reader.query(
+      "SELECT step, tid, stack_id, sum(samples), sum(wall_ns) FROM stack_samples "
+      "GROUP BY step, tid, stack_id",
+      [&](const store::Row& row) {
+        rows.push_back({row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)});
+        any_steady = any_steady || steady.count(row.integer(0)) > 0;
+      });
   if (!done) return done.error();
   graph.recorded = !rows.empty();
   const bool steady_only = options.steady_only && any_steady;

@@ -32,8 +32,8 @@ nlohmann::json nodeJson(const FlameNode& node) {
 }
 
 nlohmann::json graphJson(const FlameGraph& graph) {
-  return {{"recorded", graph.recorded},       {"steps", graph.steps},
-          {"threads", graph.threads},         {"min_share", graph.min_share},
+  return {{"recorded", graph.recorded},         {"steps", graph.steps},
+          {"threads", graph.threads},           {"min_share", graph.min_share},
           {"pruned_nodes", graph.pruned_nodes}, {"pruned_ms", std::round(graph.pruned_s * 1e6) / 1e3},
           {"root", nodeJson(graph.root)}};
 }

@@ -37,7 +37,7 @@ TEST(FlamePanel, BoxesNestInTheirParentsAndSayWhatTheyAre) {
   panel.load(analyzer::testing::writeSampledStore(dir.file("sampled.db")));
   ASSERT_EQ(panel.error(), "");
   ASSERT_EQ(panel.boxes().size(), 9u);  // the root and 8 frames; Adam's 1 ms inner loop is pruned
-  EXPECT_EQ(panel.depth(), 6);         // root, <module>, train_step, _call_impl, forward, linear
+  EXPECT_EQ(panel.depth(), 6);          // root, <module>, train_step, _call_impl, forward, linear
   EXPECT_DOUBLE_EQ(panel.boxes()[0].begin, 0);
   EXPECT_DOUBLE_EQ(panel.boxes()[0].end, 1);
   for (std::size_t i = 1; i < panel.boxes().size(); ++i) {

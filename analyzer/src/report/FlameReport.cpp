@@ -51,7 +51,9 @@ void drawFlameNode(const FlameNode& node, int parent_box, int depth, double x, F
       "{}{}\n{} total ({} of the sampled time), {} self, {} sample(s){}", sanitizeUtf8(node.function),
       where.empty() ? "" : " \u2014 " + sanitizeUtf8(where), formatSeconds(node.total_s),
       formatPercent(draw.root_s > 0 ? node.total_s / draw.root_s : 0), formatSeconds(node.self_s), node.samples,
-      depth == 0 ? "" : node.user ? "\nyour code" : "\ntorch or a library");
+      depth == 0  ? ""
+      : node.user ? "\nyour code"
+                  : "\ntorch or a library");
   const std::string label = flameLabel(sanitizeUtf8(node.function), width);
   draw.svg += fmt::format(
       "<g class=\"flame-box\" data-box=\"{}\" data-parent=\"{}\"><title>{}</title>"
@@ -90,9 +92,10 @@ std::string flameChart(const FlameGraph& graph) {
   out += graph.pruned_nodes > 0
              ? fmt::format(" ({} of them, {}).</p>\n", graph.pruned_nodes, formatSeconds(graph.pruned_s))
              : std::string(" (none here).</p>\n");
-  out += fmt::format("<svg class=\"flame\" width=\"{0:.0f}\" height=\"{1}\" viewBox=\"0 0 {0:.0f} {1}\" role=\"img\" "
-                     "aria-label=\"flame graph of the sampled stacks\" font-family=\"system-ui,sans-serif\">\n",
-                     kFlameWidth, (draw.depth + 1) * kFlameRow);
+  out += fmt::format(
+      "<svg class=\"flame\" width=\"{0:.0f}\" height=\"{1}\" viewBox=\"0 0 {0:.0f} {1}\" role=\"img\" "
+      "aria-label=\"flame graph of the sampled stacks\" font-family=\"system-ui,sans-serif\">\n",
+      kFlameWidth, (draw.depth + 1) * kFlameRow);
   return out + draw.svg + "</svg>\n";
 }
 

@@ -69,10 +69,13 @@ std::string FlamePanel::tooltip(int box) const {
   const analyzer::FlameNode& node = *boxes_[static_cast<std::size_t>(box)].node;
   const std::string where = analyzer::flameWhere(node);
   const double share = graph_.root.total_s > 0 ? node.total_s / graph_.root.total_s : 0;
-  return analyzer::sanitizeUtf8(fmt::format(
-      "{}{}\n{} total ({:.1f} % of the sampled time), {} self, {} sample(s){}", node.function,
-      where.empty() ? "" : "\n" + where, flameSeconds(node.total_s), share * 100, flameSeconds(node.self_s),
-      node.samples, box == 0 ? "" : node.user ? "\nyour code: click to show the line" : "\ntorch or a library"));
+  return analyzer::sanitizeUtf8(fmt::format("{}{}\n{} total ({:.1f} % of the sampled time), {} self, {} sample(s){}",
+                                            node.function, where.empty() ? "" : "\n" + where,
+                                            flameSeconds(node.total_s), share * 100, flameSeconds(node.self_s),
+                                            node.samples,
+                                            box == 0    ? ""
+                                            : node.user ? "\nyour code: click to show the line"
+                                                        : "\ntorch or a library"));
 }
 
 std::string FlamePanel::summary() const {
@@ -84,10 +87,11 @@ std::string FlamePanel::summary() const {
   if (boxes_.empty()) return "No flame graph: no sampled time in the steps analysed.";
   const std::string over = graph_.steps > 0 ? fmt::format("the {} steady-state step(s)", graph_.steps)
                                             : std::string("the whole run (no steady-state steps)");
-  return fmt::format("{} sample(s) of {} thread(s) over {}, {} of wall time summed over the threads. Blue: your "
-                     "code, orange: torch and the libraries; boxes under {:.1f} % of the total left out ({}).",
-                     graph_.root.samples, graph_.threads, over, flameSeconds(graph_.root.total_s),
-                     graph_.min_share * 100, graph_.pruned_nodes);
+  return fmt::format(
+      "{} sample(s) of {} thread(s) over {}, {} of wall time summed over the threads. Blue: your "
+      "code, orange: torch and the libraries; boxes under {:.1f} % of the total left out ({}).",
+      graph_.root.samples, graph_.threads, over, flameSeconds(graph_.root.total_s), graph_.min_share * 100,
+      graph_.pruned_nodes);
 }
 
 }  // namespace torchscope::gui

@@ -101,7 +101,7 @@ struct RunSummary {
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
   Overview overview;
   MemorySummary memory;
-  LineTable lines;  // host time by line of the user's code (recorded: the store has stack samples)
+  LineTable lines;   // host time by line of the user's code (recorded: the store has stack samples)
   FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
 };
 

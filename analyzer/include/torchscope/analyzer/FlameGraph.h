@@ -18,7 +18,7 @@ struct FlameNode {
   std::string function;  // the root: "all threads"
   std::string file;      // "" for the root
   std::int64_t line = -1;
-  bool user = false;     // the user's code (store/UserCode.h, the rule of the line table)
+  bool user = false;              // the user's code (store/UserCode.h, the rule of the line table)
   std::int64_t samples = 0;       // total: the samples with this frame on the stack at this place
   std::int64_t self_samples = 0;  // the samples whose innermost frame it is
   double total_s = 0;             // their wall time, summed over threads
@@ -27,10 +27,10 @@ struct FlameNode {
 };
 
 struct FlameGraph {
-  bool recorded = false;        // the store has samples
-  std::int64_t steps = 0;       // the steady-state steps the samples come from; 0: the whole run
-  std::int64_t threads = 0;     // the threads sampled
-  double min_share = 0;         // nodes under this share of the root's time were pruned
+  bool recorded = false;          // the store has samples
+  std::int64_t steps = 0;         // the steady-state steps the samples come from; 0: the whole run
+  std::int64_t threads = 0;       // the threads sampled
+  double min_share = 0;           // nodes under this share of the root's time were pruned
   std::int64_t pruned_nodes = 0;  // how many (with their subtrees)
   double pruned_s = 0;            // and their time
   FlameNode root;
@@ -42,9 +42,9 @@ inline constexpr const char* kFlameRootName = "all threads";
 inline constexpr double kFlameMinShare = 0.005;
 
 struct FlameOptions {
-  bool steady_only = true;            // the steady-state steps' samples (all of them when the run has none)
-  double min_share = kFlameMinShare;  // 0 keeps every node
-  std::vector<std::string> user_code; // more user-code roots, as `advise --user-code`
+  bool steady_only = true;             // the steady-state steps' samples (all of them when the run has none)
+  double min_share = kFlameMinShare;   // 0 keeps every node
+  std::vector<std::string> user_code;  // more user-code roots, as `advise --user-code`
 };
 
 [[nodiscard]] Result<FlameGraph> flameGraph(const store::Reader& reader, const FlameOptions& options = {});

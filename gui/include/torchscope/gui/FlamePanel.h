@@ -14,10 +14,10 @@ namespace torchscope::gui {
 
 struct FlameBox {
   const analyzer::FlameNode* node = nullptr;
-  int depth = 0;      // 0: the root, at the top
-  double begin = 0;   // left and right edges as shares of the root's width, in [0, 1]
+  int depth = 0;     // 0: the root, at the top
+  double begin = 0;  // left and right edges as shares of the root's width, in [0, 1]
   double end = 0;
-  int parent = -1;    // index of the parent's box
+  int parent = -1;  // index of the parent's box
 };
 
 class FlamePanel {
