@@ -10,6 +10,7 @@
 #include <thread>
 #include <tuple>
 
+#include "FlameGraphs.h"
 #include "LineTimes.h"
 #include "MemoryFacts.h"
 #include "Overview.h"
@@ -80,6 +81,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   }
   // Likewise the line table: a store whose samples cannot be read still gets the rest.
   if (auto lines = buildLineTable(reader, facts, code)) summary.lines = std::move(*lines);
+  if (auto flame = buildFlameGraph(reader, facts, code, FlameOptions{})) summary.flame = std::move(*flame);
   return summary;
 }
 

@@ -84,6 +84,7 @@ std::string html(const Analysis& analysis) {
       out += overviewChart(run, run_index, analysis.findings);
     }
     out += memoryTable(run);
+    out += flameChart(run.flame);
   }
   out += fmt::format("<h2>Findings ({})</h2>\n", analysis.findings.size());
   if (analysis.findings.empty()) out += "<p>No findings: nothing in this run needs attention.</p>\n";

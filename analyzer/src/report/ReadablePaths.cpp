@@ -120,6 +120,12 @@ Analysis withReadablePaths(const Analysis& analysis, const RenderOptions& option
     for (auto& mark : run.overview.graph_breaks) shorten(mark.label);
     for (auto& mark : run.overview.recompiles) shorten(mark.label);
     for (auto& line : run.lines.lines) shorten(line.file);
+    for (std::vector<FlameNode*> nodes{&run.flame.root}; !nodes.empty();) {
+      FlameNode* node = nodes.back();
+      nodes.pop_back();
+      shorten(node->file);
+      for (auto& child : node->children) nodes.push_back(&child);
+    }
   }
   for (const auto& folder : used_job_folders) {
     readable.notes.push_back(fmt::format("paths of the job's files are relative to its folder {}", folder));

@@ -39,6 +39,8 @@ nlohmann::json runJson(const RunSummary& run);
 nlohmann::json linesJson(const LineTable& table);
 std::string linesText(const LineTable& table);
 std::string linesMarkdown(const LineTable& table);
+// The HTML report's flame graph of one run (FlameReport.cpp); "" for a run without samples.
+std::string flameChart(const FlameGraph& graph);
 // The multi-rank section (RanksReport.cpp): the JSON `ranks` object and the text table.
 nlohmann::json ranksJson(const RankAnalysis& ranks);
 std::string ranksText(const RankAnalysis& ranks);

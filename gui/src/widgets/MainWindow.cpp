@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -19,6 +20,7 @@
 #include <filesystem>
 
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/gui/FlameView.h"
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/TimelineView.h"
 
@@ -92,12 +94,25 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   regions_tab_ = titled(QString(), makeTable(regions_));
   if (auto* layout = regions_tab_->layout()) layout->addWidget(regions_summary_);
 
+  flame_ = new FlameView;
+  auto* flame_scroll = new QScrollArea;
+  flame_scroll->setWidgetResizable(true);
+  flame_scroll->setWidget(flame_);
+  flame_summary_ = new QLabel;
+  flame_summary_->setWordWrap(true);
+  flame_tab_ = titled(QString(), flame_summary_);
+  if (auto* layout = flame_tab_->layout()) layout->addWidget(flame_scroll);
+  connect(flame_, &FlameView::userFrameClicked, this,
+          [this](const QString& file, qint64 line) { showSourceLine(file.toStdString(), line); });
+
   bottom_tabs_ = new QTabWidget;
   bottom_tabs_->addTab(stats_table_, tr("Statistics (visible range)"));
   bottom_tabs_->addTab(source_text_, tr("Source"));
   bottom_tabs_->addTab(regions_tab_, tr("Compiled regions"));
+  bottom_tabs_->addTab(flame_tab_, tr("Flame graph"));
   connect(bottom_tabs_, &QTabWidget::currentChanged, this, [this](int index) {
     if (bottom_tabs_->widget(index) == regions_tab_) showRegions();
+    if (bottom_tabs_->widget(index) == flame_tab_) showFlameGraph();
   });
   auto* centre = new QSplitter(Qt::Vertical);
   centre->addWidget(view_);
@@ -175,6 +190,9 @@ void MainWindow::open(const std::vector<std::string>& paths, const LoadLimits& l
   regions_->clear();
   regions_read_ = false;
   regions_summary_->clear();
+  flame_->load("");
+  flame_read_ = false;
+  flame_summary_->clear();
   details_->setFields({});
   finding_text_->clear();
   source_text_->clear();
@@ -270,6 +288,18 @@ void MainWindow::showRegions() {
   regions_summary_->setText(QString::fromStdString(regions_->panel().summary()));
 }
 
+void MainWindow::showFlameGraph() {
+  if (bottom_tabs_->currentWidget() != flame_tab_) bottom_tabs_->setCurrentWidget(flame_tab_);  // comes back here
+  if (flame_read_ || paths_.empty()) return;
+  flame_read_ = true;
+  if (paths_.size() != 1) {
+    flame_summary_->setText(tr("The flame graph reads one store: open one rank's store."));
+    return;
+  }
+  flame_->load(paths_.front());
+  flame_summary_->setText(QString::fromStdString(flame_->panel().summary()));
+}
+
 void MainWindow::applyFindings(std::vector<store::Finding> findings) {
   findings_->setFindings(std::move(findings));
   findings_table_->resizeColumnsToContents();
@@ -314,12 +344,14 @@ void MainWindow::refreshStatistics() {
   if (timeline_) stats_->setRange(*timeline_, view_->timeAxis().beginNs(), view_->timeAxis().endNs());
 }
 
-void MainWindow::showSource(const store::Finding& finding) {
+void MainWindow::showSource(const store::Finding& finding) { showSourceLine(finding.file, finding.line); }
+
+void MainWindow::showSourceLine(const std::string& file, std::int64_t line_number) {
   std::vector<std::string> roots;
   for (const std::string& path : paths_) roots.push_back(std::filesystem::path(path).parent_path().string());
   std::error_code error;
   roots.push_back(std::filesystem::current_path(error).string());
-  source_file_ = readSource(finding.file, finding.line, roots);
+  source_file_ = readSource(file, line_number, roots);
   if (!source_file_.error.empty()) {
     source_text_->setPlainText(QString::fromStdString(source_file_.error));
     return;

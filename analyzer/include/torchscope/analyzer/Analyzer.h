@@ -13,6 +13,7 @@
 
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/Finding.h"
+#include "torchscope/analyzer/FlameGraph.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Ranks.h"
 #include "torchscope/store/Reader.h"
@@ -98,7 +99,8 @@ struct RunSummary {
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
   Overview overview;
   MemorySummary memory;
-  LineTable lines;  // host time by line of the user's code (recorded: the store has stack samples)
+  LineTable lines;   // host time by line of the user's code (recorded: the store has stack samples)
+  FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
 };
 
 struct Analysis {

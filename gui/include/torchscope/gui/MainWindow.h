@@ -9,6 +9,7 @@
 #include <QMainWindow>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@ class QTimer;
 namespace torchscope::gui {
 
 class DetailsModel;
+class FlameView;
 class FindingsModel;
 class RegionsModel;
 class StatsModel;
@@ -53,6 +55,9 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] RegionsModel* regionsModel() const { return regions_; }
   // Shows the "Compiled regions" tab, reading the table of the store (one store only) the first time.
   void showRegions();
+  [[nodiscard]] FlameView* flameView() const { return flame_; }
+  // Shows the "Flame graph" tab, reading the sampled stacks of the store (one store only) the first time.
+  void showFlameGraph();
   [[nodiscard]] QTableView* findingsTable() const { return findings_table_; }
   [[nodiscard]] QLineEdit* searchBox() const { return search_; }
   [[nodiscard]] QPlainTextEdit* findingPane() const { return finding_text_; }
@@ -82,6 +87,8 @@ class MainWindow : public QMainWindow {
   void updateDetails();
   void runSearch();
   void showSource(const store::Finding& finding);
+  // Shows `file` around `line_number` in the source pane (the findings' locator; the flame graph's user frames).
+  void showSourceLine(const std::string& file, std::int64_t line_number);
 
   TimelineView* view_ = nullptr;
   FindingsModel* findings_ = nullptr;
@@ -91,6 +98,10 @@ class MainWindow : public QMainWindow {
   QLabel* regions_summary_ = nullptr;
   QWidget* regions_tab_ = nullptr;
   bool regions_read_ = false;
+  FlameView* flame_ = nullptr;
+  QLabel* flame_summary_ = nullptr;
+  QWidget* flame_tab_ = nullptr;
+  bool flame_read_ = false;
   QTableView* findings_table_ = nullptr;
   QTableView* stats_table_ = nullptr;
   QTabWidget* bottom_tabs_ = nullptr;
