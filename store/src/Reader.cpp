@@ -54,17 +54,23 @@ class Reader::Impl {
   Impl(std::string path, sqlite::Database db, std::int32_t version)
       : path_(std::move(path)), db_(std::move(db)), version_(version) {}
 
-  // The tables a store of an older readable version lacks read as empty.
+  // The tables a store of an older readable version lacks read as empty: v3 has no sampled stacks. Any other
+  // missing table is a damaged store, and its query says so.
   Result<void> findTables() {
+    if (version_ >= 4) return {};
+    std::set<std::string, std::less<>> present;
     auto stmt = db_.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
     if (!stmt) return withPath(stmt.error());
-    while (stmt->step() == SQLITE_ROW) tables_.insert(stmt->columnText(0));
+    while (stmt->step() == SQLITE_ROW) present.insert(stmt->columnText(0));
+    for (std::string_view table : {"stack_frames", "stacks", "stack_samples"}) {
+      if (!present.contains(table)) absent_.emplace(table);
+    }
     return {};
   }
 
   template <class T>
   Result<std::vector<T>> load(const LoadOptions& options) {
-    if (!tables_.count(std::string(tables::Traits<T>::kTable))) return std::vector<T>();
+    if (absent_.contains(tables::Traits<T>::kTable)) return std::vector<T>();
     auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value()));
     if (!stmt) return withPath(stmt.error());
     if (options.range) {
@@ -83,7 +89,7 @@ class Reader::Impl {
     std::map<std::string, std::int64_t> result;
     for (std::string_view table : tableNames()) {
       if (table == "run") continue;
-      if (!tables_.count(std::string(table))) {
+      if (absent_.contains(table)) {
         result.emplace(table, 0);
         continue;
       }
@@ -142,7 +148,7 @@ class Reader::Impl {
   std::string path_;
   sqlite::Database db_;
   std::int32_t version_;
-  std::set<std::string, std::less<>> tables_;
+  std::set<std::string, std::less<>> absent_;  // tables this store's version predates
 };
 
 Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {

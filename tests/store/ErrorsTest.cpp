@@ -112,6 +112,18 @@ TEST(StoreErrors, AVersion3StoreReadsWithoutSamples) {
   EXPECT_EQ(counts->at("kernels"), 10);
 }
 
+// Only the tables a store's version predates read as empty: a v4 store without them is damaged.
+TEST(StoreErrors, AVersion4StoreWithoutItsSampleTablesIsDamaged) {
+  testing::TempDir dir;
+  const std::string path = makeStore(dir);
+  execSql(path, "DROP TABLE stack_samples");
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message;
+  auto samples = (*reader)->load<StackSample>();
+  ASSERT_FALSE(samples);
+  EXPECT_NE(samples.error().message.find("damaged store"), std::string::npos) << samples.error().message;
+}
+
 TEST(StoreErrors, DamagedPagesAreReportedAsCorrupt) {
   testing::TempDir dir;
   const std::string path = makeStore(dir, 2000);
