@@ -35,7 +35,7 @@ struct HelperChannel {
 };
 
 HelperChannel channel;
-struct sigaction previous[NSIG];
+struct sigaction previous_actions[NSIG];
 std::atomic<bool> installed{false};
 // The signal the process still has to die by, once its store is closed: set by a handler that stopped
 // waiting for the close.
@@ -119,7 +119,7 @@ bool waitForClose() {
 }
 
 void onSignal(int signal_number, siginfo_t* info, void* context) {
-  const struct sigaction& before = previous[signal_number];
+  const struct sigaction& before = previous_actions[signal_number];
   if (isHandlerFunction(before)) {
     if ((before.sa_flags & SA_SIGINFO) != 0) {
       before.sa_sigaction(signal_number, info, context);
@@ -181,7 +181,7 @@ void installSignalHandlers() {
     action.sa_sigaction = &onSignal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
-    sigaction(signal_number, &action, &previous[signal_number]);
+    sigaction(signal_number, &action, &previous_actions[signal_number]);
   }
 }
 
