@@ -15,7 +15,10 @@ namespace torchscope::collector {
 
 namespace {
 
-constexpr int kDefaultSampleHz = 100;
+// Off unless asked for: one job of the validation suite (mambapy, torch.compile with TORCH_TRACE) ended with SIGSEGV
+// once in CI while sampled at 100 Hz, not reproduced in 7 runs here; until the cause is known the sampler runs only
+// for a user who sets TORCHSCOPE_SAMPLE_HZ.
+constexpr int kDefaultSampleHz = 0;
 // Deeper stacks keep their innermost frames.
 constexpr std::size_t kMaxStackDepth = 256;
 // Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half

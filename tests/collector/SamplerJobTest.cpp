@@ -34,6 +34,13 @@ const analyzer::LineTime* findLine(const analyzer::LineTable& table, int line) {
   return nullptr;
 }
 
+// The sampler is off unless asked for: every job here asks for the rate users are told to set.
+class SamplingAsked : public ::testing::Environment {
+ public:
+  void SetUp() override { setenv("TORCHSCOPE_SAMPLE_HZ", "100", 1); }
+};
+const ::testing::Environment* const kSamplingAsked = ::testing::AddGlobalTestEnvironment(new SamplingAsked);
+
 ProgramOutcome runJob(const fs::path& store, const std::vector<std::string>& args, const ProgramOptions& options = {}) {
   std::vector<std::string> argv = {TORCHSCOPE_PYTHON, scriptPath(kScript).string()};
   argv.insert(argv.end(), args.begin(), args.end());
