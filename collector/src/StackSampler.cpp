@@ -15,9 +15,10 @@ namespace torchscope::collector {
 
 namespace {
 
-// Off unless asked for: one job of the validation suite (mambapy, torch.compile with TORCH_TRACE) ended with SIGSEGV
-// once in CI while sampled at 100 Hz, not reproduced in 7 runs here; until the cause is known the sampler runs only
-// for a user who sets TORCHSCOPE_SAMPLE_HZ.
+// Off unless asked for: one job of the validation suite (mambapy under torch.compile) ended with SIGSEGV in the
+// sampler's walk (PyFrame_GetBack) about once in ten runs; the walk now ends before any Python code can hand the GIL
+// over (sampleThreads), but until that has a long record the sampler runs only for a user who sets
+// TORCHSCOPE_SAMPLE_HZ.
 constexpr int kDefaultSampleHz = 0;
 // Deeper stacks keep their innermost frames.
 constexpr std::size_t kMaxStackDepth = 256;
@@ -112,6 +113,15 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
   if (active == nullptr) py.clear_error();
   for (auto& [ident, clock] : clocks_) clock.seen = false;
+  // Every stack is walked before any Python code runs here (a Thread's `name` is a property): running it can hand
+  // the GIL to the job's threads, which then pop frames this walk is on, some of them Dynamo's own frames that it
+  // frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb).
+  struct Walked {
+    unsigned long ident;
+    PyObject* key;
+    std::int64_t stack_id;
+  };
+  std::vector<Walked> walked;
   long position = 0;
   PyObject* key = nullptr;
   PyObject* frame = nullptr;
@@ -121,12 +131,16 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
       py.clear_error();
       continue;
     }
-    ThreadClock& clock = clockOf(py, ident, key, active);
+    walked.push_back({ident, key, stackOf(py, frame)});
+  }
+  for (const Walked& thread : walked) {
+    const unsigned long ident = thread.ident;
+    ThreadClock& clock = clockOf(py, ident, thread.key, active);
     clock.seen = true;
     Credit credit;
     credit.ts_ns = now_ns;
     credit.tid = clock.tid;
-    credit.stack_id = stackOf(py, frame);
+    credit.stack_id = thread.stack_id;
     // A thread's first sample stands for one period.
     credit.wall_ns = clock.last_ns >= 0 ? now_ns - clock.last_ns : period_.count();
     const std::int64_t cpu_ns = threadCpuNanos(ident);
