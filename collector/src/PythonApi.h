@@ -19,6 +19,7 @@ struct PythonApi {
   PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
   PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
   int (*frame_line)(PyObject*) = nullptr;
+  int (*frame_lasti)(PyObject*) = nullptr;  // PyFrame_GetLasti (3.11+): the instruction offset, -1 when none
   PyObject* (*current_frames)() = nullptr;                  // _PyThread_CurrentFrames: {ident: frame}, new reference
   PyObject* (*sys_object)(const char*) = nullptr;           // PySys_GetObject: borrowed
   PyObject* (*call)(PyObject*, PyObject*) = nullptr;        // PyObject_CallObject: new reference
