@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::store {
 
@@ -19,9 +19,9 @@ struct RunInfo {
   std::string cuda_version;
   std::string driver_version;
   std::string gpu_name;
-  Nanos start_ns = 0;       // monotonic
-  Nanos start_wall_ns = 0;  // CLOCK_REALTIME at start_ns: the wall-clock anchor
-  Nanos end_ns = -1;
+  base::Nanos start_ns = 0;       // monotonic
+  base::Nanos start_wall_ns = 0;  // CLOCK_REALTIME at start_ns: the wall-clock anchor
+  base::Nanos end_ns = -1;
   std::int64_t exit_code = -1;
   std::string source;  // "collector", "import:torch_trace", "import:kineto", ...
   bool operator==(const RunInfo&) const = default;
@@ -41,8 +41,8 @@ struct Process {
   std::int64_t rank = -1;
   std::int64_t local_rank = -1;
   std::int64_t world_size = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = -1;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = -1;
   bool operator==(const Process&) const = default;
 };
 
@@ -67,8 +67,8 @@ struct Device {
 struct ApiCall {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;        // interned
   std::string api;         // "runtime" | "driver"
   std::int64_t cbid = -1;  // CUPTI callback id
@@ -82,8 +82,8 @@ struct Kernel {
   std::int64_t device = 0;
   std::int64_t context = -1;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;  // interned
   std::int64_t correlation_id = -1;
   std::int64_t grid_x = -1, grid_y = -1, grid_z = -1;
@@ -98,8 +98,8 @@ struct Memcpy {
   std::int64_t pid = 0;
   std::int64_t device = 0;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string copy_kind;  // "HtoD" | "DtoH" | "DtoD" | "HtoH" | "PtoP" | "unknown"
   std::int64_t bytes = 0;
   std::string src_kind;   // "pageable" | "pinned" | "device" | "managed" | "unknown"
@@ -114,8 +114,8 @@ struct Memset {
   std::int64_t pid = 0;
   std::int64_t device = 0;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::int64_t bytes = 0;
   std::int64_t value = 0;
   std::string memory_kind;
@@ -127,8 +127,8 @@ struct Memset {
 struct Sync {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string sync_kind;  // "stream" | "device" | "event" | "context" | "stream-wait-event" | "memcpy" | "python"
   std::string origin;     // "cupti" | "python" | "import"
   std::string op;         // interned: the call or op that synchronised ("cudaStreamSynchronize", "aten::item")
@@ -144,8 +144,8 @@ struct Sync {
 struct NvtxEvent {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;  // == start_ns for a mark
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;  // == start_ns for a mark
   std::string name;    // interned
   std::string domain;  // interned
   std::string kind;    // "range" | "mark"
@@ -155,8 +155,8 @@ struct NvtxEvent {
 struct CpuOp {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;      // interned
   std::string category;  // "cpu_op" | "user_annotation" | "python_function" | ...
   std::int64_t correlation_id = -1;  // external correlation to API calls
@@ -173,12 +173,12 @@ struct Compile {
   std::string co_name;
   std::string co_filename;
   std::int64_t co_firstlineno = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   // torch's nested cumulative stage times: dynamo_ns contains aot_ns, which contains inductor_ns.
-  Nanos dynamo_ns = -1;
-  Nanos aot_ns = -1;
-  Nanos inductor_ns = -1;
+  base::Nanos dynamo_ns = -1;
+  base::Nanos aot_ns = -1;
+  base::Nanos inductor_ns = -1;
   std::int64_t graph_count = -1;
   std::int64_t graph_op_count = -1;
   std::int64_t graph_node_count = -1;
@@ -197,7 +197,7 @@ struct GraphBreak {
   std::int64_t frame_id = -1;
   std::int64_t frame_compile_id = -1;
   std::int64_t attempt = -1;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string break_type;   // torch's gb_type, e.g. "Data-dependent branching"
   std::string reason;
   std::string explanation;
@@ -216,7 +216,7 @@ struct Recompile {
   std::int64_t pid = 0;
   std::int64_t frame_id = -1;
   std::int64_t frame_compile_id = -1;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string co_name;
   std::string co_filename;
   std::int64_t co_firstlineno = -1;
@@ -238,8 +238,8 @@ struct Step {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
   std::int64_t index = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string source;  // "optimizer" | "zero_grad" | "backward" | "marker" | "nvtx" | "import"
   bool operator==(const Step&) const = default;
 };
@@ -291,7 +291,7 @@ struct MemorySample {
   std::int64_t pid = 0;
   std::int64_t device = -1;  // GPU index; -1 for host memory
   std::string series;        // "host.rss", "cuda.allocated", ... (docs/FORMAT.md lists them)
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::int64_t step = -1;    // the step that ended at ts_ns; -1 for a sample taken between step ends
   std::int64_t value = 0;    // bytes, or a count for the counter series
   bool operator==(const MemorySample&) const = default;
@@ -301,7 +301,7 @@ struct MemorySample {
 struct MemoryEvent {
   std::int64_t pid = 0;
   std::int64_t device = -1;        // GPU index; -1 for host memory
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string operation;           // "alloc" | "free" | "pool-create" | "pool-destroy" | "pool-trim"
   std::int64_t bytes = 0;          // size of the block (positive for a free too)
   std::int64_t address = -1;
@@ -320,7 +320,7 @@ struct MemoryEvent {
 // evidence the bridge gathers when it sees a holder grow between two sampled steps.
 struct MemoryHolder {
   std::int64_t pid = 0;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::int64_t step = -1;          // the step at which the growth was confirmed
   std::string kind;                // "autograd-graph" | "container"
   std::string name;                // the expression that holds it: "total_loss", "self.history"
@@ -361,8 +361,8 @@ struct StackSample {
   std::int64_t step = -1;  // -1: taken outside every kept step
   std::int64_t stack_id = 0;
   std::int64_t samples = 0;
-  Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
-  Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
+  base::Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
+  base::Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
   bool operator==(const StackSample&) const = default;
 };
 
