@@ -141,8 +141,7 @@ Result<void> addKernelTimes(const store::Reader& reader, std::map<std::int64_t, 
         if (after == list.begin()) return;
         const Call& call = *std::prev(after);
         if (launch_ns > call.end_ns) return;
-        kernel_ns[call.region] =
-            base::saturatingAdd(kernel_ns[call.region], std::max<std::int64_t>(row.integer(3), 0));
+        kernel_ns[call.region] = base::saturatingAdd(kernel_ns[call.region], std::max<std::int64_t>(row.integer(3), 0));
       });
   if (!queried) return queried.error();
   for (auto& [id, entry] : rows) {
