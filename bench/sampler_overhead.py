@@ -56,13 +56,21 @@ def worker(steps, profile):
 
 
 def sampler_thread_cpu():
-    """CPU seconds of the collector's stack sampler thread (named torchscope-smp) so far; 0 without one."""
+    """CPU seconds of the collector's stack sampler thread (named torchscope-smp) so far; 0 without one. Read from
+    schedstat (nanoseconds) where the kernel has it: stat's clock ticks (10 ms) are too coarse for a thread that runs
+    a few microseconds per tick."""
     total = 0
     for task in os.listdir("/proc/self/task"):
         try:
             with open(f"/proc/self/task/{task}/comm") as comm:
                 if comm.read().strip() != "torchscope-smp":
                     continue
+            try:
+                with open(f"/proc/self/task/{task}/schedstat") as schedstat:
+                    total += int(schedstat.read().split()[0]) / 1e9
+                    continue
+            except (OSError, ValueError, IndexError):
+                pass
             with open(f"/proc/self/task/{task}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

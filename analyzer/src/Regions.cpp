@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "Rules.h"
@@ -36,7 +37,9 @@ struct RegionRows {
   Region region;
   std::int64_t steady_wall_ns = 0;
   bool cudagraphs_asked = false;  // its torch.compile call asked for CUDA graphs
-  std::int64_t cpu_ns = 0;        // thread CPU time of the calls sampled for it, which compiled nothing
+  // Rows of a single call that compiled nothing, (pid, tid, start, end): their span is the call's own.
+  std::vector<std::array<std::int64_t, 4>> single_calls;
+  std::int64_t cpu_ns = 0;  // thread CPU time of the calls sampled for it, which compiled nothing
   std::int64_t cpu_calls = 0;
 };
 
@@ -49,7 +52,8 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
                                                           const std::set<std::int64_t>& steady) {
   std::map<std::int64_t, RegionRows> regions;
   auto queried = reader.query(
-      "SELECT name, args FROM cpu_ops_v WHERE category = 'compiled_region' ORDER BY start_ns",
+      "SELECT name, args, pid, tid, start_ns, end_ns FROM cpu_ops_v WHERE category = 'compiled_region' "
+      "ORDER BY start_ns",
       [&](const store::Row& row) {
         const auto args = nlohmann::json::parse(row.text(1), nullptr, false);
         if (!args.is_object()) return;
@@ -79,6 +83,9 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
         const std::int64_t wall = std::max<std::int64_t>(regionArgInteger(args, "wall_ns", 0), 0);
         const std::int64_t compile_wall =
             std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
+        if (calls == 1 && compile_calls == 0) {
+          rows.single_calls.push_back({row.integer(2), row.integer(3), row.integer(4), row.integer(5)});
+        }
         region.calls = base::saturatingAdd(region.calls, calls);
         region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
         region.run_wall_s += regionSeconds(wall - compile_wall);
@@ -100,6 +107,48 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
       });
   if (!queried) return queried.error();
   return regions;
+}
+
+// GPU kernel time per call under CUPTI: a kernel belongs to the region call whose host interval holds its launch (the
+// earliest API call of its correlation id) on the launching thread. Only rows of one call are joined, since a row of
+// several calls spans the code between them too; the time per call is over those calls, kernels or not.
+Result<void> addKernelTimes(const store::Reader& reader, std::map<std::int64_t, RegionRows>& rows) {
+  struct Call {
+    std::int64_t start_ns;
+    std::int64_t end_ns;
+    std::int64_t region;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Call>> calls;  // by (pid, tid), in start order
+  for (const auto& [id, entry] : rows) {
+    for (const auto& [pid, tid, start, end] : entry.single_calls) calls[{pid, tid}].push_back({start, end, id});
+  }
+  if (calls.empty()) return {};
+  for (auto& [thread, list] : calls) {
+    std::sort(list.begin(), list.end(), [](const Call& a, const Call& b) { return a.start_ns < b.start_ns; });
+  }
+  std::map<std::int64_t, std::int64_t> kernel_ns;  // by region
+  auto queried = reader.query(
+      "SELECT launch.pid, launch.tid, launch.start_ns, k.end_ns - k.start_ns FROM kernels k "
+      "JOIN (SELECT pid, correlation_id, tid, min(start_ns) AS start_ns FROM api_calls WHERE correlation_id >= 0 "
+      "GROUP BY pid, correlation_id) launch ON launch.pid = k.pid AND launch.correlation_id = k.correlation_id",
+      [&](const store::Row& row) {
+        const auto thread = calls.find({row.integer(0), row.integer(1)});
+        if (thread == calls.end()) return;
+        const std::int64_t launch_ns = row.integer(2);
+        const auto& list = thread->second;
+        auto after = std::upper_bound(list.begin(), list.end(), launch_ns,
+                                      [](std::int64_t ns, const Call& call) { return ns < call.start_ns; });
+        if (after == list.begin()) return;
+        const Call& call = *std::prev(after);
+        if (launch_ns > call.end_ns) return;
+        kernel_ns[call.region] = base::saturatingAdd(kernel_ns[call.region], std::max<std::int64_t>(row.integer(3), 0));
+      });
+  if (!queried) return queried.error();
+  for (auto& [id, entry] : rows) {
+    if (entry.single_calls.empty()) continue;
+    entry.region.gpu_per_call_s = regionSeconds(kernel_ns[id]) / static_cast<double>(entry.single_calls.size());
+  }
+  return {};
 }
 
 // Inductor's reason per frame whose CUDA graphs it skipped.
@@ -231,6 +280,9 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   const auto steady = steadyStepIndices(*facts);
   auto rows = loadRegionRows(**reader, steady);
   if (!rows) return rows.error();
+  if (facts->count("kernels") > 0) {
+    if (auto kernels = addKernelTimes(**reader, *rows); !kernels) return kernels.error();
+  }
 
   RegionTable table;
   table.path = path;

@@ -26,6 +26,7 @@ const PythonApi& pythonApi() {
     bind(py.frame_back, "PyFrame_GetBack");
     bind(py.frame_code, "PyFrame_GetCode");
     bind(py.frame_line, "PyFrame_GetLineNumber");
+    bind(py.frame_lasti, "PyFrame_GetLasti");
     bind(py.current_frames, "_PyThread_CurrentFrames");
     bind(py.sys_object, "PySys_GetObject");
     bind(py.call, "PyObject_CallObject");

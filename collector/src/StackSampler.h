@@ -94,6 +94,9 @@ class StackSampler {
   // With the GIL: every thread's sample into `credits`, new frames, stacks and threads into the pending records.
   void sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits);
   std::int64_t stackOf(const PythonApi& py, PyObject* frame);
+  // The frame's id by its code object and instruction offset: computing a line number scans the code's line table,
+  // most of a tick's cost before this cache.
+  std::int64_t frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code);
   std::int64_t frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line);
   ThreadClock& clockOf(const PythonApi& py, unsigned long ident, PyObject* key, PyObject* active_threads);
   void writeNewRecords();
@@ -109,6 +112,7 @@ class StackSampler {
   // The sampler thread's own: the interning of frames and stacks, and each thread's clocks.
   std::unordered_map<PyObject*, CodeNames> code_names_;  // code objects held, so that an address is never reused
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_;  // (code, line)
+  std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_at_offset_;
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> stack_ids_;  // (parent, frame)
   std::unordered_map<unsigned long, ThreadClock> clocks_;  // by Python thread ident (pthread_t)
   std::vector<store::StackFrame> new_frames_;

@@ -148,5 +148,88 @@ TEST(RegionTable, AnUnreadableStoreIsAnError) {
   EXPECT_FALSE(regionTable(stores.compiled, path).ok());
 }
 
+// A GPU run (CUPTI records, no GPU needed): region calls on thread 100 each launch kernels; a kernel counts for the
+// call whose host interval holds its launch (the first API call of its correlation id) on the launching thread.
+TEST(RegionTable, KernelsLaunchedInsideARegionsCallsAreItsGpuTime) {
+  const auto call = [](std::int64_t step, std::int64_t start_ms, std::int64_t calls, std::int64_t compile_calls) {
+    const std::int64_t start_ns = start_ms * 1'000'000;
+    return nlohmann::json{{"pid", 1},
+                          {"tid", 100},
+                          {"start_ns", start_ns},
+                          {"end_ns", start_ns + 10'000'000},
+                          {"name", "Model.forward"},
+                          {"category", "compiled_region"},
+                          {"args",
+                           {{"region", 1},
+                            {"step", step},
+                            {"calls", calls},
+                            {"compile_calls", compile_calls},
+                            {"wall_ns", 10'000'000},
+                            {"compile_wall_ns", compile_calls > 0 ? 10'000'000 : 0}}}};
+  };
+  const auto launch = [](std::int64_t tid, std::int64_t at_ms, std::int64_t correlation) {
+    return nlohmann::json{{"pid", 1},
+                          {"tid", tid},
+                          {"start_ns", at_ms * 1'000'000},
+                          {"end_ns", at_ms * 1'000'000 + 5'000},
+                          {"name", "cudaLaunchKernel"},
+                          {"api", "runtime"},
+                          {"correlation_id", correlation}};
+  };
+  const auto kernel = [](std::int64_t correlation, std::int64_t start_ms, std::int64_t duration_us) {
+    return nlohmann::json{{"pid", 1},
+                          {"device", 0},
+                          {"stream", 7},
+                          {"start_ns", start_ms * 1'000'000},
+                          {"end_ns", start_ms * 1'000'000 + duration_us * 1'000},
+                          {"name", "triton_poi_fused_0"},
+                          {"correlation_id", correlation}};
+  };
+  nlohmann::json fixture = {{"run", {{"command_line", "python train.py"}, {"start_ns", 0}, {"end_ns", 1'000'000'000}}}};
+  for (int step = 0; step < 4; ++step) {
+    fixture["steps"].push_back({{"pid", 1},
+                                {"tid", 100},
+                                {"index", step},
+                                {"start_ns", step * 100'000'000},
+                                {"end_ns", (step + 1) * 100'000'000},
+                                {"source", "optimizer"}});
+  }
+  // Step 0 compiles; steps 1 and 2 call once each (joined); step 3 calls twice in one row (not joined).
+  fixture["cpu_ops"] = {call(0, 10, 1, 1), call(1, 110, 1, 0), call(2, 210, 1, 0), call(3, 310, 2, 0)};
+  fixture["api_calls"] = {
+      launch(100, 12, 1),   // in the compiling call: not counted
+      launch(100, 112, 2),  // step 1's call: 300 us
+      launch(100, 115, 3),  // step 1's call: 200 us (a driver call of the same launch follows, below)
+      launch(100, 116, 3), launch(100, 150, 4),  // between calls: not counted
+      launch(101, 212, 5),                       // another thread, inside step 2's interval: not counted
+      launch(100, 219, 6),                       // step 2's call: 100 us
+      launch(100, 312, 7)                        // the row of two calls: not counted
+  };
+  fixture["kernels"] = {kernel(1, 13, 1000), kernel(2, 113, 300), kernel(3, 117, 200), kernel(4, 151, 900),
+                        kernel(5, 213, 700), kernel(6, 220, 100), kernel(7, 313, 800)};
+  TempDir dir;
+  const std::string store = dir.file("gpu.db");
+  ASSERT_EQ(buildStore(fixture, store), "");
+  auto table = regionTable(store);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  ASSERT_EQ(table->regions.size(), 1u);
+  // 600 us over the two calls of one row each.
+  EXPECT_NEAR(table->regions[0].gpu_per_call_s, 300e-6, 1e-12);
+  EXPECT_NE(renderRegions(*table, Format::kText).find("CPU, 300.0 us GPU per call"), std::string::npos)
+      << renderRegions(*table, Format::kText);
+  const auto json = nlohmann::json::parse(renderRegions(*table, Format::kJson));
+  EXPECT_NEAR(json["regions"][0]["gpu_per_call_seconds"].get<double>(), 300e-6, 1e-12);
+
+  // Without CUPTI records the time stays unknown.
+  fixture.erase("kernels");
+  fixture.erase("api_calls");
+  ASSERT_EQ(buildStore(fixture, store), "");
+  auto cpu_only = regionTable(store);
+  ASSERT_TRUE(cpu_only.ok());
+  EXPECT_EQ(cpu_only->regions[0].gpu_per_call_s, -1);
+  EXPECT_TRUE(
+      nlohmann::json::parse(renderRegions(*cpu_only, Format::kJson))["regions"][0]["gpu_per_call_seconds"].is_null());
+}
+
 }  // namespace
 }  // namespace torchscope::analyzer::testing

@@ -8,7 +8,7 @@ import threading
 import time
 import unittest
 
-from torchscope_bridge import origins, parse, steps
+from torchscope_bridge import origins, parse, sites, steps
 
 PREFIXES = ("/venv/lib/python3.11/site-packages/torch/",)
 
@@ -164,6 +164,25 @@ class CodeScopeTest(unittest.TestCase):
         scope = parse.scope_of(PREFIXES)
         self.assertFalse(scope.is_user("/venv/lib/python3.11/site-packages/torch/optim/adam.py"))
         self.assertTrue(scope.is_user("/work/train.py"))
+
+    def test_inductors_generated_code_is_not_the_users(self):
+        saved = os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        try:
+            default = sites._generated_code_roots()
+            try:
+                from torch._inductor.runtime import cache_dir_utils
+            except ImportError:
+                cache_dir_utils = None
+            if cache_dir_utils is not None:
+                self.assertEqual(default, [cache_dir_utils.default_cache_dir()])
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/work/job/cache"
+            scope = parse.CodeScope(["/work/job"], sites._generated_code_roots())
+            self.assertFalse(scope.is_user("/work/job/cache/kf/ckfyh2.py"))
+            self.assertTrue(scope.is_user("/work/job/train.py"))
+        finally:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+            if saved is not None:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
 
 
 class GuardFailuresTest(unittest.TestCase):

@@ -59,10 +59,10 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
     std::string runs =
         fmt::format("{} call{} ({} compiling)", region.calls, region.calls == 1 ? "" : "s", region.compile_calls);
     if (region.wall_per_call_s >= 0) {
-      runs += fmt::format(": {} wall, {} CPU per call", regionTime(region.wall_per_call_s),
-                          regionTime(region.cpu_per_call_s));
+      runs += fmt::format(": {} wall, {} CPU", regionTime(region.wall_per_call_s), regionTime(region.cpu_per_call_s));
+      if (region.gpu_per_call_s >= 0) runs += fmt::format(", {} GPU", regionTime(region.gpu_per_call_s));
+      runs += " per call";
     }
-    if (region.gpu_per_call_s >= 0) runs += fmt::format(", {} GPU", regionTime(region.gpu_per_call_s));
     if (region.steady_share >= 0)
       runs += fmt::format("; {:.1f} % of the steady-state steps", region.steady_share * 100);
     lines.emplace_back("runs", runs);

@@ -4,12 +4,15 @@ compiled region, the line that created an optimizer, and the Python stack around
 Everything here runs once per torch.compile call, optimizer or compile event, never per step.
 """
 
+import getpass
 import importlib.metadata
 import json
 import os
+import re
 import site
 import sys
 import sysconfig
+import tempfile
 import urllib.parse
 import urllib.request
 import weakref
@@ -70,7 +73,21 @@ def _library_roots(torch):
     paths = sysconfig.get_paths()
     roots += [paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     roots.append(os.path.dirname(os.path.abspath(torch.__file__)))
-    return roots + _own_roots()
+    return roots + _generated_code_roots() + _own_roots()
+
+
+def _generated_code_roots():
+    """Where Inductor writes the code it generates: its wrappers run on the job's stacks (the sampler's lines) but
+    are not the user's. Torch's own rule (torch._inductor.runtime.cache_dir_utils), written out here so as not to
+    import Inductor into an eager job nor create the folder."""
+    configured = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if configured:
+        return [configured]
+    try:
+        user = re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())
+    except Exception:
+        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
+    return [os.path.join(tempfile.gettempdir(), "torchinductor_" + user)]
 
 
 def _own_roots():

@@ -42,7 +42,7 @@ struct Region {
   double run_cpu_s = 0;            // their thread CPU time (cpu_per_call_s x their number)
   double wall_per_call_s = -1;     // run_wall_s / (calls - compile_calls), -1 unknown
   double cpu_per_call_s = -1;      // thread CPU time per call, from the calls sampled for it
-  double gpu_per_call_s = -1;      // GPU kernel time per call under CUPTI; -1 unknown (not attributed yet)
+  double gpu_per_call_s = -1;      // GPU kernel time per call under CUPTI (its calls of one row each); -1 unknown
   double steady_share = -1;        // its wall time in the steady-state steps / their time, -1 unknown
   std::vector<std::string> eager;  // why (part of) it ran eagerly: failed compile, skipped frame, limit hit
   // "" not asked for; "used" (asked for, on a GPU, no skip); "skipped: <Inductor's reason>"; "not used: ..." (no GPU)

@@ -1,0 +1,220 @@
+// The line and region tables of real jobs, recorded once with the stack sampler at 100 Hz (tests/analyzer/real/,
+// record.sh says how): an eager LSTM language model with a manual SGD update, the RDL sample written for
+// torch.compile, a compiled transformer block, and a tiny compiled model run for six steps (with its run with
+// compilation off, where compiling does not pay). Their text and JSON against golden/real/ (TORCHSCOPE_UPDATE_GOLDEN=1
+// rewrites them), and their figures adding up: the lines' self times to the sampled time and the steps, the regions'
+// run times to the steps, their compile times to the run's.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <zlib.h>
+
+#include "TestSupport.h"
+#include "torchscope/analyzer/LineTable.h"
+#include "torchscope/analyzer/Regions.h"
+#include "torchscope/analyzer/Report.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+// The rate the stores were recorded at: a sample is credited with the time since the previous one, so a step's
+// sampled time is its own within about one period at either end.
+constexpr double kSamplePeriodS = 0.01;
+// Where the jobs ran when they were recorded: reports show their files relative to it.
+constexpr const char* kRecordedRoot = "/work/wt-sampler";
+
+std::filesystem::path realDir() { return sourcePath("tests/analyzer/real"); }
+
+// The recorded store, unpacked (they are committed gzipped: about a fifth of their size).
+std::string storeCopy(const TempDir& dir, const std::string& name) {
+  const std::string copy = dir.file(name + ".db");
+  const std::string packed = (realDir() / (name + ".db.gz")).string();
+  gzFile in = gzopen(packed.c_str(), "rb");
+  EXPECT_NE(in, nullptr) << packed;
+  if (in == nullptr) return copy;
+  std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+  std::vector<char> buffer(1 << 16);
+  int read = 0;
+  while ((read = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) out.write(buffer.data(), read);
+  EXPECT_EQ(read, 0) << packed << " is damaged";
+  gzclose(in);
+  return copy;
+}
+
+void expectRealGolden(const std::string& actual, const std::string& file_name) {
+  const auto file = goldenDir() / "real" / file_name;
+  if (std::getenv("TORCHSCOPE_UPDATE_GOLDEN") != nullptr) {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << actual;
+    return;
+  }
+  std::ifstream in(file, std::ios::binary);
+  ASSERT_TRUE(in) << file << " is missing (TORCHSCOPE_UPDATE_GOLDEN=1 writes it)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "differs from " << file;
+}
+
+RenderOptions recordedPaths() {
+  RenderOptions options;
+  options.current_directory = kRecordedRoot;
+  return options;
+}
+
+LineTable linesOf(const std::string& store) {
+  auto reader = store::Reader::open(store);
+  EXPECT_TRUE(reader.ok()) << store;
+  if (!reader.ok()) return {};
+  auto table = lineTable(**reader);
+  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message);
+  return table.ok() ? *table : LineTable{};
+}
+
+RegionTable regionsOf(const TempDir& dir, const std::string& name, const std::string& against = "") {
+  auto table = regionTable(storeCopy(dir, name), against.empty() ? "" : storeCopy(dir, against));
+  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message);
+  if (!table.ok()) return {};
+  // The copies' paths change from run to run; the goldens name the recorded stores.
+  table->path = name + ".db";
+  if (!against.empty()) table->against = against + ".db";
+  return *table;
+}
+
+// The lines' self times are the sampled time with a user line on the stack (all of it when the table lists every
+// line), within the sampled time; per step they add up to at most the steps' time on each sampled thread.
+void checkLineSums(const LineTable& table) {
+  ASSERT_TRUE(table.recorded);
+  ASSERT_FALSE(table.lines.empty());
+  double self_s = 0;
+  double self_per_step_s = 0;
+  std::int64_t self_samples = 0;
+  for (const auto& line : table.lines) {
+    EXPECT_GE(line.total_s, line.self_s - 1e-12) << line.file << ":" << line.line;
+    EXPECT_GE(line.total_samples, line.self_samples) << line.file << ":" << line.line;
+    self_s += line.self_s;
+    self_per_step_s += line.self_per_step_s;
+    self_samples += line.self_samples;
+  }
+  EXPECT_LE(self_samples, table.samples);
+  EXPECT_LE(self_s, table.user_s * (1 + 1e-9));
+  EXPECT_LE(table.user_s, table.sampled_s * (1 + 1e-9));
+  if (table.lines.size() < kTopLines) {
+    EXPECT_NEAR(self_s, table.user_s, 1e-9 * table.user_s);
+  }
+  if (table.steps > 0) {
+    EXPECT_NEAR(self_per_step_s, self_s / static_cast<double>(table.steps), 1e-9);
+    EXPECT_LE(self_per_step_s, static_cast<double>(table.threads) * (table.step_s + 2 * kSamplePeriodS));
+  }
+}
+
+// A job of one Python thread: its sampled time per steady step is the step, within a sample period either end.
+void checkOneThreadCoversItsSteps(const LineTable& table) {
+  ASSERT_EQ(table.threads, 1);
+  ASSERT_GT(table.steps, 0);
+  EXPECT_NEAR(table.sampled_s / static_cast<double>(table.steps), table.step_s, 2 * kSamplePeriodS);
+  double share = 0;
+  for (const auto& line : table.lines) share += line.share;
+  EXPECT_NEAR(share, table.user_s / table.sampled_s, 2 * kSamplePeriodS / table.step_s);
+}
+
+// The wall time of the run's steps, summed.
+double stepsTotalSeconds(const std::string& store) {
+  auto reader = store::Reader::open(store);
+  EXPECT_TRUE(reader.ok()) << store;
+  if (!reader.ok()) return 0;
+  auto steps = (*reader)->load<store::Step>();
+  EXPECT_TRUE(steps.ok());
+  double total = 0;
+  if (steps.ok()) {
+    for (const auto& step : *steps) total += static_cast<double>(step.end_ns - step.start_ns) * 1e-9;
+  }
+  return total;
+}
+
+// Every compilation is in one row; torch's stage times lie within it. A region's calls that did not compile, at their
+// time per call, hold its time in the steady steps (those steps compile nothing), and all regions' fit in the steps.
+void checkRegionSums(const RegionTable& table, double steps_total_s) {
+  ASSERT_FALSE(table.regions.empty());
+  double compile_s = 0;
+  double run_wall_s = 0;
+  double share = 0;
+  for (const auto& region : table.regions) {
+    SCOPED_TRACE(region.name);
+    compile_s += region.compile_s;
+    EXPECT_LE(region.dynamo_s + region.aot_s + region.inductor_s, region.compile_s * 1.05);
+    if (region.calls < 0) continue;
+    EXPECT_LE(region.compile_calls, region.calls);
+    const double timed_calls = static_cast<double>(region.calls - region.compile_calls);
+    EXPECT_NEAR(region.wall_per_call_s * timed_calls, region.run_wall_s, 1e-9 + 1e-9 * region.run_wall_s);
+    run_wall_s += region.run_wall_s;
+    if (region.steady_share >= 0) {
+      share += region.steady_share;
+      EXPECT_LE(region.steady_share * table.steady_total_s, region.run_wall_s * (1 + 1e-9));
+    }
+  }
+  EXPECT_LE(run_wall_s, steps_total_s);
+  EXPECT_LE(table.steady_total_s, steps_total_s * (1 + 1e-9));
+  EXPECT_NEAR(compile_s, table.regions_compile_s, 1e-9 * compile_s);
+  EXPECT_NEAR(table.regions_compile_s, table.compile_s, 0.02 * table.compile_s);
+  EXPECT_LE(share, 1.0 + 1e-9);
+  EXPECT_GT(table.steady_steps, 0);
+  EXPECT_LE(table.steady_steps, table.steps);
+}
+
+void expectGoldens(const RegionTable& regions, const LineTable& lines, const std::string& name) {
+  expectRealGolden(renderRegions(regions, Format::kText, recordedPaths()), name + ".regions.txt");
+  expectRealGolden(renderRegions(regions, Format::kJson, recordedPaths()), name + ".regions.json");
+  expectRealGolden(renderLines(lines, Format::kText, recordedPaths()), name + ".lines.txt");
+  expectRealGolden(renderLines(lines, Format::kJson, recordedPaths()), name + ".lines.json");
+}
+
+TEST(RealJobTables, EagerLstmWithAManualUpdate) {
+  TempDir dir;
+  const LineTable lines = linesOf(storeCopy(dir, "lstm_lm"));
+  checkLineSums(lines);
+  checkOneThreadCoversItsSteps(lines);
+  // Eager: nothing compiled, no region.
+  const RegionTable regions = regionsOf(dir, "lstm_lm");
+  EXPECT_TRUE(regions.regions.empty());
+  EXPECT_EQ(regions.compile_s, 0);
+  expectRealGolden(renderLines(lines, Format::kText, recordedPaths()), "lstm_lm.lines.txt");
+  expectRealGolden(renderLines(lines, Format::kJson, recordedPaths()), "lstm_lm.lines.json");
+}
+
+TEST(RealJobTables, RdlSampleCompiled) {
+  TempDir dir;
+  const RegionTable regions = regionsOf(dir, "rdl_tuned");
+  checkRegionSums(regions, stepsTotalSeconds(storeCopy(dir, "rdl_tuned")));
+  const LineTable lines = linesOf(storeCopy(dir, "rdl_tuned"));
+  checkLineSums(lines);
+  expectGoldens(regions, lines, "rdl_tuned");
+}
+
+TEST(RealJobTables, CompiledTransformerBlock) {
+  TempDir dir;
+  const RegionTable regions = regionsOf(dir, "transformer");
+  checkRegionSums(regions, stepsTotalSeconds(storeCopy(dir, "transformer")));
+  EXPECT_EQ(regions.regions.size(), 2u);
+  const LineTable lines = linesOf(storeCopy(dir, "transformer"));
+  checkLineSums(lines);
+  expectGoldens(regions, lines, "transformer");
+}
+
+TEST(RealJobTables, TinyModelWhereCompilingDoesNotPay) {
+  TempDir dir;
+  const RegionTable regions = regionsOf(dir, "tiny_compiled", "tiny_eager");
+  checkRegionSums(regions, stepsTotalSeconds(storeCopy(dir, "tiny_compiled")));
+  ASSERT_TRUE(regions.compared);
+  // Six steps of a few hundred microseconds never repay seconds of compiling.
+  EXPECT_LT(regions.saved_s, regions.compile_s);
+  for (const auto& region : regions.regions) EXPECT_LT(region.saved_s, region.compile_s) << region.name;
+  const LineTable lines = linesOf(storeCopy(dir, "tiny_compiled"));
+  checkLineSums(lines);
+  expectGoldens(regions, lines, "tiny_compiled");
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing
