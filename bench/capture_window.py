@@ -19,12 +19,12 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from paired import interleaved, last_json, run_child, spread
 
 
 def worker(steps, time_step_end):
@@ -66,23 +66,21 @@ def run_once(library, window, steps, store, time_step_end=False):
         env["TORCHSCOPE_SUMMARY"] = "0"
         if window:
             env["TORCHSCOPE_WINDOW_STEPS"] = window
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = [sys.executable, __file__, "--worker", "--steps", str(steps)]
     if time_step_end:
         command.append("--time-step-end")
-    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = json.loads(out.strip().splitlines()[-1])
-    result["tree_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out, tree_cpu = run_child(command, env)
+    result = last_json(out)
+    result["tree_cpu"] = tree_cpu
     if library:
         result["store_bytes"] = os.path.getsize(store)
         os.remove(store)
     return result
 
 
-def spread(values, unit, scale=1.0, digits=2):
-    middle = statistics.median(values) * scale
-    return f"{middle:.{digits}f} {unit} ({min(values) * scale:.{digits}f}..{max(values) * scale:.{digits}f})"
+def shown(values, unit, scale=1.0, digits=2):
+    middle, low, high = spread(values)
+    return f"{middle * scale:.{digits}f} {unit} ({low * scale:.{digits}f}..{high * scale:.{digits}f})"
 
 
 def main():
@@ -100,14 +98,9 @@ def main():
     if not args.library or not os.path.exists(args.library):
         parser.error("--library must name libtorchscope_collector.so")
     sides = {"plain": (None, None), "whole": (args.library, None), "window": (args.library, args.window)}
-    results = {name: [] for name in sides}
     with tempfile.TemporaryDirectory() as scratch:
         store = os.path.join(scratch, "bench.db")
-        for repetition in range(args.repetitions):
-            order = list(sides) if repetition % 2 == 0 else list(reversed(sides))
-            for name in order:
-                library, window = sides[name]
-                results[name].append(run_once(library, window, args.steps, store))
+        results = interleaved(sides, args.repetitions, lambda name: run_once(*sides[name], args.steps, store))
         # The step end timed in runs of their own: its extra steps would swell the whole run's store.
         step_end = {name: run_once(*sides[name], args.steps, store, time_step_end=True)["step_end"]
                     for name in ("whole", "window")}
@@ -119,10 +112,10 @@ def main():
         runs = results[name]
         tree = [r["tree_cpu"] for r in runs]
         loop = [r["loop_cpu"] for r in runs]
-        line = (f"{name:6} process tree CPU {spread(tree, 's')} ({(statistics.median(tree) / plain_tree - 1) * 100:+.1f} %)"
-                f"   training loop CPU {spread(loop, 's')} ({(statistics.median(loop) / plain_loop - 1) * 100:+.1f} %)")
+        line = (f"{name:6} process tree CPU {shown(tree, 's')} ({(statistics.median(tree) / plain_tree - 1) * 100:+.1f} %)"
+                f"   training loop CPU {shown(loop, 's')} ({(statistics.median(loop) / plain_loop - 1) * 100:+.1f} %)")
         if "store_bytes" in runs[0]:
-            line += f"   store {spread([r['store_bytes'] for r in runs], 'MiB', 1 / 2**20)}"
+            line += f"   store {shown([r['store_bytes'] for r in runs], 'MiB', 1 / 2**20)}"
             line += f"   one step end {step_end[name] * 1e6:.1f} us"
         print(line)
     whole = statistics.median(r["store_bytes"] for r in results["whole"])

@@ -18,10 +18,11 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from paired import interleaved, last_json, run_child, spread
 
 
 def worker(steps, warmup, compile_model):
@@ -65,15 +66,15 @@ def run_once(library, steps, warmup, compile_model, store_dir):
     command = [sys.executable, __file__, "--worker", "--steps", str(steps), "--warmup", str(warmup)]
     if compile_model:
         command.append("--compile")
-    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    out, _ = run_child(command, env)
+    return last_json(out)
 
 
 def report(name, plain, traced):
-    base = statistics.median(plain)
-    measured = statistics.median(traced)
-    print(f"{name:5} plain {base * 1e3:8.3f} ms/step (runs {min(plain) * 1e3:.3f}..{max(plain) * 1e3:.3f})   "
-          f"collector {measured * 1e3:8.3f} ms/step (runs {min(traced) * 1e3:.3f}..{max(traced) * 1e3:.3f})   "
+    base, base_low, base_high = spread(plain)
+    measured, low, high = spread(traced)
+    print(f"{name:5} plain {base * 1e3:8.3f} ms/step (runs {base_low * 1e3:.3f}..{base_high * 1e3:.3f})   "
+          f"collector {measured * 1e3:8.3f} ms/step (runs {low * 1e3:.3f}..{high * 1e3:.3f})   "
           f"overhead {(measured / base - 1) * 100:+.2f} %")
 
 
@@ -91,13 +92,11 @@ def main():
         return
     if not args.library or not os.path.exists(args.library):
         parser.error("--library must name the built libtorchscope_collector.so")
-    plain, traced = [], []
+    libraries = {"plain": None, "collector": args.library}
     with tempfile.TemporaryDirectory() as store_dir:
-        for repetition in range(args.repetitions):
-            # Alternate which side goes first, so neither always runs on a warmer machine.
-            order = [(None, plain), (args.library, traced)]
-            for library, results in order if repetition % 2 == 0 else reversed(order):
-                results.append(run_once(library, args.steps, args.warmup, args.compile, store_dir))
+        results = interleaved(libraries, args.repetitions, lambda side: run_once(
+            libraries[side], args.steps, args.warmup, args.compile, store_dir))
+    plain, traced = results["plain"], results["collector"]
     load = os.getloadavg()[0]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load:.1f}, python "
           f"{platform.python_version()}; {args.repetitions} interleaved runs per side, {args.steps} steps each"

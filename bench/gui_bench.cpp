@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ReusedStore.h"
+#include "torchscope/base/Statistics.h"
 #include "torchscope/gui/DetailSource.h"
 #include "torchscope/gui/TimelinePainter.h"
 #include "torchscope/store/Reader.h"
@@ -155,10 +156,11 @@ struct Percentiles {
   double max = 0;
 };
 
-Percentiles percentiles(std::vector<double> values) {
-  if (values.empty()) return {};
-  std::sort(values.begin(), values.end());
-  return {values[values.size() / 2], values[values.size() * 95 / 100], values.back()};
+// Zeros for an empty sample (a run that painted no frame).
+Percentiles percentiles(const std::vector<double>& values) {
+  constexpr torchscope::base::QuantileRule kRule{.empty = 0};
+  return {torchscope::base::median(values, kRule), torchscope::base::quantile(values, 0.95, kRule),
+          torchscope::base::quantile(values, 1.0, kRule)};
 }
 
 // The 1-minute load average: wall figures are only comparable at a similar load.

@@ -20,12 +20,12 @@ import importlib.util
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from paired import interleaved, last_json, paired_ratios, run_child, spread
 
 
 def worker(steps, profile):
@@ -94,17 +94,9 @@ def run_once(variant, args, store_dir):
         command = [sys.executable, "-m", "scalene", "run", "--cpu-only", "-o",
                    os.path.join(store_dir, "scalene.json"), os.path.abspath(__file__), "---", "--worker", "--steps",
                    str(args.steps)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    tree = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    lines = [line for line in out.splitlines() if line.startswith("{")]
-    last = json.loads(lines[-1]) if lines else {}
+    out, tree = run_child(command, env)
+    last = last_json(out)
     return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0)}
-
-
-def ratios(runs, plain, key):
-    return [run[key] / base[key] for run, base in zip(runs, plain)]
 
 
 def main():
@@ -128,12 +120,8 @@ def main():
         if importlib.util.find_spec("scalene") is None:
             parser.error("--scalene: scalene is not installed (pip install -r bench/requirements.txt)")
         variants.append("scalene")
-    results = {variant: [] for variant in variants}
     with tempfile.TemporaryDirectory() as store_dir:
-        for repetition in range(args.repetitions):
-            shift = repetition % len(variants)
-            for variant in variants[shift:] + variants[:shift]:
-                results[variant].append(run_once(variant, args, store_dir))
+        results = interleaved(variants, args.repetitions, lambda variant: run_once(variant, args, store_dir))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, python "
           f"{platform.python_version()}; {args.repetitions} interleaved runs per variant, {args.steps} eager steps "
           f"each, sampler at {args.hz} Hz")
@@ -143,13 +131,12 @@ def main():
         line = (f"{variant:15} tree CPU {statistics.median(r['tree'] for r in runs):7.2f} s  "
                 f"loop CPU {statistics.median(r['loop'] for r in runs):7.2f} s")
         if variant == "sampler":
-            own = [r["sampler"] / r["loop"] for r in runs]
-            line += f"  sampler thread {statistics.median(own) * 100:.2f} % of the loop's CPU [{min(own) * 100:.2f}, {max(own) * 100:.2f}]"
+            own, low, high = spread(r["sampler"] / r["loop"] for r in runs)
+            line += f"  sampler thread {own * 100:.2f} % of the loop's CPU [{low * 100:.2f}, {high * 100:.2f}]"
         if variant != "plain":
-            for key, name in (("tree", "tree"), ("loop", "loop")):
-                paired = ratios(runs, plain, key)
-                line += (f"  {name} {statistics.median(paired):.3f}x "
-                         f"[{min(paired):.3f}, {max(paired):.3f}]")
+            for key in ("tree", "loop"):
+                ratio, low, high = spread(paired_ratios(runs, plain, key))
+                line += f"  {key} {ratio:.3f}x [{low:.3f}, {high:.3f}]"
         print(line)
 
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/base/Statistics.h"
 #include "torchscope/store/Writer.h"
 
 extern char** environ;
@@ -28,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace st = torchscope::store;
+using torchscope::base::median;
 
 struct Command {
   std::string label;
@@ -91,12 +93,6 @@ bool peakRss(const Command& command, const std::string& usage_file, double& rss_
   if (!(usage >> rss_kib)) return false;
   rss_mb = rss_kib / 1024.0;
   return true;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // A store like a short traced run: a few hundred kernels, launch calls and steps.

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/base/Statistics.h"
 #include "torchscope/store/Writer.h"
 
 #include "ProcessCpu.h"
@@ -30,6 +31,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using torchscope::base::median;
 using torchscope::store::Kernel;
 
 // A realistic kernel record: names repeat (a training step launches the same few hundred kernels).
@@ -318,11 +320,6 @@ void ingestRawSqlite(const std::string& path, std::int64_t records, const std::v
   sqlite3_exec(db, "COMMIT;", nullptr, nullptr, nullptr);
   if (variant.indexes == Indexes::kAtClose) sqlite3_exec(db, kKernelIndexes, nullptr, nullptr, nullptr);
   sqlite3_close(db);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 struct Series {

@@ -30,7 +30,8 @@ std::vector<double> steadySteps(const std::vector<StepSample>& steps, int warmup
 
 double orUnknown(double value) { return value >= 0 ? value : -1; }
 
-double medianOrUnknown(const std::vector<double>& values) { return values.empty() ? -1 : median(values); }
+// The median steady-state step of a run; -1 (unknown) when it has none.
+constexpr base::QuantileRule kNoStepsIsUnknown{.empty = -1, .interpolation = kQuantileRule.interpolation};
 
 void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   run.launcher_steps.clear();
@@ -111,7 +112,8 @@ double metricValue(const RunMeasurement& run, const Metric& metric, int warmup_s
     case Measure::kFirstStep: return orUnknown(wall ? run.first_step_wall_s : run.first_step_cpu_s);
     case Measure::kCompile: return wall ? run.compile_time_s : orUnknown(run.compile_cpu_s);
     case Measure::kSteadyStep:
-      return medianOrUnknown(wall ? steadyStateStepTimes(run, warmup_steps) : steadyStateStepCpu(run, warmup_steps));
+      return base::median(wall ? steadyStateStepTimes(run, warmup_steps) : steadyStateStepCpu(run, warmup_steps),
+                          kNoStepsIsUnknown);
   }
   return -1;
 }

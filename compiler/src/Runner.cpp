@@ -33,12 +33,16 @@ std::string lastLines(const std::string& text, int count) {
 
 namespace {
 
+// The median of a figure no run measured: -1 (unknown) for counts and sizes, 0 for times.
+constexpr base::QuantileRule kUnmeasuredIsUnknown{.empty = -1, .interpolation = kQuantileRule.interpolation};
+constexpr base::QuantileRule kUnmeasuredIsZero{.empty = 0, .interpolation = kQuantileRule.interpolation};
+
 std::int64_t medianCount(const std::vector<RunMeasurement>& runs, std::int64_t RunMeasurement::*field) {
   std::vector<double> values;
   for (const auto& run : runs) {
     if (run.*field >= 0) values.push_back(static_cast<double>(run.*field));
   }
-  return values.empty() ? -1 : static_cast<std::int64_t>(std::llround(median(values)));
+  return static_cast<std::int64_t>(std::llround(base::median(std::move(values), kUnmeasuredIsUnknown)));
 }
 
 }  // namespace
@@ -267,9 +271,9 @@ VariantStats summarize(const Variant& variant, int warmup_steps) {
     }
   }
   for (auto& [name, summary] : stats.metrics) summary.median_s = median(summary.runs_s);
-  stats.step_time_median_s = pooled.empty() ? 0 : median(pooled);
-  stats.total_time_s = stats.wall_s.empty() ? 0 : median(stats.wall_s);
-  stats.compile_time_s = compile.empty() ? 0 : median(compile);
+  stats.step_time_median_s = base::median(std::move(pooled), kUnmeasuredIsZero);
+  stats.total_time_s = base::median(stats.wall_s, kUnmeasuredIsZero);
+  stats.compile_time_s = base::median(std::move(compile), kUnmeasuredIsZero);
   stats.recompiles = medianCount(variant.runs, &RunMeasurement::recompiles);
   stats.graph_breaks = medianCount(variant.runs, &RunMeasurement::graph_breaks);
   stats.syncs = medianCount(variant.runs, &RunMeasurement::syncs);
