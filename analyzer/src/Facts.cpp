@@ -91,10 +91,9 @@ Result<Facts> collectFacts(const store::Reader& reader) {
     const std::vector<bool> counted = base::compilingSteps(facts.steps, census_span);
     for (std::size_t i = 0; i < left_out.size(); ++i) left_out[i] = left_out[i] || counted[i];
   }
-  facts.steady_steps = base::steadyStepPositions(left_out,
-                                                 {.warmup_steps = first_is_jobs_first ? 1U : 0U,
-                                                  .min_steps_for_warmup = kMinStepsForWarmup,
-                                                  .all_compiling_fallback = false});
+  facts.steady_steps = base::steadyStepPositions(left_out, {.warmup_steps = first_is_jobs_first ? 1U : 0U,
+                                                            .min_steps_for_warmup = kMinStepsForWarmup,
+                                                            .all_compiling_fallback = false});
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));

@@ -36,7 +36,8 @@ OpCensus censusFromArgs(const nlohmann::json& args) {
   if (const auto ops = args.find("frequent_ops"); ops != args.end() && ops->is_array()) {
     for (const auto& op : *ops) {
       if (op.is_object()) {
-        census.frequent_ops.push_back({censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
+        census.frequent_ops.push_back(
+            {censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 #include "TestSupport.h"
 #include "torchscope/store/Reader.h"
@@ -15,6 +16,10 @@ namespace {
 using torchscope::testing::ProgramOutcome;
 using torchscope::testing::runTorchscope;
 using torchscope::testing::runUnderTorchscope;
+
+// One intra-op thread: on a machine busy with other work, torch's thread pool waits on its own threads for
+// milliseconds per matmul, which turns a dispatch-bound toy model into a thread-bound one.
+const std::map<std::string, std::string> kOneThread = {{"OMP_NUM_THREADS", "1"}};
 
 std::string jobScript(const std::string& name) { return sourcePath("tests/analyzer/census/" + name).string(); }
 
@@ -45,7 +50,9 @@ std::int64_t censusRows(const std::string& store) {
 TEST(OpCensusJob, AnEagerDispatchBoundJobIsToldToCompileAtItsModelCall) {
   TempDir dir;
   const std::string store = dir.file("cell.db");
-  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("cell_lm.py"), "12"});
+  torchscope::testing::ProgramOptions options;
+  options.env = kOneThread;
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("cell_lm.py"), "12"}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(censusRows(store), 1);
   const auto findings = findingsOf(store);
@@ -78,19 +85,22 @@ TEST(OpCensusJob, OffByEnvironment) {
   TempDir dir;
   const std::string store = dir.file("off.db");
   torchscope::testing::ProgramOptions options;
-  options.env = {{"TORCHSCOPE_CENSUS", "0"}};
+  options.env = kOneThread;
+  options.env["TORCHSCOPE_CENSUS"] = "0";
   const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("cell_lm.py"), "6"}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(censusRows(store), 0);
 }
 
-// `fix --fixes torch-compile` on the eager job: each compiled region's eager and compiled time per call, and the
-// calls after which its compile time pays off, adding up.
+// `fix --fixes torch-compile` on the eager job (two time steps per sequence: a small graph, compiled in the fix's
+// runs within minutes on two busy cores): each compiled region's eager and compiled time per call, and the calls
+// after which its compile time pays off, adding up.
 TEST(OpCensusJob, FixTorchCompileComparesEachRegionEagerAndCompiled) {
   TempDir dir;
   const ProgramOutcome fix = runTorchscope(
-      "fix --fixes torch-compile --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON
-      "' '" + jobScript("cell_lm.py") + "' 12 > '" + dir.file("fix.json") + "'");
+      "fix --fixes torch-compile --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
+          jobScript("cell_lm.py") + "' 12 2 > '" + dir.file("fix.json") + "'",
+      "OMP_NUM_THREADS=1");
   ASSERT_EQ(fix.exit_code, 0) << fix.err;
   std::ifstream in(dir.file("fix.json"));
   const auto report = nlohmann::json::parse(in, nullptr, false);

@@ -21,11 +21,10 @@ constexpr double kCensusSmallOpShare = 0.5;      // of the ops, shorter than the
 // beside the job: `a * b` on 4x16 tensors costs 2.5 us without and 3.8 us with autograd (torch 2.13, best of
 // 5 x 20 000 calls on an idle core); backward ops pay less.
 constexpr double kEagerOpOverheadSeconds = 3e-6;
-// Of the steady-state step, the time outside the sizable ops (Python, autograd, dispatch, the short ops): at least
-// this much; and the ops' own dispatch (ops x one small op's cost) at least kDispatchFloorShare of it, so that a
-// step that waits on data or sleeps with a few ops is not taken for one that launches many.
+// Of the counted step, the time outside its sizable ops (Python, autograd, dispatch, the short ops): at least this
+// much. Both figures come from the same step, so that a machine busy with other work, which stretches a whole step
+// (and makes a short calibration look cheap beside it), moves them together.
 constexpr double kDispatchBoundShare = 0.5;
-constexpr double kDispatchFloorShare = 0.1;
 // torch.compile fuses the short ops into a few kernels; the graph's own call, the backward's and the kernels'
 // launches stay: half of the overhead, an estimate the fix measures.
 constexpr double kOverheadRemoved = 0.5;
@@ -41,8 +40,8 @@ CensusPlace censusPlace(const OpCensus& census) {
   if (!census.model_file.empty()) {
     const std::string model = census.model.empty() ? "the model" : fmt::format("`{}`", census.model);
     return {census.model_file, census.model_line, census.model_function,
-            fmt::format(" Your line {} calls {}, the step's first module.", formatLocation(census.model_file,
-                                                                                         census.model_line), model)};
+            fmt::format(" Your line {} calls {}, the step's first module.",
+                        formatLocation(census.model_file, census.model_line), model)};
   }
   if (census.step_file.empty()) return {};
   return {census.step_file, census.step_line, census.step_function,
@@ -85,12 +84,13 @@ Result<void> notCompiledFromCensus(const Context& context, std::vector<Finding>&
   const double op_cost_s =
       census.op_overhead_ns > 0 ? toSeconds(static_cast<double>(census.op_overhead_ns)) : kEagerOpOverheadSeconds;
   const double dispatch_s = static_cast<double>(census.ops) * op_cost_s;
-  const double long_op_s = toSeconds(static_cast<double>(std::max<store::Nanos>(0, census.op_ns - census.short_op_ns)));
-  const double overhead_s = std::max(0.0, step_s - long_op_s);
-  const double overhead_share = step_s > 0 ? std::min(1.0, overhead_s / step_s) : 0;
-  const double dispatch_share = step_s > 0 ? std::min(1.0, dispatch_s / step_s) : 0;
-  if (census.ops < kCensusOpsPerStep || short_share < kCensusSmallOpShare || overhead_share < kDispatchBoundShare ||
-      dispatch_share < kDispatchFloorShare) {
+  const store::Nanos long_op_ns = std::max<store::Nanos>(0, census.op_ns - census.short_op_ns);
+  const double overhead_share =
+      census.step_ns > 0
+          ? std::clamp(1.0 - static_cast<double>(long_op_ns) / static_cast<double>(census.step_ns), 0.0, 1.0)
+          : 0;
+  const double overhead_s = step_s * overhead_share;
+  if (census.ops < kCensusOpsPerStep || short_share < kCensusSmallOpShare || overhead_share < kDispatchBoundShare) {
     return {};
   }
   const CensusPlace place = censusPlace(census);
@@ -100,14 +100,16 @@ Result<void> notCompiledFromCensus(const Context& context, std::vector<Finding>&
       "compile/not-compiled", Severity::kWarning,
       fmt::format("Eager step dispatch-bound: {} ops per step, torch.compile would fuse them", census.ops),
       fmt::format("One step of this eager job (step {}, counted op by op) dispatched {} aten ops, {} of them shorter "
-                  "than {} (most frequent: {}). Its sizable ops take {} of the {} {} step; the other {} ({}) goes to "
-                  "Python, autograd and launching small ops, not to computing: at about {} per op, dispatching "
-                  "alone is {}.{}{} torch.compile traces the model into a graph and fuses these ops into a few "
-                  "kernels; `torchscope fix --fixes torch-compile` measures what it gains on this job.",
+                  "than {} (most frequent: {}). Its sizable ops took {} of that step's {}: the other {} of the step goes to "
+                  "Python, autograd and launching small ops, not to computing, about {} of the {} {} step (at about "
+                  "{} per op, dispatching alone is {}).{}{} torch.compile traces the model into a graph and fuses "
+                  "these ops into a few kernels; `torchscope fix --fixes torch-compile` measures what it gains on "
+                  "this job.",
                   census.step, census.ops, census.short_ops,
                   formatSeconds(toSeconds(static_cast<double>(census.short_op_threshold_ns))), frequentOpsText(census),
-                  formatSeconds(std::min(long_op_s, step_s)), formatSeconds(step_s),
-                  measured_step ? "steady-state" : "counted", formatSeconds(overhead_s), formatPercent(overhead_share),
+                  formatSeconds(toSeconds(static_cast<double>(long_op_ns))),
+                  formatSeconds(toSeconds(static_cast<double>(census.step_ns))), formatPercent(overhead_share),
+                  formatSeconds(overhead_s), formatSeconds(step_s), measured_step ? "steady-state" : "counted",
                   formatSeconds(op_cost_s), formatSeconds(dispatch_s), place.sentence, *sampled),
       {fix::kTorchCompile, place.file.empty() ? std::string("model = torch.compile(model)")
                                               : fmt::format("model = torch.compile(model) for the model called at {}",
@@ -128,8 +130,8 @@ Result<void> notCompiledFromCensus(const Context& context, std::vector<Finding>&
                         {"op_overhead_seconds", op_cost_s},
                         {"op_overhead_measured", census.op_overhead_ns > 0},
                         {"dispatch_per_step_seconds", dispatch_s},
-                        {"dispatch_share", dispatch_share},
-                        {"long_op_seconds", long_op_s},
+                        {"long_op_seconds", toSeconds(static_cast<double>(long_op_ns))},
+                        {"census_step_seconds", toSeconds(static_cast<double>(census.step_ns))},
                         {"overhead_per_step_seconds", overhead_s},
                         {"step_seconds", step_s},
                         {"step_measured", measured_step},

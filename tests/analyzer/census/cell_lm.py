@@ -1,5 +1,5 @@
 """An eager LSTM language model unrolled over time with nn.LSTMCell and trained with a manual SGD update (no
-optimizer: steps from backward()): hundreds of small ops per step. Usage: cell_lm.py [STEPS]."""
+optimizer: steps from backward()): hundreds of small ops per step. Usage: cell_lm.py [STEPS [TIME_STEPS]]."""
 
 import sys
 
@@ -22,9 +22,9 @@ class CellLM(nn.Module):
         return self.decoder(torch.stack(outputs)).flatten(0, 1), state
 
 
-def main(steps):
+def main(steps, bptt):
     torch.manual_seed(0)
-    ntokens, bptt, batch, nhid = 200, 16, 4, 16
+    ntokens, batch, nhid = 200, 4, 16
     data = torch.randint(0, ntokens, (bptt * steps + 1, batch))
     model = CellLM(ntokens, nhid)
     state = (torch.zeros(batch, nhid), torch.zeros(batch, nhid))
@@ -42,4 +42,4 @@ def main(steps):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30, int(sys.argv[2]) if len(sys.argv) > 2 else 16)
