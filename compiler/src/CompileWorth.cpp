@@ -28,9 +28,9 @@ std::string CompileWorth::verdict() const {
   }
   std::string carriers;
   for (const RegionGain* region : gaining) {
-    carriers += fmt::format("{}{} ({:.2f}x, pays off after {:.0f} calls; this run made {})",
-                            carriers.empty() ? "" : "; ", place(*region), region->speedup, region->payoff_calls,
-                            region->calls);
+    carriers +=
+        fmt::format("{}{} ({:.2f}x, pays off after {:.0f} calls; this run made {})", carriers.empty() ? "" : "; ",
+                    place(*region), region->speedup, region->payoff_calls, region->calls);
   }
   const std::string head = fmt::format("compilation took {}; the compiled regions saved {} over this run's calls",
                                        secondsText(compile_s), secondsText(std::max(saved_s, 0.0)));
@@ -38,9 +38,10 @@ std::string CompileWorth::verdict() const {
     return head + ": compilation does not pay at any run length, no region ran faster compiled than eagerly";
   }
   if (!pays()) {
-    return head + fmt::format(": compilation does not pay at this run length (the regions would have to save "
-                              "another {}). The gain is carried by {}",
-                              secondsText(compile_s - saved_s), carriers);
+    return head + fmt::format(
+                      ": compilation does not pay at this run length (the regions would have to save "
+                      "another {}). The gain is carried by {}",
+                      secondsText(compile_s - saved_s), carriers);
   }
   return head + ": compilation pays at this run length. The gain is carried by " + carriers;
 }
@@ -49,17 +50,29 @@ nlohmann::json compileWorthJson(const CompileWorth& worth) {
   const auto known = [](double value) { return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr); };
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : worth.regions) {
-    regions.push_back({{"name", region.name}, {"call_file", region.call_file},
-                       {"call_line", region.call_line >= 0 ? nlohmann::json(region.call_line) : nlohmann::json(nullptr)},
-                       {"calls", region.calls}, {"eager_calls", region.eager_calls}, {"compile_s", region.compile_s},
-                       {"compiled_per_call_s", known(region.compiled_per_call_s)},
-                       {"eager_per_call_s", known(region.eager_per_call_s)}, {"speedup", known(region.speedup)},
-                       {"payoff_calls", known(region.payoff_calls)}, {"saved_s", region.saved_s}});
+    regions.push_back(
+        {{"name", region.name},
+         {"call_file", region.call_file},
+         {"call_line", region.call_line >= 0 ? nlohmann::json(region.call_line) : nlohmann::json(nullptr)},
+         {"calls", region.calls},
+         {"eager_calls", region.eager_calls},
+         {"compile_s", region.compile_s},
+         {"compiled_per_call_s", known(region.compiled_per_call_s)},
+         {"eager_per_call_s", known(region.eager_per_call_s)},
+         {"speedup", known(region.speedup)},
+         {"payoff_calls", known(region.payoff_calls)},
+         {"saved_s", region.saved_s}});
   }
-  return {{"compile_s", worth.compile_s}, {"saved_s", worth.saved_s}, {"pays", worth.pays()},
-          {"verdict", worth.verdict()}, {"compiled_store", worth.compiled_store}, {"eager_store", worth.eager_store},
-          {"compiled_step_s", known(worth.compiled_step_s)}, {"eager_step_s", known(worth.eager_step_s)},
-          {"regions", regions}, {"notes", worth.notes}};
+  return {{"compile_s", worth.compile_s},
+          {"saved_s", worth.saved_s},
+          {"pays", worth.pays()},
+          {"verdict", worth.verdict()},
+          {"compiled_store", worth.compiled_store},
+          {"eager_store", worth.eager_store},
+          {"compiled_step_s", known(worth.compiled_step_s)},
+          {"eager_step_s", known(worth.eager_step_s)},
+          {"regions", regions},
+          {"notes", worth.notes}};
 }
 
 std::string compileWorthText(const CompileWorth& worth, const std::string& indent) {
@@ -67,11 +80,11 @@ std::string compileWorthText(const CompileWorth& worth, const std::string& inden
   std::string out = fmt::format("{}{:<40} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10}\n", indent, "compiled region (call)",
                                 "calls", "eager/call", "comp/call", "speed-up", "compile", "pays after");
   for (const auto& region : worth.regions) {
-    out += fmt::format("{}{:<40} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10}\n", indent, place(region), region.calls,
-                       orDash(secondsText(region.eager_per_call_s)), orDash(secondsText(region.compiled_per_call_s)),
-                       region.speedup >= 0 ? fmt::format("{:.2f}x", region.speedup) : "-",
-                       secondsText(region.compile_s),
-                       region.payoff_calls >= 0 ? fmt::format("{:.0f} calls", region.payoff_calls) : "never");
+    out +=
+        fmt::format("{}{:<40} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10}\n", indent, place(region), region.calls,
+                    orDash(secondsText(region.eager_per_call_s)), orDash(secondsText(region.compiled_per_call_s)),
+                    region.speedup >= 0 ? fmt::format("{:.2f}x", region.speedup) : "-", secondsText(region.compile_s),
+                    region.payoff_calls >= 0 ? fmt::format("{:.0f} calls", region.payoff_calls) : "never");
   }
   out += indent + worth.verdict() + "\n";
   for (const auto& note : worth.notes) out += indent + "note: " + note + "\n";

@@ -99,18 +99,19 @@ Result<void> notCompiledFromCensus(const Context& context, std::vector<Finding>&
   Finding finding = makeFinding(
       "compile/not-compiled", Severity::kWarning,
       fmt::format("Eager step dispatch-bound: {} ops per step, torch.compile would fuse them", census.ops),
-      fmt::format("One step of this eager job (step {}, counted op by op) dispatched {} aten ops, {} of them shorter "
-                  "than {} (most frequent: {}). Its sizable ops took {} of that step's {}: the other {} of the step goes to "
-                  "Python, autograd and launching small ops, not to computing, about {} of the {} {} step (at about "
-                  "{} per op, dispatching alone is {}).{}{} torch.compile traces the model into a graph and fuses "
-                  "these ops into a few kernels; `torchscope fix --fixes torch-compile` measures what it gains on "
-                  "this job.",
-                  census.step, census.ops, census.short_ops,
-                  formatSeconds(toSeconds(static_cast<double>(census.short_op_threshold_ns))), frequentOpsText(census),
-                  formatSeconds(toSeconds(static_cast<double>(long_op_ns))),
-                  formatSeconds(toSeconds(static_cast<double>(census.step_ns))), formatPercent(overhead_share),
-                  formatSeconds(overhead_s), formatSeconds(step_s), measured_step ? "steady-state" : "counted",
-                  formatSeconds(op_cost_s), formatSeconds(dispatch_s), place.sentence, *sampled),
+      fmt::format(
+          "One step of this eager job (step {}, counted op by op) dispatched {} aten ops, {} of them shorter "
+          "than {} (most frequent: {}). Its sizable ops took {} of that step's {}: the other {} of the step goes to "
+          "Python, autograd and launching small ops, not to computing, about {} of the {} {} step (at about "
+          "{} per op, dispatching alone is {}).{}{} torch.compile traces the model into a graph and fuses "
+          "these ops into a few kernels; `torchscope fix --fixes torch-compile` measures what it gains on "
+          "this job.",
+          census.step, census.ops, census.short_ops,
+          formatSeconds(toSeconds(static_cast<double>(census.short_op_threshold_ns))), frequentOpsText(census),
+          formatSeconds(toSeconds(static_cast<double>(long_op_ns))),
+          formatSeconds(toSeconds(static_cast<double>(census.step_ns))), formatPercent(overhead_share),
+          formatSeconds(overhead_s), formatSeconds(step_s), measured_step ? "steady-state" : "counted",
+          formatSeconds(op_cost_s), formatSeconds(dispatch_s), place.sentence, *sampled),
       {fix::kTorchCompile, place.file.empty() ? std::string("model = torch.compile(model)")
                                               : fmt::format("model = torch.compile(model) for the model called at {}",
                                                             formatLocation(place.file, place.line))});
