@@ -121,10 +121,9 @@ TEST(OpCensusJob, FixTorchCompileComparesEachRegionEagerAndCompiled) {
   ASSERT_GT(eager, 0);
   ASSERT_GT(compiled, 0);
   EXPECT_NEAR(region["speedup"].get<double>(), eager / compiled, 1e-9 * eager / compiled);
-  // The region runs inside the step: its compiled time per call is at most the compiled run's step.
+  // (Per-call times are means over every call that compiled nothing, the first eager call's warm-up included: they
+  // are not bounded by the median steady-state step of a dozen-step run.)
   ASSERT_TRUE(worth["compiled_step_s"].is_number()) << worth.dump(1);
-  EXPECT_LE(compiled, worth["compiled_step_s"].get<double>() * 1.05);
-  EXPECT_LE(eager, worth["eager_step_s"].get<double>() * 1.05);
   double saved = 0;
   for (const auto& each : worth["regions"]) saved += each["saved_s"].get<double>();
   EXPECT_NEAR(worth["saved_s"].get<double>(), saved, 1e-9);
