@@ -77,13 +77,23 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   facts.recompiles = std::move(*recompiles);
   facts.compile_seconds = compileWallSeconds(*compiles);
 
+  auto census = loadOpCensus(reader);
+  if (!census) return census.error();
+  facts.census = std::move(*census);
+
   // Steady state (base/SteadyState.h): steps that no compilation overlaps, and never the first of three or more
-  // (warm-up), unless a capture window began later in the run (its first step is not the job's first).
+  // (warm-up), unless a capture window began later in the run (its first step is not the job's first). The op
+  // census's span counts as a compilation: the step it counted op by op and the step its work ran in are slower.
   const bool first_is_jobs_first = window.whole() || (!facts.steps.empty() && facts.steps.front().index == 0);
-  facts.steady_steps = base::steadyStepPositions(base::compilingSteps(facts.steps, *compiles),
-                                                 {.warmup_steps = first_is_jobs_first ? 1U : 0U,
-                                                  .min_steps_for_warmup = kMinStepsForWarmup,
-                                                  .all_compiling_fallback = false});
+  std::vector<bool> left_out = base::compilingSteps(facts.steps, *compiles);
+  if (facts.census) {
+    const std::vector<OpCensus> census_span{*facts.census};
+    const std::vector<bool> counted = base::compilingSteps(facts.steps, census_span);
+    for (std::size_t i = 0; i < left_out.size(); ++i) left_out[i] = left_out[i] || counted[i];
+  }
+  facts.steady_steps = base::steadyStepPositions(left_out, {.warmup_steps = first_is_jobs_first ? 1U : 0U,
+                                                            .min_steps_for_warmup = kMinStepsForWarmup,
+                                                            .all_compiling_fallback = false});
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));

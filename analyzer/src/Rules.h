@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Activity.h"
+#include "OpCensus.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/store/UserCode.h"
 
@@ -54,6 +55,7 @@ struct Facts {
   KernelWindow kernel_window;  // GPU activity in the steady-state window
   std::int64_t aten_ops = 0;
   std::int64_t small_aten_ops = 0;  // shorter than kSmallOpNanos: dominated by dispatch overhead
+  std::optional<OpCensus> census;   // the bridge's op census of one eager step (its steps are not steady state)
   std::vector<CollectiveSpan> collectives;  // host-timed ones in start order, then NCCL kernels in start order
   std::vector<AttentionOp> attention_ops;   // by pid, tid and start (ties in storage order)
   static constexpr std::int64_t kSmallOpNanos = 50'000;

@@ -260,7 +260,7 @@ bool record(const std::string& kind, const json& in) {
   if (kind == "device") return recordDevice(collector, in);
   if (kind == "memory") return recordMemorySamples(collector, in);
   if (kind == "memory_holder") return recordMemoryHolder(collector, in);
-  if (kind == "collective" || kind == "compiled_region" || kind == "cudagraphs") {
+  if (kind == "collective" || kind == "compiled_region" || kind == "cudagraphs" || kind == "op_census") {
     return recordHostRange(collector, in, kind);
   }
   if (kind == "run") return recordRun(collector, in);

@@ -64,6 +64,36 @@ std::string impactText(const Candidate& candidate) {
   return text.empty() ? "" : " (" + text + ")";
 }
 
+// torch-compile and eager, under the collector: the compiled run's regions against the same regions run
+// eagerly. `--fixes eager` has both (the baseline compiles, the fix runs its regions eagerly, still timed);
+// `--fixes torch-compile` has no timed region in its eager baseline, so one more run compiles the same modules
+// with Dynamo disabled (the fix plus `eager`): the regions' eager time, per call, with the same wrappers.
+void measureCompileWorth(Runner& runner, const Arm& arm, const Variant& baseline, FixOutcome& outcome,
+                         std::vector<std::string>& notes) {
+  const std::string& id = arm.request.id;
+  if (!runner.collectorUsed() || !outcome.measured || (id != "torch-compile" && id != "eager")) return;
+  if (baseline.runs.empty() || arm.variant.runs.empty()) return;
+  std::string compiled = baseline.runs.front().store_path;
+  std::string eager = arm.variant.runs.front().store_path;
+  if (id == "torch-compile") {
+    compiled = eager;
+    const Variant timed_eagerly{"torch-compile-eager", arm.variant.runtime_specs + ",eager", baseline.copy_root, {}};
+    auto run = runner.run(timed_eagerly, "regions-eager");
+    if (!run || run->exit_code != 0) {
+      notes.push_back("torch-compile: the run that times its regions eagerly failed (" +
+                      (run ? runner.describeFailure(*run) : run.error().message) + "): no per-region comparison");
+      return;
+    }
+    eager = run->store_path;
+  }
+  auto worth = compileWorth(compiled, eager);
+  if (!worth) {
+    notes.push_back(id + ": no per-region comparison: " + worth.error().message);
+    return;
+  }
+  outcome.compile_worth = std::move(*worth);
+}
+
 // The fixes to measure, as arms with their copies and diffs; the others get their outcome here.
 Result<std::vector<Arm>> prepareArms(const std::vector<Candidate>& candidates, const JobLayout& job,
                                      const FixOptions& options, Runner& runner, const Variant& baseline,
@@ -280,6 +310,7 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
     FixOutcome& outcome = report.fixes[arm.outcome_index];
     finishOutcome(outcome, arm.variant, baseline, all, options, report.fix_rule, *verdict);
     if (options.progress) options.progress(fmt::format("{}: {} ({})", outcome.id, outcome.status, outcome.reason));
+    measureCompileWorth(runner, arm, baseline, outcome, report.notes);
   }
 
   std::vector<Arm> accepted;

@@ -119,6 +119,7 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["memory"] = nullptr;
   }
   if (!fix.members.empty()) out["members"] = fix.members;
+  out["regions"] = fix.compile_worth ? compileWorthJson(*fix.compile_worth) : nlohmann::json(nullptr);
   return out;
 }
 
@@ -251,6 +252,7 @@ std::string renderText(const FixReport& report) {
                        changeText(b.recompiles, fix->stats.recompiles), changeText(b.graph_breaks, fix->stats.graph_breaks),
                        changeText(b.syncs, fix->stats.syncs), parityText(fix->parity));
     out += fmt::format("    memory {} ({} against the baseline)\n", peaksText(fix->stats), memoryChangeText(*fix));
+    if (fix->compile_worth) out += compileWorthText(*fix->compile_worth, "    ");
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n" + fix->id + ":\n" + fix->diff;
@@ -292,6 +294,12 @@ std::string renderMarkdown(const FixReport& report) {
   }
   for (const FixOutcome* fix : rows(report)) {
     if (!fix->diff.empty() && fix->kind != "combined") out += "\n## `" + fix->id + "`\n\n```diff\n" + fix->diff + "```\n";
+  }
+  for (const FixOutcome* fix : rows(report)) {
+    if (fix->compile_worth) {
+      out += "\n## `" + fix->id + "`: eager versus compiled, per region\n\n```\n" +
+             compileWorthText(*fix->compile_worth, "") + "```\n";
+    }
   }
   for (const auto& note : report.notes) out += "\n> " + note + "\n";
   return out;

@@ -143,6 +143,8 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   // and counts the hook's package (with the launcher) as torchscope's own code, not the user's: every run sets it.
   spec.environment["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = kRuntimeFixesHook;
   if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
+  // The bridge's op census slows one step of an eager job only: variants must run the same collector.
+  spec.environment["TORCHSCOPE_CENSUS"] = "0";
   // A private compile cache per run, holding none of the job's graphs: every variant pays the same
   // cold compile, and no run profits from graphs an earlier run of another variant left behind.
   const fs::path cache = folder / "compile-cache";

@@ -161,6 +161,25 @@ TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
   ASSERT_EQ(eager["measured"], true) << eager.dump(1);
   EXPECT_EQ(eager["parity"]["ok"], true) << eager.dump(1);                     // the same losses, computed eagerly
   EXPECT_LT(eager["compile_time_delta_s"].get<double>(), 0) << eager.dump(1);  // it compiles nothing
+  // Per region: the baseline's compiled calls against the fix's eager ones, and the verdict in words.
+  const auto& worth = eager["regions"];
+  ASSERT_TRUE(worth.is_object()) << eager.dump(1);
+  double saved = 0;
+  for (const char* name : {"Block.forward", "squared_error"}) {
+    const nlohmann::json* region = nullptr;
+    for (const auto& each : worth["regions"]) {
+      if (each["name"] == name) region = &each;
+    }
+    ASSERT_NE(region, nullptr) << worth.dump(1);
+    EXPECT_EQ((*region)["calls"], kSteps);
+    EXPECT_EQ((*region)["eager_calls"], kSteps);
+    EXPECT_GT((*region)["eager_per_call_s"].get<double>(), 0);
+    EXPECT_GT((*region)["compiled_per_call_s"].get<double>(), 0);
+    saved += (*region)["saved_s"].get<double>();
+  }
+  EXPECT_NEAR(worth["saved_s"].get<double>(), saved, 1e-9);
+  EXPECT_EQ(worth["pays"], false);  // a dozen steps never repay seconds of compiling
+  EXPECT_NE(worth["verdict"].get<std::string>().find("does not pay"), std::string::npos) << worth["verdict"];
 }
 
 // A TORCH_TRACE log recorded from torch 2.13, with Inductor's CUDA-graph skip reason set in its compilation

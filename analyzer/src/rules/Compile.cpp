@@ -9,6 +9,7 @@
 
 #include "../Locations.h"
 #include "../Rules.h"
+#include "NotCompiled.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "torchscope/base/Saturating.h"
 
@@ -242,6 +243,7 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
 Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (facts.compiled) return {};
+  if (facts.aten_ops == 0) return notCompiledFromCensus(context, out);  // no profiler op records: the census
   const std::int64_t ops = facts.aten_ops;
   const std::int64_t small_ops = facts.small_aten_ops;
   const std::int64_t steps = facts.stepCount();

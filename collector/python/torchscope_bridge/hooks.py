@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import collectives, memory, parse, regions, sites, steps, tracing
+from . import census, collectives, memory, parse, regions, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -40,6 +40,8 @@ _limit_messages = []
 _memory = None  # memory.Memory once torch is imported
 _after_torch_imported = None  # install()'s callback, run once
 _regions = None  # regions.Regions once torch is imported
+_census = None  # census.Census once torch is imported (an eager job's op census)
+_compiled_anything = False  # torch.compile was called or a frame compiled: no census
 
 
 def _now():
@@ -125,6 +127,8 @@ def _on_recompile_reasons(metadata, payload):
 
 
 def _on_compilation_metrics(metadata):
+    global _compiled_anything
+    _compiled_anything = True
     metrics = metadata["compilation_metrics"]
     key = _key(metadata)
     fields = parse.compile_record(metrics, _ids(metadata), _wall_to_monotonic_ns(), _cache_hits.pop(key, -1))
@@ -261,9 +265,13 @@ def _record_step(index, start_ns, end_ns, source):
     if not _abi.step(index, start_ns, end_ns, source):
         if _regions is not None:
             _regions.skip()
+        if _census is not None:
+            _census.skip()
         return
     if _regions is not None:
         _regions.write(index)
+    if _census is not None and not _census.done:
+        _census.step_stored(index, start_ns, end_ns, sys._getframe(1))
     if _memory is not None:
         try:
             _memory.step_ended(index, end_ns, sys._getframe(1))
@@ -370,6 +378,8 @@ def _hook_compile(torch):
 
     @functools.wraps(original)
     def compile(*args, **kwargs):  # noqa: A001 - replaces torch.compile
+        global _compiled_anything
+        _compiled_anything = True
         compiled = original(*args, **kwargs)
         try:
             target = args[0] if args else kwargs.get("model")
@@ -499,7 +509,7 @@ def _on_torch_imported(torch):
 
 
 def _hook_torch(torch):
-    global _torch, _traced, _dynamo_traced, _prefixes, _optimizer_type, _memory, _regions
+    global _torch, _traced, _dynamo_traced, _prefixes, _optimizer_type, _memory, _regions, _census
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -514,6 +524,8 @@ def _hook_torch(torch):
         _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
         if os.environ.get("TORCHSCOPE_REGIONS", "1").lower() not in ("0", "false", "off", "no"):
             _regions = regions.Regions(_abi.record, _dynamo_traced)
+        if census.enabled():
+            _census = census.Census(torch, _abi.record, _abi.diagnostic, lambda: _compiled_anything)
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
         _optimizer_type = optimizer_module.Optimizer
@@ -602,6 +614,8 @@ def _after_fork_in_child():
     sites.forget_after_fork()
     if _regions is not None:
         _regions.after_fork()
+    if _census is not None:
+        _census.done = True  # the parent's profiler state is not the child's
     _pending_recompiles.clear()
     _cache_hits.clear()
     _frame_code.clear()

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "torchscope/base/Result.h"
+#include "torchscope/compiler/CompileWorth.h"
 #include "torchscope/compiler/Effects.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Measurement.h"
@@ -149,6 +150,8 @@ struct FixOutcome {
   ParityResult parity;
   std::string diff;
   std::vector<std::string> members;  // for the combined outcome: its fix ids
+  // torch-compile and eager: each compiled region's eager and compiled time per call (collector runs only).
+  std::optional<CompileWorth> compile_worth;
 };
 
 struct FixReport {

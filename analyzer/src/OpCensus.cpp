@@ -1,0 +1,64 @@
+#include "OpCensus.h"
+
+#include <nlohmann/json.hpp>
+
+namespace torchscope::analyzer {
+
+namespace {
+
+std::int64_t censusInteger(const nlohmann::json& args, const char* key, std::int64_t fallback) {
+  const auto found = args.find(key);
+  return found != args.end() && found->is_number_integer() ? found->get<std::int64_t>() : fallback;
+}
+
+std::string censusText(const nlohmann::json& args, const char* key) {
+  const auto found = args.find(key);
+  return found != args.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
+OpCensus censusFromArgs(const nlohmann::json& args) {
+  OpCensus census;
+  census.step = censusInteger(args, "step", -1);
+  census.ops = censusInteger(args, "ops", 0);
+  census.short_ops = censusInteger(args, "short_ops", 0);
+  census.op_ns = censusInteger(args, "op_ns", 0);
+  census.short_op_ns = censusInteger(args, "short_op_ns", 0);
+  census.step_ns = censusInteger(args, "step_ns", 0);
+  census.short_op_threshold_ns = censusInteger(args, "short_op_threshold_ns", 0);
+  census.op_overhead_ns = censusInteger(args, "op_overhead_ns", -1);
+  census.model = censusText(args, "model");
+  census.model_file = censusText(args, "model_file");
+  census.model_line = censusInteger(args, "model_line", -1);
+  census.model_function = censusText(args, "model_function");
+  census.step_file = censusText(args, "step_file");
+  census.step_line = censusInteger(args, "step_line", -1);
+  census.step_function = censusText(args, "step_function");
+  if (const auto ops = args.find("frequent_ops"); ops != args.end() && ops->is_array()) {
+    for (const auto& op : *ops) {
+      if (op.is_object()) {
+        census.frequent_ops.push_back(
+            {censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
+      }
+    }
+  }
+  return census;
+}
+
+}  // namespace
+
+Result<std::optional<OpCensus>> loadOpCensus(const store::Reader& reader) {
+  std::optional<OpCensus> census;
+  auto queried = reader.query(
+      "SELECT start_ns, end_ns, args FROM cpu_ops WHERE category = 'op_census' ORDER BY start_ns LIMIT 1",
+      [&](const store::Row& row) {
+        const auto args = nlohmann::json::parse(row.isNull(2) ? std::string("{}") : row.text(2), nullptr, false);
+        if (!args.is_object()) return;
+        census = censusFromArgs(args);
+        census->start_ns = row.integer(0);
+        census->end_ns = row.integer(1);
+      });
+  if (!queried) return queried.error();
+  return census;
+}
+
+}  // namespace torchscope::analyzer

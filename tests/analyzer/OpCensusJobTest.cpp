@@ -1,0 +1,142 @@
+// compile/not-compiled from the bridge's op census on real eager jobs on the CPU (an LSTM language model unrolled
+// by hand: dispatch-bound; an MLP of large matmuls: quiet), and eager versus compiled per region under
+// `torchscope fix --fixes torch-compile`, its figures adding up.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+
+#include "TestSupport.h"
+#include "torchscope/store/Reader.h"
+#include "torchscope/testing/Subprocess.h"
+
+namespace torchscope::analyzer::testing {
+namespace {
+
+using torchscope::testing::ProgramOutcome;
+using torchscope::testing::runTorchscope;
+using torchscope::testing::runUnderTorchscope;
+
+// One intra-op thread: on a machine busy with other work, torch's thread pool waits on its own threads for
+// milliseconds per matmul, which turns a dispatch-bound toy model into a thread-bound one.
+const std::map<std::string, std::string> kOneThread = {{"OMP_NUM_THREADS", "1"}};
+
+std::string jobScript(const std::string& name) { return sourcePath("tests/analyzer/census/" + name).string(); }
+
+nlohmann::json findingsOf(const std::string& store) {
+  const ProgramOutcome advice = runTorchscope("advise --format json '" + store + "'");
+  EXPECT_EQ(advice.exit_code, 0) << advice.err;
+  return nlohmann::json::parse(advice.out, nullptr, false)["findings"];
+}
+
+const nlohmann::json* findingOf(const nlohmann::json& findings, const std::string& rule) {
+  for (const auto& finding : findings) {
+    if (finding["rule"] == rule) return &finding;
+  }
+  return nullptr;
+}
+
+std::int64_t censusRows(const std::string& store) {
+  auto reader = store::Reader::open(store);
+  EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message);
+  if (!reader.ok()) return -1;
+  std::int64_t rows = 0;
+  auto counted = (*reader)->query("SELECT count(*) FROM cpu_ops WHERE category = 'op_census'",
+                                  [&](const store::Row& row) { rows = row.integer(0); });
+  EXPECT_TRUE(counted.ok());
+  return rows;
+}
+
+TEST(OpCensusJob, AnEagerDispatchBoundJobIsToldToCompileAtItsModelCall) {
+  TempDir dir;
+  const std::string store = dir.file("cell.db");
+  torchscope::testing::ProgramOptions options;
+  options.env = kOneThread;
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("cell_lm.py"), "12"}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(censusRows(store), 1);
+  const auto findings = findingsOf(store);
+  const auto* finding = findingOf(findings, "compile/not-compiled");
+  ASSERT_NE(finding, nullptr) << findings.dump(1);
+  EXPECT_EQ((*finding)["location"]["line"], torchscope::testing::markedLine(jobScript("cell_lm.py"), "model"));
+  EXPECT_EQ((*finding)["fix"]["id"], "torch-compile");
+  const auto& evidence = (*finding)["evidence"];
+  EXPECT_EQ(evidence["source"], "op_census");
+  EXPECT_EQ(evidence["model"], "CellLM");
+  EXPECT_GE(evidence["ops"].get<int>(), 100);
+  EXPECT_LE(evidence["short_ops"].get<int>(), evidence["ops"].get<int>());
+  EXPECT_GE(evidence["overhead_share"].get<double>(), 0.5);
+  EXPECT_LE(evidence["overhead_share"].get<double>(), 1.0);
+  EXPECT_EQ(evidence["step_measured"], true);
+  EXPECT_NE((*finding)["message"].get<std::string>().find("torchscope fix --fixes torch-compile"), std::string::npos);
+}
+
+TEST(OpCensusJob, AJobOfAFewLargeMatmulsStaysQuiet) {
+  TempDir dir;
+  const std::string store = dir.file("mlp.db");
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("big_mlp.py"), "10"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(censusRows(store), 1);  // counted, and found not dispatch-bound
+  const auto findings = findingsOf(store);
+  EXPECT_EQ(findingOf(findings, "compile/not-compiled"), nullptr) << findings.dump(1);
+}
+
+TEST(OpCensusJob, OffByEnvironment) {
+  TempDir dir;
+  const std::string store = dir.file("off.db");
+  torchscope::testing::ProgramOptions options;
+  options.env = kOneThread;
+  options.env["TORCHSCOPE_CENSUS"] = "0";
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("cell_lm.py"), "6"}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(censusRows(store), 0);
+}
+
+// `fix --fixes torch-compile` on the eager job (two time steps per sequence: a small graph, compiled in the fix's
+// runs within minutes on two busy cores): each compiled region's eager and compiled time per call, and the calls
+// after which its compile time pays off, adding up.
+TEST(OpCensusJob, FixTorchCompileComparesEachRegionEagerAndCompiled) {
+  TempDir dir;
+  const ProgramOutcome fix = runTorchscope(
+      "fix --fixes torch-compile --repetitions 2 --shared-compile-cache --format json -- '" TORCHSCOPE_PYTHON "' '" +
+          jobScript("cell_lm.py") + "' 12 2 > '" + dir.file("fix.json") + "'",
+      "OMP_NUM_THREADS=1");
+  ASSERT_EQ(fix.exit_code, 0) << fix.err;
+  std::ifstream in(dir.file("fix.json"));
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << fix.err;
+  ASSERT_EQ(report["fixes"].size(), 1u) << report.dump(1);
+  const auto& outcome = report["fixes"][0];
+  ASSERT_EQ(outcome["measured"], true) << outcome.dump(1);
+  const auto& worth = outcome["regions"];
+  ASSERT_TRUE(worth.is_object()) << outcome.dump(1);
+  ASSERT_FALSE(worth["regions"].empty()) << worth.dump(1);
+  const auto& region = worth["regions"][0];
+  EXPECT_EQ(region["name"], "CellLM.forward");
+  EXPECT_EQ(region["call_line"], torchscope::testing::markedLine(jobScript("cell_lm.py"), "model"));
+  EXPECT_EQ(region["calls"], 12);
+  EXPECT_EQ(region["eager_calls"], 12);
+  const double eager = region["eager_per_call_s"].get<double>();
+  const double compiled = region["compiled_per_call_s"].get<double>();
+  ASSERT_GT(eager, 0);
+  ASSERT_GT(compiled, 0);
+  EXPECT_NEAR(region["speedup"].get<double>(), eager / compiled, 1e-9 * eager / compiled);
+  // (Per-call times are means over every call that compiled nothing, the first eager call's warm-up included: they
+  // are not bounded by the median steady-state step of a dozen-step run.)
+  ASSERT_TRUE(worth["compiled_step_s"].is_number()) << worth.dump(1);
+  double saved = 0;
+  for (const auto& each : worth["regions"]) saved += each["saved_s"].get<double>();
+  EXPECT_NEAR(worth["saved_s"].get<double>(), saved, 1e-9);
+  if (eager > compiled) {
+    EXPECT_NEAR(region["payoff_calls"].get<double>(), region["compile_s"].get<double>() / (eager - compiled),
+                1e-6 * region["payoff_calls"].get<double>());
+  } else {
+    EXPECT_TRUE(region["payoff_calls"].is_null());
+  }
+  // A dozen steps never repay the compile: said plainly.
+  EXPECT_EQ(worth["pays"], false);
+  EXPECT_NE(worth["verdict"].get<std::string>().find("does not pay"), std::string::npos) << worth["verdict"];
+}
+
+}  // namespace
+}  // namespace torchscope::analyzer::testing

@@ -1,0 +1,115 @@
+"""The bridge's op census (census.py) on real eager torch steps (CPU): one step counted after the warm-up, its
+ops and the model's call line, nothing for a compiled job, a job's own dispatch mode left alone, off by env."""
+
+import os
+import sys
+import time
+import unittest
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+from torchscope_bridge import census
+
+_HERE = os.path.abspath(__file__)
+
+
+def _marked_line(tag):
+    with open(_HERE, encoding="utf-8") as source:
+        return next(number for number, line in enumerate(source, 1) if line.rstrip().endswith(f"# MARK:{tag}"))
+
+
+class Cells(torch.nn.Module):
+    """Many small ops per step: an LSTM cell unrolled over 8 time steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(8, 8)
+
+    def forward(self, x):
+        state = None
+        for t in range(x.shape[0]):
+            state = self.cell(x[t], state)
+        return state[0].sum()
+
+
+class CensusTest(unittest.TestCase):
+    def setUp(self):
+        self.rows, self.diagnostics, self.compiled = [], [], False
+        self.census = census.Census(torch, lambda kind, fields: self.rows.append((kind, fields)),
+                                    lambda severity, message: self.diagnostics.append(message),
+                                    lambda: self.compiled)
+        self.model = Cells()
+        self.x = torch.randn(8, 2, 8)
+
+    def run_steps(self, count):
+        start = time.monotonic_ns()
+        for index in range(count):
+            loss = self.model(self.x)  # MARK:model
+            loss.backward()
+            end = time.monotonic_ns()
+            self.census.step_stored(index, start, end, sys._getframe())  # MARK:step
+            start = end
+
+    def test_one_step_is_counted_after_the_warm_up(self):
+        self.run_steps(6)
+        (kind, row), = self.rows
+        args = row["args"]
+        self.assertEqual(kind, "op_census")
+        self.assertEqual(args["step"], census.PROFILED_AFTER)
+        # 8 cells forward and backward: well over a hundred ops, most of them short.
+        self.assertGreater(args["ops"], 100)
+        self.assertGreater(args["short_ops"], args["ops"] // 2)
+        self.assertLessEqual(args["short_ops"], args["ops"])
+        self.assertLessEqual(args["short_op_ns"], args["op_ns"])
+        self.assertEqual(sum(1 for _ in args["frequent_ops"]), 5)
+        self.assertTrue(all(op["count"] >= 1 for op in args["frequent_ops"]))
+        self.assertEqual((args["model"], args["model_file"], args["model_line"]), ("Cells", _HERE, _marked_line("model")))
+        self.assertEqual((args["step_file"], args["step_line"]), (_HERE, _marked_line("step")))
+        # The span covers the counted step and the census's work after it.
+        self.assertLessEqual(row["start_ns"] + args["step_ns"], row["end_ns"])
+        self.assertEqual(_get_current_dispatch_mode_stack(), [])
+        self.assertEqual(self.diagnostics, [])
+
+    def test_a_compiled_job_gets_no_census(self):
+        self.compiled = True
+        self.run_steps(6)
+        self.assertEqual(self.rows, [])
+        self.assertEqual(_get_current_dispatch_mode_stack(), [])
+
+    def test_a_job_that_compiles_during_the_counted_step_gets_none(self):
+        self.run_steps(census.PROFILED_AFTER)
+        self.compiled = True
+        self.run_steps(2)
+        self.assertEqual(self.rows, [])
+        self.assertEqual(_get_current_dispatch_mode_stack(), [])
+
+    def test_the_jobs_own_dispatch_mode_is_left_alone(self):
+        class JobMode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        with JobMode() as mode:
+            self.run_steps(6)
+            self.assertEqual(_get_current_dispatch_mode_stack(), [mode])
+        self.assertEqual(self.rows, [])
+
+    def test_a_step_outside_the_window_restarts_the_count(self):
+        self.run_steps(census.PROFILED_AFTER)
+        self.census.skip()
+        self.assertEqual(_get_current_dispatch_mode_stack(), [])
+        self.run_steps(census.PROFILED_AFTER + 1)
+        (_, row), = self.rows
+        self.assertEqual(row["args"]["step"], census.PROFILED_AFTER)
+
+    def test_off_by_environment(self):
+        os.environ["TORCHSCOPE_CENSUS"] = "0"
+        try:
+            self.assertFalse(census.enabled())
+        finally:
+            del os.environ["TORCHSCOPE_CENSUS"]
+        self.assertTrue(census.enabled())
+
+
+if __name__ == "__main__":
+    unittest.main()
