@@ -96,7 +96,7 @@ Result<void> bindRow(sqlite::Database& db, sqlite::Statement& stmt, int index, c
   auto bindColumn = [&](const auto& column) {
     const auto& value = row.*(column.member);
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-      if (column.interned) {
+      if (column.interned()) {
         auto id = interner.id(db, value);
         if (!id) {
           failure = id.error();
