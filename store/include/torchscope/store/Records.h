@@ -5,6 +5,8 @@
 #pragma once
 
 #include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "torchscope/store/records/Activity.h"
 #include "torchscope/store/records/Analysis.h"
@@ -19,5 +21,28 @@ namespace torchscope::store {
 using AllRecords = std::tuple<RunInfo, RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync,
                               NvtxEvent, CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment,
                               MemorySample, MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic>;
+
+// Calls visit(T::kTable) for each table T of the store, in creation order.
+template <class F>
+void forEachTable(F&& visit) {
+  [&]<class... Ts>(std::tuple<Ts...>*) { (visit(Ts::kTable), ...); }(static_cast<AllRecords*>(nullptr));
+}
+
+namespace schema {
+template <class Tuple>
+struct WithoutSingleton;
+template <class... Ts>
+struct WithoutSingleton<std::tuple<Ts...>> {
+  using type = decltype(std::tuple_cat(
+      std::declval<std::conditional_t<Ts::kTable.keying == Keying::kSingleton, std::tuple<>, std::tuple<Ts>>>()...));
+};
+}  // namespace schema
+
+// The records of every table but the one-row run table: what Writer::add() queues and Reader::load() reads
+// (Writer::setRun() and Reader::run() handle the run).
+using RowRecords = schema::WithoutSingleton<AllRecords>::type;
+
+template <class T>
+concept RowRecord = schema::IndexOf<T, RowRecords>::value < std::tuple_size_v<RowRecords>;
 
 }  // namespace torchscope::store
