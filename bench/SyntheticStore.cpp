@@ -11,8 +11,8 @@
 namespace {
 
 namespace st = torchscope::store;
-constexpr st::Nanos kStart = 1'000'000'000;
-constexpr st::Nanos kWallStart = 1'760'000'000'000'000'000;
+constexpr torchscope::base::Nanos kStart = 1'000'000'000;
+constexpr torchscope::base::Nanos kWallStart = 1'760'000'000'000'000'000;
 
 }  // namespace
 
@@ -55,11 +55,11 @@ std::int64_t buildSyntheticStore(const std::string& path, const SyntheticStoreOp
   const char* op_names[] = {"aten::add", "aten::mul", "aten::linear", "aten::addmm", "aten::relu",
                             "aten::matmul", "aten::softmax", "aten::matmul", "aten::convolution", "aten::item",
                             "aten::to", "aten::copy_", "aten::empty", "aten::view", "aten::sum"};
-  st::Nanos t = kStart;
+  torchscope::base::Nanos t = kStart;
   std::int64_t correlation = 0;
   std::int64_t step = 0;
   constexpr std::int64_t kGroupsPerStep = 10;
-  st::Nanos step_start = t;
+  torchscope::base::Nanos step_start = t;
   std::optional<st::Kernel> held;  // a kernel stored after its successor
   for (std::int64_t g = 0; g < groups; ++g) {
     for (int k = 0; k < 40; ++k) {

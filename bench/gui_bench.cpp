@@ -39,7 +39,7 @@
 
 namespace {
 
-using torchscope::store::Nanos;
+using torchscope::base::Nanos;
 namespace gui = torchscope::gui;
 namespace store = torchscope::store;
 using Clock = std::chrono::steady_clock;

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "Rules.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -28,8 +28,8 @@ constexpr std::int64_t kLaunchSampleRows = 8192;
 // A kernel, copy or memset on one device.
 struct Interval {
   std::int64_t device = -1;
-  store::Nanos start = 0;
-  store::Nanos end = 0;
+  base::Nanos start = 0;
+  base::Nanos end = 0;
   std::int64_t pid = 0;
   std::int64_t correlation = -1;
 };
@@ -37,7 +37,7 @@ struct Interval {
 // Rows of a table (device, start_ns, end_ns, pid, correlation_id) that may overlap [begin, end). The unary +
 // keeps SQLite from walking the start_ns index: most rows are in the window, so reading in storage order is
 // much faster than one index lookup per row.
-Result<void> forEachInterval(const store::Reader& reader, std::string_view table, store::Nanos begin, store::Nanos end,
+Result<void> forEachInterval(const store::Reader& reader, std::string_view table, base::Nanos begin, base::Nanos end,
                              const std::function<void(const Interval&)>& on_interval) {
   return reader.query(
       fmt::format("SELECT device, start_ns, end_ns, pid, correlation_id FROM {} WHERE +start_ns < ? AND end_ns >= ?",
@@ -55,7 +55,8 @@ Result<void> forEachInterval(const store::Reader& reader, std::string_view table
 // sets aside the same ones: its buffer sees the same kernels in the same order).
 class WindowScan {
  public:
-  WindowScan(store::Nanos begin, store::Nanos end, store::Nanos short_ns) : begin_(begin), end_(end), short_ns_(short_ns) {}
+  WindowScan(base::Nanos begin, base::Nanos end, base::Nanos short_ns)
+      : begin_(begin), end_(end), short_ns_(short_ns) {}
 
   // Work known up front, in any order; kept once, by device and start.
   void addKnown(std::vector<Interval> work) {
@@ -84,7 +85,7 @@ class WindowScan {
       pending.push_back(kernel);
     } else {
       const auto at = std::upper_bound(pending.begin(), pending.end(), kernel.start,
-                                       [](store::Nanos start, const Interval& other) { return start < other.start; });
+                                       [](base::Nanos start, const Interval& other) { return start < other.start; });
       const auto shifts = static_cast<std::size_t>(pending.end() - at);
       if (shifts_ + shifts > kShiftsPerRow * placed_ + kReorderRows) {
         setAside(kernel);
@@ -112,8 +113,8 @@ class WindowScan {
     for (auto& [id, state] : devices_) {
       while (!state.pending.empty()) release(state);
       extendUntil(state, end_);
-      const double window_s = toSeconds(static_cast<double>(store::spanNanos(begin_, end_)));
-      state.idle_s += toSeconds(static_cast<double>(store::spanNanos(state.busy_until, end_)));
+      const double window_s = toSeconds(static_cast<double>(base::spanNanos(begin_, end_)));
+      state.idle_s += toSeconds(static_cast<double>(base::spanNanos(state.busy_until, end_)));
       result_.idle_s += state.idle_s;
       result_.devices.push_back({id, state.kernels, window_s - state.idle_s, state.idle_s});
     }
@@ -124,8 +125,8 @@ class WindowScan {
  private:
   struct Device {
     std::deque<Interval> pending;  // in start order
-    store::Nanos released_start = std::numeric_limits<store::Nanos>::min();
-    store::Nanos busy_until = 0;
+    base::Nanos released_start = std::numeric_limits<base::Nanos>::min();
+    base::Nanos busy_until = 0;
     std::size_t next_known = 0;  // its range of known_
     std::size_t known_end = 0;
     std::int64_t kernels = 0;
@@ -145,7 +146,7 @@ class WindowScan {
   void countKernel(const Interval& kernel) {
     ++result_.kernels;
     ++device(kernel.device).kernels;
-    const store::Nanos length = store::spanNanos(kernel.start, kernel.end);
+    const base::Nanos length = base::spanNanos(kernel.start, kernel.end);
     if (length < short_ns_) {
       ++result_.short_kernels;
       result_.short_kernel_s += toSeconds(static_cast<double>(length));
@@ -161,7 +162,7 @@ class WindowScan {
     extend(state, kernel);
   }
 
-  void extendUntil(Device& state, store::Nanos start) {
+  void extendUntil(Device& state, base::Nanos start) {
     for (; state.next_known < state.known_end && known_[state.next_known].start <= start; ++state.next_known) {
       extend(state, known_[state.next_known]);
     }
@@ -170,14 +171,14 @@ class WindowScan {
   void setAside(const Interval& kernel) { set_aside_.push_back(kernel); }
 
   void extend(Device& state, const Interval& interval) {
-    const store::Nanos start = std::max(interval.start, begin_);
+    const base::Nanos start = std::max(interval.start, begin_);
     if (start > state.busy_until) {
-      addGap(state, store::spanNanos(state.busy_until, start), interval, state.busy_until);
+      addGap(state, base::spanNanos(state.busy_until, start), interval, state.busy_until);
     }
     state.busy_until = std::max(state.busy_until, std::min(interval.end, end_));
   }
 
-  void addGap(Device& state, store::Nanos length, const Interval& next, store::Nanos previous_end) {
+  void addGap(Device& state, base::Nanos length, const Interval& next, base::Nanos previous_end) {
     const double seconds = toSeconds(static_cast<double>(length));
     state.idle_s += seconds;
     if (largest_.size() == kClassifiedGaps && seconds <= largest_.top().seconds) return;
@@ -185,9 +186,9 @@ class WindowScan {
     if (largest_.size() > kClassifiedGaps) largest_.pop();
   }
 
-  store::Nanos begin_;
-  store::Nanos end_;
-  store::Nanos short_ns_;
+  base::Nanos begin_;
+  base::Nanos end_;
+  base::Nanos short_ns_;
   std::map<std::int64_t, Device> devices_;
   std::int64_t last_id_ = 0;
   Device* last_device_ = nullptr;
@@ -263,7 +264,7 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
   LaunchCost cost;
   double total_s = 0;
   const std::int64_t stride = std::max<std::int64_t>(kLaunchSampleRows, max_id / kLaunchSampleChunks);
-  for (std::int64_t begin = 0; begin <= max_id; begin = store::saturatingAdd(begin, stride)) {
+  for (std::int64_t begin = 0; begin <= max_id; begin = base::saturatingAdd(begin, stride)) {
     // total() of clamped spans: sum() fails on an integer overflow, and a span that ends before it starts is none.
     auto done = reader.query(
         "SELECT count(*), total(max(end_ns - start_ns, 0)) FROM api_calls WHERE id >= ? AND id < ? AND name_id IN "
@@ -273,9 +274,9 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
           cost.launches += row.integer(0);
           total_s += toSeconds(row.real(1));
         },
-        {begin, store::saturatingAdd(begin, kLaunchSampleRows)});
+        {begin, base::saturatingAdd(begin, kLaunchSampleRows)});
     if (!done) return done.error();
-    if (begin == store::kInt64Max) break;
+    if (begin == base::kInt64Max) break;
   }
   cost.mean_s = cost.launches > 0 ? total_s / static_cast<double>(cost.launches) : 0;
   return cost;
@@ -283,10 +284,10 @@ Result<LaunchCost> launchCost(const store::Reader& reader) {
 
 // The window's busy picture: kernels fed by `feed_kernels` in storage order. When some were too far out of start
 // order for the reorder buffer, a second pass over the window's kernels adds those to the known work.
-Result<KernelWindow> scanWindow(const store::Reader& reader, const Facts& facts, store::Nanos short_ns,
+Result<KernelWindow> scanWindow(const store::Reader& reader, const Facts& facts, base::Nanos short_ns,
                                 const std::function<Result<void>(WindowScan&)>& feed_kernels) {
-  const store::Nanos begin = facts.steady_begin_ns;
-  const store::Nanos end = facts.steady_end_ns;
+  const base::Nanos begin = facts.steady_begin_ns;
+  const base::Nanos end = facts.steady_end_ns;
   std::vector<Interval> copies;
   copies.reserve(static_cast<std::size_t>(facts.count("memcpy") + facts.count("memset")));
   for (const auto table : {"memcpy", "memset"}) {
@@ -319,7 +320,7 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   if (!nccl_ids) return nccl_ids.error();
   NcclOverlap nccl(std::move(*nccl_ids));
   NameMap kernel_totals;
-  const store::Nanos short_ns = store::saturatingCast(facts.launch.mean_s * 1e9);
+  const base::Nanos short_ns = base::saturatingCast(facts.launch.mean_s * 1e9);
   auto window = scanWindow(reader, facts, short_ns, [&](WindowScan& scan) {
     return reader.query("SELECT device, start_ns, end_ns, pid, correlation_id, name_id FROM kernels",
                         [&](const store::Row& row) {
@@ -327,7 +328,7 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
                           const std::int64_t name_id = row.integer(5);
                           NameTotals& totals = kernel_totals[{name_id, kernel.device}];
                           ++totals.count;
-                          totals.nanos = store::saturatingAdd(totals.nanos, store::spanNanos(kernel.start, kernel.end));
+                          totals.nanos = base::saturatingAdd(totals.nanos, base::spanNanos(kernel.start, kernel.end));
                           scan.addKernel(kernel);
                           nccl.addKernel(name_id, kernel.start, kernel.end);
                         });
@@ -348,11 +349,11 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
       "json_extract(args, '$.async') END FROM cpu_ops",
       [&](const store::Row& row) {
         const std::int64_t name_id = row.integer(0);
-        const store::Nanos start = row.integer(1), end = row.integer(2);
+        const base::Nanos start = row.integer(1), end = row.integer(2);
         NameTotals& totals = op_totals[{name_id, -1}];
         ++totals.count;
-        const store::Nanos length = store::spanNanos(start, end);
-        totals.nanos = store::saturatingAdd(totals.nanos, length);
+        const base::Nanos length = base::spanNanos(start, end);
+        totals.nanos = base::saturatingAdd(totals.nanos, length);
         totals.small += length < Facts::kSmallOpNanos ? 1 : 0;
         if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
           facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});

@@ -18,7 +18,7 @@ struct Gap {
   double seconds = 0;
   std::int64_t pid = 0;
   std::int64_t correlation_id = -1;
-  store::Nanos previous_end_ns = 0;
+  base::Nanos previous_end_ns = 0;
   bool operator>(const Gap& other) const { return seconds > other.seconds; }
 };
 
@@ -31,8 +31,8 @@ struct DeviceActivity {
 };
 
 struct KernelWindow {
-  store::Nanos begin_ns = 0;
-  store::Nanos end_ns = 0;
+  base::Nanos begin_ns = 0;
+  base::Nanos end_ns = 0;
   std::int64_t kernels = 0;        // kernels that start in the window
   std::int64_t short_kernels = 0;  // ... shorter than a mean launch call
   double short_kernel_s = 0;
@@ -45,8 +45,8 @@ struct KernelWindow {
 struct AttentionOp {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  store::Nanos start_ns = 0;
-  store::Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   bool softmax = false;
 };
 

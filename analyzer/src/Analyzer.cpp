@@ -16,8 +16,8 @@
 #include "Overview.h"
 #include "RankFacts.h"
 #include "Rules.h"
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::analyzer {
@@ -33,7 +33,7 @@ void rank(std::vector<Finding>& findings) {
 
 Result<std::vector<TimelineBucket>> timeline(const store::Reader& reader, const Facts& facts, int buckets) {
   std::vector<TimelineBucket> result(static_cast<std::size_t>(buckets));
-  const store::Nanos span = std::max<store::Nanos>(1, store::spanNanos(facts.begin_ns, facts.end_ns));
+  const base::Nanos span = std::max<base::Nanos>(1, base::spanNanos(facts.begin_ns, facts.end_ns));
   const double width_s = toSeconds(static_cast<double>(span)) / buckets;
   for (int i = 0; i < buckets; ++i) result[static_cast<std::size_t>(i)].start_s = width_s * i;
   struct Series {
@@ -65,7 +65,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   summary.duration_s = facts.duration_s;
   summary.window = captureWindowOf(reader);
   for (const auto& step : facts.steps) {
-    summary.step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
+    summary.step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
   }
   summary.steady_step_seconds = facts.steady_step_seconds;
   summary.steady_step_median_s = facts.steady_step_median_s;
@@ -102,7 +102,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       if (inserted) {
         order.push_back(key);
       } else {
-        it->second.count = store::saturatingAdd(it->second.count, finding.count);
+        it->second.count = base::saturatingAdd(it->second.count, finding.count);
         it->second.impact_seconds += finding.impact_seconds;
         if (finding.severity < it->second.severity) it->second.severity = finding.severity;
       }

@@ -4,7 +4,7 @@
 
 namespace torchscope::analyzer {
 
-CollectiveSpan hostCollective(store::Nanos start_ns, store::Nanos end_ns, std::string_view source, std::int64_t async) {
+CollectiveSpan hostCollective(base::Nanos start_ns, base::Nanos end_ns, std::string_view source, std::int64_t async) {
   const bool ddp = source == "ddp";
   return {start_ns, end_ns, ddp, !ddp && async == 0, false, 0};
 }
@@ -26,15 +26,14 @@ std::vector<CollectiveSpan> NcclOverlap::finish() {
   spans.reserve(nccl_.size());
   for (const auto& nccl : nccl_) {
     // A kernel that overlaps this one starts at most longest_compute_ before it.
-    auto kernel = std::lower_bound(compute_.begin(), compute_.end(), store::saturatingSub(nccl.start, longest_compute_),
-                                   [](const Interval& k, store::Nanos start) { return k.start < start; });
-    store::Nanos overlapped = 0;
+    auto kernel = std::lower_bound(compute_.begin(), compute_.end(), base::saturatingSub(nccl.start, longest_compute_),
+                                   [](const Interval& k, base::Nanos start) { return k.start < start; });
+    base::Nanos overlapped = 0;
     for (; kernel != compute_.end() && kernel->start < nccl.end; ++kernel) {
-      const store::Nanos overlap = store::spanNanos(std::max(kernel->start, nccl.start), std::min(kernel->end, nccl.end));
-      overlapped = store::saturatingAdd(overlapped, overlap);
+      const base::Nanos overlap = base::spanNanos(std::max(kernel->start, nccl.start), std::min(kernel->end, nccl.end));
+      overlapped = base::saturatingAdd(overlapped, overlap);
     }
-    const double hidden =
-        static_cast<double>(std::min(store::spanNanos(nccl.start, nccl.end), overlapped));
+    const double hidden = static_cast<double>(std::min(base::spanNanos(nccl.start, nccl.end), overlapped));
     spans.push_back({nccl.start, nccl.end, false, false, true, toSeconds(hidden)});
   }
   nccl_.clear();

@@ -7,15 +7,15 @@
 #include <string_view>
 #include <vector>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
 // One collective's interval, from cpu_ops (category `collective`) or an NCCL kernel.
 struct CollectiveSpan {
-  store::Nanos start_ns = 0;
-  store::Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   bool bucket = false;      // a DDP gradient bucket (overlaps the backward pass until the last one starts)
   bool blocking = false;    // the calling thread waited for it (a synchronous torch.distributed call)
   bool gpu = false;         // an NCCL kernel
@@ -23,7 +23,7 @@ struct CollectiveSpan {
 };
 
 // A host-timed collective from its cpu_ops row: `source` and `async` are the row's args.source and args.async.
-[[nodiscard]] CollectiveSpan hostCollective(store::Nanos start_ns, store::Nanos end_ns, std::string_view source,
+[[nodiscard]] CollectiveSpan hostCollective(base::Nanos start_ns, base::Nanos end_ns, std::string_view source,
                                             std::int64_t async);
 
 // Fed every kernel in any order; gives each NCCL kernel (a name containing "nccl", any case) with the time the
@@ -38,13 +38,13 @@ class NcclOverlap {
   // False when the store has no NCCL kernel name: addKernel() keeps nothing.
   [[nodiscard]] bool active() const { return !nccl_ids_.empty(); }
 
-  void addKernel(std::int64_t name_id, store::Nanos start_ns, store::Nanos end_ns) {
+  void addKernel(std::int64_t name_id, base::Nanos start_ns, base::Nanos end_ns) {
     if (!active()) return;
     if (isNccl(name_id)) {
       nccl_.push_back({start_ns, end_ns});
     } else {
       compute_.push_back({start_ns, end_ns});
-      longest_compute_ = std::max(longest_compute_, store::spanNanos(start_ns, end_ns));
+      longest_compute_ = std::max(longest_compute_, base::spanNanos(start_ns, end_ns));
     }
   }
 
@@ -53,8 +53,8 @@ class NcclOverlap {
 
  private:
   struct Interval {
-    store::Nanos start = 0;
-    store::Nanos end = 0;
+    base::Nanos start = 0;
+    base::Nanos end = 0;
   };
 
   [[nodiscard]] bool isNccl(std::int64_t name_id) const {
@@ -67,7 +67,7 @@ class NcclOverlap {
   std::vector<std::int64_t> nccl_ids_;  // a handful: a linear search beats a hash
   std::vector<Interval> nccl_;
   std::vector<Interval> compute_;
-  store::Nanos longest_compute_ = 0;  // bounds how far before an NCCL kernel an overlapping one can start
+  base::Nanos longest_compute_ = 0;  // bounds how far before an NCCL kernel an overlapping one can start
 };
 
 }  // namespace torchscope::analyzer

@@ -11,8 +11,8 @@
 
 #include "Rules.h"
 #include "Stats.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/store/RunFolder.h"
-#include "torchscope/store/JsonText.h"
 
 namespace torchscope::analyzer {
 

@@ -11,9 +11,9 @@
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "torchscope/analyzer/RuleTable.h"
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/base/SteadyState.h"
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -58,11 +58,11 @@ Result<Facts> collectFacts(const store::Reader& reader) {
       facts.begin_ns = run->start_ns > 0 ? std::min(run->start_ns, (*span)->begin_ns) : (*span)->begin_ns;
       facts.end_ns = std::max(run->end_ns, (*span)->end_ns);
     } else {
-      facts.begin_ns = std::max<store::Nanos>(0, run->start_ns);
+      facts.begin_ns = std::max<base::Nanos>(0, run->start_ns);
       facts.end_ns = facts.begin_ns;
     }
   }
-  facts.duration_s = toSeconds(static_cast<double>(store::spanNanos(facts.begin_ns, facts.end_ns)));
+  facts.duration_s = toSeconds(static_cast<double>(base::spanNanos(facts.begin_ns, facts.end_ns)));
   const CaptureWindow window = captureWindowOf(reader);
   if (!window.whole()) facts.window_s = std::min(window.open_seconds, facts.duration_s);
 
@@ -86,7 +86,7 @@ Result<Facts> collectFacts(const store::Reader& reader) {
                                                   .all_compiling_fallback = false});
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
-    facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns))));
+    facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
     facts.steady_step_indices.push_back(step.index);
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
@@ -119,7 +119,7 @@ double compileSeconds(const Facts& facts, std::int64_t pid, std::int64_t frame_i
   double seconds = 0;
   for (const auto& compile : facts.compiles) {
     if (compile.pid == pid && compile.frame_id == frame_id && compile.frame_compile_id == frame_compile_id) {
-      seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
+      seconds += toSeconds(static_cast<double>(base::spanNanos(compile.start_ns, compile.end_ns)));
     }
   }
   return seconds;

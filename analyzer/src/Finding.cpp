@@ -1,7 +1,7 @@
 #include "torchscope/analyzer/Finding.h"
 
 #include "torchscope/analyzer/RuleTable.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -100,7 +100,7 @@ store::Finding findingRecord(const Finding& finding) {
           finding.count,
           finding.impact_seconds,
           finding.impact_fraction,
-          store::dumpJson(finding.evidence.is_null() ? nlohmann::json::object() : finding.evidence),
+          base::dumpJson(finding.evidence.is_null() ? nlohmann::json::object() : finding.evidence),
           finding.fix_id,
           finding.fix_summary,
           finding.fix_kind};
@@ -118,7 +118,7 @@ Finding findingFromRecord(const store::Finding& record) {
   finding.count = record.count;
   finding.impact_seconds = record.impact_seconds;
   finding.impact_fraction = record.impact_fraction;
-  if (auto evidence = store::parseJson(record.evidence); evidence.is_object()) finding.evidence = std::move(evidence);
+  if (auto evidence = base::parseJson(record.evidence); evidence.is_object()) finding.evidence = std::move(evidence);
   if (record.rule.starts_with("recompile/")) {
     const auto cause = finding.evidence.find("cause");
     if (cause != finding.evidence.end() && cause->is_string()) {

@@ -6,7 +6,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -16,7 +16,7 @@ constexpr std::size_t kIdsPerQuery = 500;  // literal IN lists stay well below S
 
 struct Launch {
   std::int64_t tid = -1;
-  store::Nanos start_ns = 0;
+  base::Nanos start_ns = 0;
 };
 
 }  // namespace
@@ -30,7 +30,7 @@ std::string_view idleCauseLabel(IdleCause cause) {
   return "";
 }
 
-Result<void> explainIdleGaps(const store::Reader& reader, std::vector<IdleGap>& gaps, store::Nanos offset_ns) {
+Result<void> explainIdleGaps(const store::Reader& reader, std::vector<IdleGap>& gaps, base::Nanos offset_ns) {
   std::map<std::int64_t, std::vector<std::int64_t>> wanted;  // pid -> correlation ids
   for (const auto& gap : gaps) {
     if (gap.correlation_id >= 0) wanted[gap.pid].push_back(gap.correlation_id);
@@ -47,11 +47,12 @@ Result<void> explainIdleGaps(const store::Reader& reader, std::vector<IdleGap>& 
       }
       // The earliest call of a correlation id is the launch (a few APIs record a driver call inside).
       auto done = reader.query(
-          fmt::format("SELECT correlation_id, tid, min(start_ns) FROM api_calls WHERE pid = ? AND correlation_id IN ({}) "
-                      "GROUP BY correlation_id",
-                      list),
+          fmt::format(
+              "SELECT correlation_id, tid, min(start_ns) FROM api_calls WHERE pid = ? AND correlation_id IN ({}) "
+              "GROUP BY correlation_id",
+              list),
           [&](const store::Row& row) {
-            of_process[row.integer(0)] = {row.integer(1), store::saturatingAdd(row.integer(2), offset_ns)};
+            of_process[row.integer(0)] = {row.integer(1), base::saturatingAdd(row.integer(2), offset_ns)};
           },
           {pid});
       if (!done) return done.error();

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "Stats.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -100,7 +100,7 @@ std::optional<std::int64_t> cudaGraphPoolEstimate(const MemoryFacts& memory, std
   const auto peak = memory.maximum("cuda.peak_allocated", device);
   if (allocated == nullptr || allocated->empty() || !peak) return std::nullopt;
   std::vector<double> values(allocated->values.begin(), allocated->values.end());
-  return std::max<std::int64_t>(0, store::saturatingSub(*peak, store::saturatingCast(median(values))));
+  return std::max<std::int64_t>(0, base::saturatingSub(*peak, base::saturatingCast(median(values))));
 }
 
 MemorySummary summarizeMemory(const MemoryFacts& memory, std::int64_t first_steady_step) {

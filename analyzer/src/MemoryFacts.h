@@ -11,9 +11,9 @@
 
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::analyzer {
 

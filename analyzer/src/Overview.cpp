@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "Locations.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -17,10 +17,11 @@ constexpr std::size_t kMemoryPoints = 400;  // about one per two pixels of the r
 // Times of a store are any int64 (docs/reliability.md): the difference saturates, and a run whose duration is not
 // a positive number puts everything at 0.
 struct Axis {
-  store::Nanos begin_ns = 0;
+  base::Nanos begin_ns = 0;
   double duration_s = 0;
-  [[nodiscard]] double at(store::Nanos ns) const {
-    return std::clamp(toSeconds(static_cast<double>(store::saturatingSub(ns, begin_ns))), 0.0, std::max(0.0, duration_s));
+  [[nodiscard]] double at(base::Nanos ns) const {
+    return std::clamp(toSeconds(static_cast<double>(base::saturatingSub(ns, begin_ns))), 0.0,
+                      std::max(0.0, duration_s));
   }
 };
 

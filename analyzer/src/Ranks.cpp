@@ -12,9 +12,9 @@
 #include "Rules.h"
 #include "Stats.h"
 #include "rules/RecompileAdvice.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/base/SteadyState.h"
 #include "torchscope/store/RunFolder.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -53,20 +53,20 @@ Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
 }
 
 // Length of the union of intervals (sorted here).
-double unionSeconds(std::vector<std::pair<store::Nanos, store::Nanos>> intervals) {
+double unionSeconds(std::vector<std::pair<base::Nanos, base::Nanos>> intervals) {
   std::sort(intervals.begin(), intervals.end());
   double total = 0;
-  store::Nanos open = 0, close = -1;
+  base::Nanos open = 0, close = -1;
   for (const auto& [begin, end] : intervals) {
     if (begin > close) {
-      total += static_cast<double>(store::spanNanos(open, close));
+      total += static_cast<double>(base::spanNanos(open, close));
       open = begin;
       close = end;
     } else {
       close = std::max(close, end);
     }
   }
-  total += static_cast<double>(store::spanNanos(open, close));
+  total += static_cast<double>(base::spanNanos(open, close));
   return toSeconds(total);
 }
 
@@ -74,11 +74,11 @@ double unionSeconds(std::vector<std::pair<store::Nanos, store::Nanos>> intervals
 // backward pass until the last bucket is launched, after which the reducer only waits; a synchronous
 // call waits whole; an NCCL kernel waits for the part no compute kernel overlapped.
 double exposedSeconds(const std::vector<CollectiveSpan>& spans) {
-  store::Nanos last_bucket_start = 0;
+  base::Nanos last_bucket_start = 0;
   for (const auto& span : spans) {
     if (span.bucket) last_bucket_start = std::max(last_bucket_start, span.start_ns);
   }
-  std::vector<std::pair<store::Nanos, store::Nanos>> waited;
+  std::vector<std::pair<base::Nanos, base::Nanos>> waited;
   double kernels_exposed = 0;
   for (const auto& span : spans) {
     if (span.bucket) {
@@ -86,7 +86,7 @@ double exposedSeconds(const std::vector<CollectiveSpan>& spans) {
     } else if (span.blocking) {
       waited.emplace_back(span.start_ns, span.end_ns);
     } else if (span.gpu) {
-      kernels_exposed += toSeconds(static_cast<double>(store::spanNanos(span.start_ns, span.end_ns))) - span.hidden_s;
+      kernels_exposed += toSeconds(static_cast<double>(base::spanNanos(span.start_ns, span.end_ns))) - span.hidden_s;
     }
   }
   return unionSeconds(std::move(waited)) + std::max(0.0, kernels_exposed);
@@ -94,7 +94,7 @@ double exposedSeconds(const std::vector<CollectiveSpan>& spans) {
 
 void summarizeRank(RankFacts& facts) {
   RankSummary& summary = facts.summary;
-  std::vector<std::pair<store::Nanos, store::Nanos>> all;
+  std::vector<std::pair<base::Nanos, base::Nanos>> all;
   double hidden = 0;
   for (const auto& span : facts.collectives) {
     all.emplace_back(span.start_ns, span.end_ns);
@@ -110,7 +110,7 @@ void summarizeRank(RankFacts& facts) {
     for (std::size_t j = next; j < facts.collectives.size() && facts.collectives[j].start_ns < step.end_ns; ++j) {
       in_step.push_back(facts.collectives[j]);
     }
-    const double seconds = toSeconds(static_cast<double>(store::spanNanos(step.start_ns, step.end_ns)));
+    const double seconds = toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns)));
     const double exposed = std::min(seconds, exposedSeconds(in_step));
     summary.step_seconds.push_back(seconds);
     summary.exposed_seconds.push_back(exposed);

@@ -10,8 +10,8 @@
 
 #include "Rules.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::analyzer {
 namespace {
@@ -79,14 +79,14 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
         const std::int64_t wall = std::max<std::int64_t>(regionArgInteger(args, "wall_ns", 0), 0);
         const std::int64_t compile_wall =
             std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
-        region.calls = store::saturatingAdd(region.calls, calls);
-        region.compile_calls = store::saturatingAdd(region.compile_calls, compile_calls);
+        region.calls = base::saturatingAdd(region.calls, calls);
+        region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
         region.run_wall_s += regionSeconds(wall - compile_wall);
-        rows.cpu_ns = store::saturatingAdd(rows.cpu_ns, std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0));
+        rows.cpu_ns = base::saturatingAdd(rows.cpu_ns, std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0));
         rows.cpu_calls =
-            store::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
+            base::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
         if (steady.count(regionArgInteger(args, "step")) != 0) {
-          rows.steady_wall_ns = store::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
+          rows.steady_wall_ns = base::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
         }
         if (const auto frames = args.find("frames"); frames != args.end() && frames->is_array()) {
           for (const auto& frame : *frames) {

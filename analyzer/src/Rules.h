@@ -28,8 +28,8 @@ struct NameStat {
 struct Facts {
   store::RunInfo run;
   bool partial = false;
-  store::Nanos begin_ns = 0;  // run span
-  store::Nanos end_ns = 0;
+  base::Nanos begin_ns = 0;  // run span
+  base::Nanos end_ns = 0;
   double duration_s = 0;
   // Seconds the capture window was open (docs/collector.md): steps, syncs, kernels and memory come from it; the
   // whole run (duration_s) without a window. Compilations always cover the whole run.
@@ -37,8 +37,8 @@ struct Facts {
   std::map<std::string, std::int64_t> counts;  // rows per table
   std::vector<store::Step> steps;
   std::vector<std::size_t> steady_steps;  // positions in `steps` of the steady-state ones (base/SteadyState.h)
-  store::Nanos steady_begin_ns = 0;  // window of the steady-state steps (the whole run when there are none)
-  store::Nanos steady_end_ns = 0;
+  base::Nanos steady_begin_ns = 0;        // window of the steady-state steps (the whole run when there are none)
+  base::Nanos steady_end_ns = 0;
   std::vector<double> steady_step_seconds;
   std::vector<std::int64_t> steady_step_indices;  // steps.step of the same steps
   double steady_step_median_s = 0;

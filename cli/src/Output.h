@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::cli {
 

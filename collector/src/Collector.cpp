@@ -12,8 +12,8 @@
 #include "Gpu.h"
 #include "Signals.h"
 #include "StackSampler.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/CaptureWindow.h"
-#include "torchscope/store/Clock.h"
 #include "torchscope/store/CommandLine.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -196,8 +196,8 @@ void Collector::openStore() {
   run_.command_line = first && !given.empty() ? given : commandLine();
   run_.host = hostName();
   run_.torchscope_version = TORCHSCOPE_VERSION;
-  run_.start_ns = store::monotonicNow();
-  run_.start_wall_ns = store::wallNow();
+  run_.start_ns = base::monotonicNow();
+  run_.start_wall_ns = base::wallNow();
   run_.source = "collector";
   writer->setRun(run_);
 
@@ -326,7 +326,7 @@ void Collector::shutdown(int exit_code) {
     closeAndRemove(writer);
     return;
   }
-  const store::Nanos end_ns = store::monotonicNow();
+  const base::Nanos end_ns = base::monotonicNow();
   window_.end(end_ns);
   if (const std::string described = window_.describe(); !described.empty()) {
     writer->add(store::RunAttribute{std::string(store::kWindowAttribute), described});

@@ -5,8 +5,8 @@
 
 #include "Collector.h"
 #include "PythonFrames.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/cupti/GpuTracing.h"
-#include "torchscope/store/Clock.h"
 #endif
 
 namespace torchscope::collector {
@@ -40,7 +40,7 @@ bool locatePythonCaller(cupti::SourceLocation* out) {
 // cudaProfilerStart/Stop, from CUPTI's callback on the thread that called it.
 void onProfilerRange(bool start) {
   try {
-    Collector::instance().window().profilerRange(start, store::monotonicNow());
+    Collector::instance().window().profilerRange(start, base::monotonicNow());
   } catch (...) {
   }
 }

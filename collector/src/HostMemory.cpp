@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::collector {
 namespace {
@@ -102,7 +102,7 @@ void HostMemorySampler::run() {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_row >= kBetweenStepsRow) {
       last_row = now;
-      writer_.add(store::MemorySample{pid_, -1, "host.rss", store::monotonicNow(), -1, rss});
+      writer_.add(store::MemorySample{pid_, -1, "host.rss", base::monotonicNow(), -1, rss});
     }
   }
 }
@@ -126,7 +126,7 @@ void HostMemorySampler::stop() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   const std::int64_t peak = std::max(peakRssBytes(), peak_of_run_.load());
-  if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", store::monotonicNow(), -1, peak});
+  if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", base::monotonicNow(), -1, peak});
 }
 
 }  // namespace torchscope::collector

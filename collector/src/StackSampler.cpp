@@ -9,7 +9,7 @@
 
 #include "Collector.h"
 #include "Environment.h"
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::collector {
 
@@ -90,7 +90,7 @@ void StackSampler::tick() {
   {
     const PyGilState gil = py.gil_ensure();
     // stop() may have come while this thread waited for the GIL.
-    if (!stopping_) sampleThreads(py, store::monotonicNow(), credits);
+    if (!stopping_) sampleThreads(py, base::monotonicNow(), credits);
     py.gil_release(gil);
   }
   writeNewRecords();

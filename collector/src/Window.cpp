@@ -15,7 +15,7 @@
 
 #include "Environment.h"
 #include "Signals.h"
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::collector {
 
@@ -167,7 +167,7 @@ void CaptureWindow::runTimer(std::int64_t start_ns) {
   for (;;) {
     std::int64_t wait_ms = -1;
     if (settings_.mode == WindowMode::kTime) {
-      const std::int64_t now = store::monotonicNow();
+      const std::int64_t now = base::monotonicNow();
       const bool before_open = !isOpen() && now < opens_at;
       if (!isOpen() && !before_open) {
         if (closes_at >= 0 && now >= closes_at) return;
@@ -185,7 +185,7 @@ void CaptureWindow::runTimer(std::int64_t start_ns) {
     const int ready = poll(&readable, read_fd >= 0 ? 1 : 0, static_cast<int>(wait_ms));
     if (ready == 1) {
       char byte = 0;
-      if (read(read_fd, &byte, 1) == 1) toggle(store::monotonicNow());
+      if (read(read_fd, &byte, 1) == 1) toggle(base::monotonicNow());
     } else if (ready < 0 && errno != EINTR) {
       return;
     }

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/base/SteadyState.h"
 #include "torchscope/compiler/Statistics.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -148,21 +148,22 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
     return makeError(ErrorCode::kCorrupt, "cannot read the run's tables from " + path);
   }
   constexpr double kSecond = 1e9;
-  const store::Nanos origin = info->start_ns;
+  const base::Nanos origin = info->start_ns;
   if (!steps->empty()) {
     run.steps.clear();
     const std::vector<bool> compiling = base::compilingSteps(*steps, *compiles);
     for (std::size_t i = 0; i < steps->size(); ++i) {
       const auto& step = (*steps)[i];
-      run.steps.push_back({static_cast<double>(store::saturatingSub(step.start_ns, origin)) / kSecond,
-                           static_cast<double>(store::saturatingSub(step.end_ns, origin)) / kSecond, compiling[i]});
+      run.steps.push_back({static_cast<double>(base::saturatingSub(step.start_ns, origin)) / kSecond,
+                           static_cast<double>(base::saturatingSub(step.end_ns, origin)) / kSecond, compiling[i]});
     }
     run.steps_source = "store";
   }
   if (!compiles->empty()) {
     run.compiles = static_cast<std::int64_t>(compiles->size());
     run.compile_time_s = 0;
-    for (const auto& c : *compiles) run.compile_time_s += static_cast<double>(store::spanNanos(c.start_ns, c.end_ns)) / kSecond;
+    for (const auto& c : *compiles)
+      run.compile_time_s += static_cast<double>(base::spanNanos(c.start_ns, c.end_ns)) / kSecond;
     run.recompiles = static_cast<std::int64_t>(recompiles->size());
     run.recompiles_by_cause.clear();
     for (const auto& recompile : *recompiles) ++run.recompiles_by_cause[recompile.cause];
@@ -175,7 +176,7 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
       "WHERE series IN ('cuda.peak_allocated', 'cuda.peak_reserved') GROUP BY series, device) GROUP BY series",
       [&](const store::Row& row) {
         (row.text(0) == "cuda.peak_allocated" ? run.gpu_peak_allocated_bytes : run.gpu_peak_reserved_bytes) =
-            store::saturatingCast(row.real(1));
+            base::saturatingCast(row.real(1));
       });
   if (!done) return done.error();
   return {};

@@ -8,10 +8,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Files.h"
-#include "torchscope/store/JsonText.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -24,12 +24,12 @@ constexpr std::int64_t kCompileTrack = 0x7fffff00;
 // Process ids of store i in a merged trace start at (i + 1) * kMergedPidStride.
 constexpr std::int64_t kMergedPidStride = 100'000'000;
 
-std::string quoted(const std::string& text) { return store::dumpJson(Json(text)); }
+std::string quoted(const std::string& text) { return base::dumpJson(Json(text)); }
 
-std::string dumped(const Json& value) { return store::dumpJson(value); }
+std::string dumped(const Json& value) { return base::dumpJson(value); }
 
 Json parsedOr(const std::string& text, Json fallback) {
-  Json value = store::parseJson(text);
+  Json value = base::parseJson(text);
   return value.is_discarded() ? fallback : value;
 }
 
@@ -54,25 +54,25 @@ Result<std::vector<T>> loadAll(const store::Reader& reader) {
 
 class ChromeWriter {
  public:
-  ChromeWriter(std::ostream& out, store::Nanos origin) : out_(out), origin_(origin) {}
+  ChromeWriter(std::ostream& out, base::Nanos origin) : out_(out), origin_(origin) {}
 
   // The next store's events: `origin` on its own clock, its processes and GPUs moved by `pid_offset`.
-  void startStore(store::Nanos origin, std::int64_t pid_offset) {
+  void startStore(base::Nanos origin, std::int64_t pid_offset) {
     origin_ = origin;
     pid_offset_ = pid_offset;
   }
 
   // Microseconds with the nanoseconds kept exactly as three decimals; the magnitude unsigned, so that INT64_MIN
   // has one.
-  static std::string micros(store::Nanos ns) {
+  static std::string micros(base::Nanos ns) {
     const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
     return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
   }
 
   // A time from the trace's origin: clamped to the int64 range, as the store's times can be any two int64s.
-  [[nodiscard]] std::string sinceOrigin(store::Nanos ns) const { return micros(store::saturatingSub(ns, origin_)); }
+  [[nodiscard]] std::string sinceOrigin(base::Nanos ns) const { return micros(base::saturatingSub(ns, origin_)); }
 
-  [[nodiscard]] std::int64_t tracePid(std::int64_t pid) const { return store::saturatingAdd(pid, pid_offset_); }
+  [[nodiscard]] std::int64_t tracePid(std::int64_t pid) const { return base::saturatingAdd(pid, pid_offset_); }
 
   void raw(const std::string& event) {
     out_ << (events_ == 0 ? "\n" : ",\n") << event;
@@ -89,26 +89,26 @@ class ChromeWriter {
                     tracePid(pid), index));
   }
 
-  void slice(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos start,
-             store::Nanos end, const Json& args) {
+  void slice(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, base::Nanos start,
+             base::Nanos end, const Json& args) {
     raw(fmt::format(R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", category,
-                    quoted(label), tracePid(pid), tid, sinceOrigin(start), micros(store::spanNanos(start, end)),
+                    quoted(label), tracePid(pid), tid, sinceOrigin(start), micros(base::spanNanos(start, end)),
                     dumped(args)));
   }
 
-  void instant(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, store::Nanos ts,
+  void instant(std::string_view category, const std::string& label, std::int64_t pid, std::int64_t tid, base::Nanos ts,
                const Json& args) {
     raw(fmt::format(R"({{"ph":"i","s":"t","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", category,
                     quoted(label), tracePid(pid), tid, sinceOrigin(ts), dumped(args)));
   }
 
-  void counter(const std::string& label, std::int64_t pid, store::Nanos ts, const Json& args) {
+  void counter(const std::string& label, std::int64_t pid, base::Nanos ts, const Json& args) {
     // Counters belong to the process; the tid only keeps every event's fields alike.
     raw(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{}}})", quoted(label), pid, pid,
                     sinceOrigin(ts), dumped(args)));
   }
 
-  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, store::Nanos ts) {
+  void flow(char phase, std::int64_t id, std::int64_t pid, std::int64_t tid, base::Nanos ts) {
     raw(fmt::format(R"({{"ph":"{}","id":{},"pid":{},"tid":{},"ts":{},"cat":"ac2g","name":"ac2g"{}}})", phase,
                     tracePid(id), tracePid(pid), tid, sinceOrigin(ts), phase == 'f' ? R"(,"bp":"e")" : ""));
   }
@@ -117,7 +117,7 @@ class ChromeWriter {
 
  private:
   std::ostream& out_;
-  store::Nanos origin_;
+  base::Nanos origin_;
   std::int64_t pid_offset_ = 0;
   std::int64_t events_ = 0;
 };
@@ -246,7 +246,7 @@ void writeHost(const StoreContents& store, ChromeWriter& writer) {
 }
 
 void writeCompiles(const StoreContents& store, ChromeWriter& writer) {
-  const auto millis = [](store::Nanos ns) { return ns < 0 ? Json(nullptr) : Json(static_cast<double>(ns) / 1e6); };
+  const auto millis = [](base::Nanos ns) { return ns < 0 ? Json(nullptr) : Json(static_cast<double>(ns) / 1e6); };
   for (const auto& compile : store.compiles) {
     std::string label = fmt::format("[{}/{}{}] {}", compile.frame_id, compile.frame_compile_id,
                                     compile.attempt > 0 ? fmt::format("_{}", compile.attempt) : "", compile.co_name);
@@ -285,7 +285,7 @@ void writeMemory(const StoreContents& store, ChromeWriter& writer) {
   for (const auto& event : store.memory_events) {
     const bool device = event.device >= 0;
     writer.instant("cpu_instant_event", "[memory]", event.pid, event.pid, event.ts_ns,
-                   {{"Bytes", event.operation == "free" ? store::saturatingSub(0, event.bytes) : event.bytes},
+                   {{"Bytes", event.operation == "free" ? base::saturatingSub(0, event.bytes) : event.bytes},
                     {"Addr", event.address},
                     {"Total Allocated", event.total_allocated},
                     {"Total Reserved", event.total_reserved},
@@ -308,7 +308,8 @@ std::int64_t writeDevice(const StoreContents& store, ChromeWriter& writer) {
     if (call.correlation_id >= 0) launches.emplace(key(call.pid, call.correlation_id), &call);
   }
   std::int64_t flows = 0;
-  const auto link = [&](std::int64_t pid, std::int64_t correlation, std::int64_t device, std::int64_t stream, store::Nanos start) {
+  const auto link = [&](std::int64_t pid, std::int64_t correlation, std::int64_t device, std::int64_t stream,
+                        base::Nanos start) {
     if (correlation < 0) return;
     auto it = launches.find(key(pid, correlation));
     if (it == launches.end()) return;
@@ -367,9 +368,9 @@ Result<ExportReport> exportChromeTrace(const std::string& store_path, std::ostre
   auto span = (*reader)->timeSpan();
   if (!span) return span.error();
   const StoreContents& store = *contents;
-  const store::Nanos origin = span->has_value() ? (*span)->begin_ns : store.run.start_ns;
-  const store::Nanos origin_wall =
-      store::saturatingAdd(store.run.start_wall_ns, store::saturatingSub(origin, store.run.start_ns));
+  const base::Nanos origin = span->has_value() ? (*span)->begin_ns : store.run.start_ns;
+  const base::Nanos origin_wall =
+      base::saturatingAdd(store.run.start_wall_ns, base::saturatingSub(origin, store.run.start_ns));
 
   ChromeWriter writer(out, origin);
   out << R"({"schemaVersion":1,"displayTimeUnit":"ms","baseTimeNanoseconds":)" << origin_wall
@@ -400,7 +401,7 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
   struct Part {
     std::string path;
     StoreContents contents;
-    store::Nanos begin_wall_ns = 0;
+    base::Nanos begin_wall_ns = 0;
     std::int64_t rank = -1;
   };
   std::vector<Part> parts;
@@ -412,9 +413,9 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
     auto span = (*reader)->timeSpan();
     if (!span) return span.error();
     Part part{path, std::move(*contents), 0, -1};
-    const store::Nanos begin = span->has_value() ? (*span)->begin_ns : part.contents.run.start_ns;
+    const base::Nanos begin = span->has_value() ? (*span)->begin_ns : part.contents.run.start_ns;
     part.begin_wall_ns =
-        store::saturatingAdd(part.contents.run.start_wall_ns, store::saturatingSub(begin, part.contents.run.start_ns));
+        base::saturatingAdd(part.contents.run.start_wall_ns, base::saturatingSub(begin, part.contents.run.start_ns));
     for (const auto& process : part.contents.processes) {
       if (process.rank >= 0) {
         part.rank = process.rank;
@@ -426,7 +427,7 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
   if (parts.empty()) return makeError(ErrorCode::kInvalidArgument, "no store to export");
   std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.rank < b.rank; });
   // One clock: every store's monotonic times through its wall-clock anchor, from the earliest event of any rank.
-  store::Nanos origin_wall = parts.front().begin_wall_ns;
+  base::Nanos origin_wall = parts.front().begin_wall_ns;
   for (const auto& part : parts) origin_wall = std::min(origin_wall, part.begin_wall_ns);
 
   ChromeWriter writer(out, 0);
@@ -437,9 +438,9 @@ Result<ExportReport> exportMergedChromeTrace(const std::vector<std::string>& sto
     const Part& part = parts[i];
     // Above any Linux pid (pid_max is at most 2^22), so that ranks and their GPUs never share a track.
     const std::int64_t offset = static_cast<std::int64_t>(i + 1) * kMergedPidStride;
-    const store::Nanos wall_minus_monotonic =
-        store::saturatingSub(part.contents.run.start_wall_ns, part.contents.run.start_ns);
-    writer.startStore(store::saturatingSub(origin_wall, wall_minus_monotonic), offset);
+    const base::Nanos wall_minus_monotonic =
+        base::saturatingSub(part.contents.run.start_wall_ns, part.contents.run.start_ns);
+    writer.startStore(base::saturatingSub(origin_wall, wall_minus_monotonic), offset);
     const std::string prefix = part.rank >= 0 ? fmt::format("rank {}: ", part.rank) : fmt::format("store {}: ", i);
     writeNames(part.contents, writer, prefix);
     for (const auto& process : part.contents.processes) writer.sortIndex(process.pid, static_cast<std::int64_t>(i) * 2);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::interop {
 
@@ -121,11 +121,11 @@ void parseGraphBreakText(std::string_view payload, store::GraphBreak& out) {
     if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) out.gb_id = "GB" + std::string(digits);
   }
   if (out.break_type.empty() && !reason.empty()) out.break_type = std::string(trim(reason.substr(0, reason.find('\n'))));
-  if (!hints.empty()) out.hints = store::dumpJson(nlohmann::json(hints));
+  if (!hints.empty()) out.hints = base::dumpJson(nlohmann::json(hints));
   if (!stack.empty()) {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& frame : stack) frames.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
-    out.user_stack = store::dumpJson(frames);
+    out.user_stack = base::dumpJson(frames);
     // The importer does not know the job's user-code roots: the analyzer picks the user's frame from `stack`.
     out.stack = out.user_stack;
     const Frame& innermost = stack.back();

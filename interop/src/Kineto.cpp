@@ -1,7 +1,7 @@
 // PyTorch profiler (Kineto) Chrome-trace importer. The document is parsed with a callback that
 // hands over each element of traceEvents as soon as it is complete and then drops it, so memory
 // stays proportional to the records kept, not to the JSON tree. The same callback cuts values
-// nested deeper than store::kMaxJsonDepth: nlohmann::json parses iteratively, but the args kept
+// nested deeper than base::kMaxJsonDepth: nlohmann::json parses iteratively, but the args kept
 // are dumped and copied recursively.
 #include <fmt/format.h>
 
@@ -13,9 +13,9 @@
 
 #include "JsonFields.h"
 #include "TraceOps.h"
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/interop/Trace.h"
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -98,8 +98,8 @@ class KinetoParser {
       // array refused at its start.
       if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start ||
            event == Json::parse_event_t::key) &&
-          static_cast<std::size_t>(depth) >= store::kMaxJsonDepth) {
-        if (static_cast<std::size_t>(depth) == store::kMaxJsonDepth) noteCut();
+          static_cast<std::size_t>(depth) >= base::kMaxJsonDepth) {
+        if (static_cast<std::size_t>(depth) == base::kMaxJsonDepth) noteCut();
         return false;
       }
       if (depth == 0 && event == Json::parse_event_t::object_start) top_is_object = true;
@@ -150,7 +150,7 @@ class KinetoParser {
 
   // A value of the event being read (the next one) is nested too deep: it is left out, the event kept.
   void noteCut() {
-    count("deeply nested value", event_index_ + 1, fmt::format("cut at {} levels of nesting", store::kMaxJsonDepth));
+    count("deeply nested value", event_index_ + 1, fmt::format("cut at {} levels of nesting", base::kMaxJsonDepth));
   }
 
   [[nodiscard]] std::size_t recordsKept() const {
@@ -201,7 +201,7 @@ class KinetoParser {
     const Json* args_value = find(event, "args");
     const Json& args = args_value != nullptr && args_value->is_object() ? *args_value : kNoArgs;
     const std::string name = getString(event, "name");
-    const std::int64_t end = store::saturatingAdd(*start, *duration);
+    const std::int64_t end = base::saturatingAdd(*start, *duration);
     const std::int64_t correlation = getInt(args, "correlation");
     if (category == "kernel") {
       store::Kernel kernel;
@@ -275,7 +275,7 @@ class KinetoParser {
       op.name = name;
       op.category = category;
       op.correlation_id = getInt(args, "External id");
-      op.args = store::dumpJson(args);
+      op.args = base::dumpJson(args);
       noteHost(*pid, *tid);
       if (category == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
         const std::string digits = name.substr(13);
@@ -305,7 +305,7 @@ class KinetoParser {
     record.device = cuda ? getInt(*args, "Device Id", 0) : -1;
     record.ts_ns = *ts;
     record.operation = bytes >= 0 ? "alloc" : "free";
-    record.bytes = bytes >= 0 ? bytes : store::saturatingSub(0, bytes);
+    record.bytes = bytes >= 0 ? bytes : base::saturatingSub(0, bytes);
     record.address = getInt(*args, "Addr");
     record.memory_kind = cuda ? "device" : "cpu";
     record.total_allocated = getInt(*args, "Total Allocated");
@@ -355,14 +355,14 @@ class KinetoParser {
         device.compute_minor = getInt(properties, "computeMinor");
         device.total_memory_bytes = getInt(properties, "totalGlobalMem");
         device.multiprocessor_count = getInt(properties, "numSms");
-        device.properties = store::dumpJson(properties);
+        device.properties = base::dumpJson(properties);
         out_.devices.push_back(std::move(device));
       }
     }
     if (const Json* info = find(root, "distributedInfo"); info != nullptr && info->is_object()) {
       rank_ = getInt(*info, "rank");
       world_size_ = getInt(*info, "world_size");
-      out_.attributes.push_back({fmt::format("distributed.{}", name_), store::dumpJson(*info)});
+      out_.attributes.push_back({fmt::format("distributed.{}", name_), base::dumpJson(*info)});
     }
     out_.run.cuda_version = cudaVersionText(getInt(root, "cuda_runtime_version"));
     out_.run.driver_version = cudaVersionText(getInt(root, "cuda_driver_version"));

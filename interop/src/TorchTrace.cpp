@@ -10,10 +10,10 @@
 #include "GraphBreakText.h"
 #include "JsonFields.h"
 #include "WallClock.h"
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/interop/Trace.h"
 #include "torchscope/store/Classify.h"
-#include "torchscope/store/JsonText.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -149,7 +149,7 @@ class TorchTraceParser {
         skip("line", line_number, "no glog prefix");
         continue;
       }
-      Json envelope = store::parseJson(body);
+      Json envelope = base::parseJson(body);
       if (envelope.is_discarded() || !envelope.is_object()) {
         skip("line", line_number, "invalid JSON");
         continue;
@@ -161,8 +161,9 @@ class TorchTraceParser {
 
   std::int64_t naiveNanos(std::int64_t year, const GlogPrefix& prefix) const {
     // Clamped: an anchor near INT64_MAX nanoseconds (year 2262) makes the year after it out of range.
-    const std::int64_t day_ns = store::saturatingMul(daysFromCivil(year, prefix.month, prefix.day), 86'400 * kNanosPerSecond);
-    return store::saturatingAdd(day_ns, prefix.nanos_of_day);
+    const std::int64_t day_ns =
+        base::saturatingMul(daysFromCivil(year, prefix.month, prefix.day), 86'400 * kNanosPerSecond);
+    return base::saturatingAdd(day_ns, prefix.nanos_of_day);
   }
 
   // glog prints local time without a year; an event that also carries a Unix timestamp fixes
@@ -171,7 +172,7 @@ class TorchTraceParser {
     std::optional<std::pair<const Entry*, std::int64_t>> anchor;
     for (const auto& entry : entries_) {
       if (find(entry.envelope, "chromium_event") == nullptr) continue;
-      const Json event = store::parseJson(entry.payload);
+      const Json event = base::parseJson(entry.payload);
       if (event.is_discarded() || !event.is_object()) {
         skip("payload", entry.line_number, "invalid chromium_event JSON");
         continue;
@@ -198,14 +199,14 @@ class TorchTraceParser {
       std::int64_t best = year;
       const auto distance = [this, prefix = entry->prefix, anchor_ns = unix_ns](std::int64_t candidate) {
         const std::int64_t naive = naiveNanos(candidate, prefix);
-        return std::max(store::spanNanos(naive, anchor_ns), store::spanNanos(anchor_ns, naive));
+        return std::max(base::spanNanos(naive, anchor_ns), base::spanNanos(anchor_ns, naive));
       };
       for (std::int64_t candidate : {year - 1, year, year + 1}) {
         if (distance(candidate) < distance(best)) best = candidate;
       }
       year_ = static_cast<int>(best);
       const double quarters =
-          static_cast<double>(store::saturatingSub(unix_ns, naiveNanos(best, entry->prefix))) / kQuarterHour;
+          static_cast<double>(base::saturatingSub(unix_ns, naiveNanos(best, entry->prefix))) / kQuarterHour;
       offset_ns_ = static_cast<std::int64_t>(std::llround(quarters)) * kQuarterHour;
     } else {
       out_.diagnostics.push_back({"import", "info",
@@ -219,12 +220,13 @@ class TorchTraceParser {
     for (auto& entry : entries_) {
       if (entry.prefix.month < last_month) ++year;
       last_month = entry.prefix.month;
-      entry.wall_ns = store::saturatingAdd(naiveNanos(year, entry.prefix), offset_ns_);
+      entry.wall_ns = base::saturatingAdd(naiveNanos(year, entry.prefix), offset_ns_);
     }
   }
 
   static std::optional<std::int64_t> startOfCompile(const Json& metrics) {
-    if (auto us = json_fields::asInt(find(metrics, "start_time_us")); us && *us > 0) return store::saturatingMul(*us, 1000);
+    if (auto us = json_fields::asInt(find(metrics, "start_time_us")); us && *us > 0)
+      return base::saturatingMul(*us, 1000);
     if (auto seconds = getDouble(metrics, "start_time"); seconds && *seconds > 0 && *seconds < 9.2e9) {
       return std::llround(*seconds * 1e9);
     }
@@ -310,7 +312,8 @@ class TorchTraceParser {
     };
     // New field names first, then the ones torch logged before 2.5.
     const auto duration = micros("duration_us").has_value() ? micros("duration_us") : seconds("entire_frame_compile_time_s");
-    compile.end_ns = duration ? store::saturatingAdd(compile.start_ns, *duration) : std::max(compile.start_ns, entry.wall_ns);
+    compile.end_ns =
+        duration ? base::saturatingAdd(compile.start_ns, *duration) : std::max(compile.start_ns, entry.wall_ns);
     compile.dynamo_ns = micros("dynamo_cumulative_compile_time_us").value_or(seconds("entire_frame_compile_time_s").value_or(-1));
     compile.aot_ns = micros("aot_autograd_cumulative_compile_time_us").value_or(seconds("backend_compile_time_s").value_or(-1));
     compile.inductor_ns = micros("inductor_cumulative_compile_time_us").value_or(seconds("inductor_compile_time_s").value_or(-1));
@@ -328,7 +331,7 @@ class TorchTraceParser {
         if (reason.is_string()) reasons.push_back(reason);
       }
     }
-    compile.restart_reasons = store::dumpJson(reasons);
+    compile.restart_reasons = base::dumpJson(reasons);
     if (torch_version_.empty()) torch_version_ = getString(metrics, "pytorch_version");
     for (std::size_t index : pending.recompiles) {
       auto& recompile = out_.recompiles[index];
@@ -349,7 +352,7 @@ class TorchTraceParser {
     if (reason.empty()) return;
     Json args = {{"frame_id", compile.frame_id}, {"frame_compile_id", compile.frame_compile_id}, {"reason", reason}};
     out_.cpu_ops.push_back(
-        store::CpuOp{pid_, 0, compile.end_ns, compile.end_ns, "skipped", "cudagraphs", -1, store::dumpJson(args)});
+        store::CpuOp{pid_, 0, compile.end_ns, compile.end_ns, "skipped", "cudagraphs", -1, base::dumpJson(args)});
   }
 
   void addGraphBreak(const Entry& entry) {
@@ -373,7 +376,7 @@ class TorchTraceParser {
     recompile.ts_ns = entry.wall_ns;
     // Declared as JSON (a list of strings), but some torch versions write the plain text.
     Json failures = Json::array();
-    const Json payload = store::parseJson(entry.payload);
+    const Json payload = base::parseJson(entry.payload);
     if (!payload.is_discarded() && payload.is_array()) {
       for (const auto& item : payload) {
         if (item.is_string()) failures.push_back(item);
@@ -388,7 +391,7 @@ class TorchTraceParser {
     }
     std::string joined;
     for (const auto& failure : failures) joined += failure.get<std::string>() + "\n";
-    recompile.guard_failures = store::dumpJson(failures);
+    recompile.guard_failures = base::dumpJson(failures);
     auto& earlier = recompile_causes_[recompile.frame_id];
     store::RecompileCause cause = store::classifyRecompileCause(joined, earlier);
     earlier.push_back(cause);
@@ -405,7 +408,7 @@ class TorchTraceParser {
     if (graph_break_artifacts_ == 0) {
       for (std::size_t i = first_compile_; i < out_.compiles.size(); ++i) {
         const auto& compile = out_.compiles[i];
-        const Json reasons = store::parseJson(compile.restart_reasons);
+        const Json reasons = base::parseJson(compile.restart_reasons);
         if (!reasons.is_array()) continue;
         for (const auto& reason : reasons) {
           store::GraphBreak graph_break;

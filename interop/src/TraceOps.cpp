@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::interop {
 
@@ -31,10 +31,10 @@ std::int64_t ImportedTrace::malformed() const {
   return total;
 }
 
-std::pair<store::Nanos, store::Nanos> ImportedTrace::span() const {
-  store::Nanos begin = INT64_MAX;
-  store::Nanos end = INT64_MIN;
-  const auto take = [&](store::Nanos start_ns, store::Nanos end_ns) {
+std::pair<base::Nanos, base::Nanos> ImportedTrace::span() const {
+  base::Nanos begin = INT64_MAX;
+  base::Nanos end = INT64_MIN;
+  const auto take = [&](base::Nanos start_ns, base::Nanos end_ns) {
     begin = std::min(begin, start_ns);
     end = std::max(end, end_ns);
   };
@@ -55,9 +55,9 @@ std::pair<store::Nanos, store::Nanos> ImportedTrace::span() const {
   return {begin, end};
 }
 
-void shiftTimes(ImportedTrace& trace, store::Nanos delta_ns) {
+void shiftTimes(ImportedTrace& trace, base::Nanos delta_ns) {
   if (delta_ns == 0) return;
-  const auto shifted = [delta_ns](store::Nanos ns) { return store::saturatingAdd(ns, delta_ns); };
+  const auto shifted = [delta_ns](base::Nanos ns) { return base::saturatingAdd(ns, delta_ns); };
   const auto interval = [shifted](auto& row) {
     row.start_ns = shifted(row.start_ns);
     row.end_ns = shifted(row.end_ns);

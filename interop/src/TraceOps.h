@@ -6,7 +6,7 @@
 namespace torchscope::interop {
 
 // Adds `delta_ns` to every timestamp of every record.
-void shiftTimes(ImportedTrace& trace, store::Nanos delta_ns);
+void shiftTimes(ImportedTrace& trace, base::Nanos delta_ns);
 
 // Renames process `from` to `to` in every record that names a process.
 void renamePid(ImportedTrace& trace, std::int64_t from, std::int64_t to);

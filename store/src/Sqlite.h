@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::store::sqlite {
 

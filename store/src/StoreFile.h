@@ -4,7 +4,7 @@
 #include <string>
 
 #include "Sqlite.h"
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::store {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::store {
 
@@ -34,7 +34,7 @@ bool containsAny(std::string_view text, std::initializer_list<std::string_view> 
 
 std::vector<std::string> stringArray(const std::string& text) {
   std::vector<std::string> values;
-  const json parsed = store::parseJson(text);
+  const json parsed = base::parseJson(text);
   if (!parsed.is_array()) return values;
   for (const auto& value : parsed) {
     if (value.is_string() && !value.get_ref<const std::string&>().empty()) values.push_back(value.get<std::string>());
@@ -62,14 +62,12 @@ CodeRoots codeRootsFrom(const std::vector<RunAttribute>& attributes) {
   return roots;
 }
 
-std::string rootsJson(const std::vector<std::string>& roots) {
-  return dumpJson(json(roots));
-}
+std::string rootsJson(const std::vector<std::string>& roots) { return base::dumpJson(json(roots)); }
 
 std::vector<SourceFrame> parseStack(std::string_view text) {
   std::vector<SourceFrame> frames;
   if (text.empty()) return frames;
-  const json parsed = store::parseJson(text);
+  const json parsed = base::parseJson(text);
   if (!parsed.is_array()) return frames;
   for (const auto& entry : parsed) {
     if (!entry.is_object()) continue;
@@ -89,7 +87,7 @@ std::vector<SourceFrame> parseStack(std::string_view text) {
 std::string stackJson(const std::vector<SourceFrame>& frames) {
   json array = json::array();
   for (const auto& frame : frames) array.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
-  return dumpJson(array);
+  return base::dumpJson(array);
 }
 
 const SourceFrame* innermostUserFrame(const std::vector<SourceFrame>& stack, const CodeRoots& roots) {

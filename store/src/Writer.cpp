@@ -217,7 +217,7 @@ class Writer::Impl {
     done_.wait(lock, [&] { return committed_ >= target || failed_ || stopped_; });
   }
 
-  Result<void> close(Nanos end_ns) {
+  Result<void> close(base::Nanos end_ns) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) return {};
@@ -376,7 +376,7 @@ class Writer::Impl {
     return {};
   }
 
-  Result<void> finish(Nanos end_ns) {
+  Result<void> finish(base::Nanos end_ns) {
     WriterStats totals = stats();
     if (!failed_) {
       std::vector<Diagnostic> lost;
@@ -497,7 +497,7 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
     if (!db) return db.error();
     const std::string schema = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; BEGIN;" +
                                std::string(schemaSql()) + "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
-                               std::to_string(monotonicNow()) + ", " + std::to_string(wallNow()) +
+                               std::to_string(base::monotonicNow()) + ", " + std::to_string(base::wallNow()) +
                                "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
     if (auto created = db->exec(schema); !created) {
       ::unlink(building.c_str());
@@ -564,7 +564,7 @@ constexpr auto kEnqueuers = enqueuers(static_cast<RowRecords*>(nullptr));
 void Writer::enqueue(std::size_t type, void* record) { kEnqueuers[type](*impl_, record); }
 
 void Writer::flush() { impl_->flush(); }
-Result<void> Writer::close(Nanos end_ns) { return impl_->close(end_ns); }
+Result<void> Writer::close(base::Nanos end_ns) { return impl_->close(end_ns); }
 
 void Writer::abandon() {
   // After fork() only the calling thread exists; the writer thread and its locks are gone

@@ -9,8 +9,8 @@
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/Finding.h"
 #include "torchscope/analyzer/RuleTable.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/store/Classify.h"
-#include "torchscope/store/JsonText.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::analyzer::testing {
@@ -118,7 +118,7 @@ TEST(FindingRecord, AFindingSavedAndLoadedIsTheSame) {
     // The row is the text every earlier version wrote: the severity's name, the evidence as one line of JSON.
     const store::Finding row = findingRecord(made);
     EXPECT_EQ(row.severity, severityName(made.severity));
-    EXPECT_EQ(row.evidence, store::dumpJson(made.evidence));
+    EXPECT_EQ(row.evidence, base::dumpJson(made.evidence));
     EXPECT_EQ(findingRecord(back), row) << made.rule;
   }
 }

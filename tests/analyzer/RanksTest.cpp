@@ -25,14 +25,14 @@ namespace torchscope::analyzer::testing {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr store::Nanos kMs = 1'000'000;
-constexpr store::Nanos kStart = 5'000 * kMs;
+constexpr base::Nanos kMs = 1'000'000;
+constexpr base::Nanos kStart = 5'000 * kMs;
 
 struct RankPlan {
   std::int64_t rank = 0;
-  store::Nanos compute_ns = 20 * kMs;    // backward compute before the last bucket is launched
-  store::Nanos step_ns = 40 * kMs;       // every rank's step (they wait for each other)
-  store::Nanos wall_offset_ns = 0;       // when this rank started, relative to rank 0
+  base::Nanos compute_ns = 20 * kMs;     // backward compute before the last bucket is launched
+  base::Nanos step_ns = 40 * kMs;        // every rank's step (they wait for each other)
+  base::Nanos wall_offset_ns = 0;        // when this rank started, relative to rank 0
   bool nccl = false;                     // GPU: NCCL kernels instead of host-side DDP buckets
 };
 
@@ -57,9 +57,9 @@ void writeRank(const std::string& path, const RankPlan& plan, std::int64_t world
   process.start_ns = kStart;
   writer.add(process);
   for (std::int64_t step = 0; step < 8; ++step) {
-    const store::Nanos begin = kStart + step * plan.step_ns;
+    const base::Nanos begin = kStart + step * plan.step_ns;
     writer.add(store::Step{process.pid, 1, step, begin, begin + plan.step_ns, "optimizer"});
-    const store::Nanos last_launch = begin + plan.compute_ns;
+    const base::Nanos last_launch = begin + plan.compute_ns;
     if (plan.nccl) {
       // Compute kernel over [begin, last_launch); the NCCL all-reduce from half-way through compute to the step's end.
       writer.add(store::Kernel{.pid = process.pid, .device = 0, .stream = 7, .start_ns = begin, .end_ns = last_launch,

@@ -10,9 +10,9 @@
 
 namespace torchscope::analyzer::testing {
 
-inline constexpr store::Nanos kSampledStart = 1'000'000'000;
-inline constexpr store::Nanos kSampledStep = 100'000'000;
-inline constexpr store::Nanos kSampledMs = 1'000'000;
+inline constexpr base::Nanos kSampledStart = 1'000'000'000;
+inline constexpr base::Nanos kSampledStep = 100'000'000;
+inline constexpr base::Nanos kSampledMs = 1'000'000;
 inline constexpr const char* kSampledTorch = "/usr/lib/python3.12/site-packages/torch/";
 
 // The store at `path` of a job under `project`: five 100 ms steps (the first one warm-up), two threads. The main thread
@@ -51,7 +51,7 @@ inline std::string writeSampledStore(const std::string& path, const std::string&
                                             {7, 2, 7},  {8, 1, 8}, {9, 7, 9}, {10, -1, 1}, {11, 10, 8}};
   for (const auto& stack : stacks) writer.add(stack);
   const auto sample = [&](std::int64_t step, std::int64_t tid, std::int64_t stack, std::int64_t samples,
-                          store::Nanos wall) {
+                          base::Nanos wall) {
     writer.add(store::StackSample{1, tid, step, stack, samples, wall, wall / 2});
   };
   sample(0, 1, 5, 50, 95 * kSampledMs);  // warm-up: left out of the steady-state graph

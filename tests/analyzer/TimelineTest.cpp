@@ -15,15 +15,15 @@
 namespace torchscope::analyzer::testing {
 namespace {
 
-constexpr store::Nanos kRunStart = 1'000'000'000;
+constexpr base::Nanos kRunStart = 1'000'000'000;
 constexpr int kKernelsPerDevice = 90'000;  // about 80 000 in the window: more than the reorder buffer holds (65 536)
-constexpr store::Nanos kWarmUpNanos = 10'000'000;
-constexpr store::Nanos kStepNanos = 240'000'000;
+constexpr base::Nanos kWarmUpNanos = 10'000'000;
+constexpr base::Nanos kStepNanos = 240'000'000;
 
 struct Work {
   std::int64_t device = 0;
-  store::Nanos start = 0;
-  store::Nanos end = 0;
+  base::Nanos start = 0;
+  base::Nanos end = 0;
   bool copy = false;
 };
 
@@ -31,12 +31,12 @@ struct Work {
 std::vector<Work> randomRun(std::mt19937_64& random) {
   std::vector<Work> work;
   for (std::int64_t device = 0; device < 2; ++device) {
-    store::Nanos t = kRunStart;
-    std::uniform_int_distribution<store::Nanos> gap(0, 30'000);
-    std::uniform_int_distribution<store::Nanos> length(1'000, 20'000);
+    base::Nanos t = kRunStart;
+    std::uniform_int_distribution<base::Nanos> gap(0, 30'000);
+    std::uniform_int_distribution<base::Nanos> length(1'000, 20'000);
     for (int i = 0; i < kKernelsPerDevice; ++i) {
       t += gap(random);
-      const store::Nanos duration = i % 997 == 0 ? 5'000'000 : length(random);  // every 997th: a long one
+      const base::Nanos duration = i % 997 == 0 ? 5'000'000 : length(random);  // every 997th: a long one
       work.push_back({device, t, t + duration, false});
       if (i % 50 == 0) work.push_back({device, t + 2'000, t + 9'000, true});
     }
@@ -45,16 +45,16 @@ std::vector<Work> randomRun(std::mt19937_64& random) {
 }
 
 // The busy union per device in [begin, end) by sorting everything; returns idle seconds per device.
-std::map<std::int64_t, double> idleBySorting(std::vector<Work> work, store::Nanos begin, store::Nanos end) {
+std::map<std::int64_t, double> idleBySorting(std::vector<Work> work, base::Nanos begin, base::Nanos end) {
   std::sort(work.begin(), work.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
-  std::map<std::int64_t, store::Nanos> busy_until;
-  std::map<std::int64_t, store::Nanos> busy;
+  std::map<std::int64_t, base::Nanos> busy_until;
+  std::map<std::int64_t, base::Nanos> busy;
   for (const auto& item : work) {
-    const store::Nanos start = std::max(item.start, begin);
-    const store::Nanos stop = std::min(item.end, end);
+    const base::Nanos start = std::max(item.start, begin);
+    const base::Nanos stop = std::min(item.end, end);
     if (stop <= start) continue;
     auto [until, inserted] = busy_until.try_emplace(item.device, begin);
-    busy[item.device] += std::max<store::Nanos>(0, stop - std::max(start, until->second));
+    busy[item.device] += std::max<base::Nanos>(0, stop - std::max(start, until->second));
     until->second = std::max(until->second, stop);
   }
   std::map<std::int64_t, double> idle;

@@ -145,7 +145,7 @@ std::string writeStepsStore(const testing::TempDir& dir, bool windowed) {
   auto writer = store::Writer::open(path);
   EXPECT_TRUE(writer);
   if (!writer) return path;
-  store::Nanos at = 1'000'000'000;
+  base::Nanos at = 1'000'000'000;
   for (int i = 0; i < 3; ++i) {
     store::Step step;
     step.index = 100 + i;

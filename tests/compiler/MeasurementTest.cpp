@@ -22,7 +22,7 @@ TEST(Measurement, ReadsStepsCompilesAndCountsFromAStore) {
     run.command_line = "python train.py";
     run.start_ns = 1'000'000'000;
     (*writer)->setRun(run);
-    const store::Nanos s = 1'000'000'000;
+    const base::Nanos s = 1'000'000'000;
     (*writer)->add(store::Step{1, 1, 0, s, s + 500'000'000, "optimizer"});
     (*writer)->add(store::Step{1, 1, 1, s + 500'000'000, s + 600'000'000, "optimizer"});
     (*writer)->add(store::Step{1, 1, 2, s + 600'000'000, s + 700'000'000, "optimizer"});

@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "CuptiTestSupport.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/cupti/ActivityDecoder.h"
 #include "torchscope/cupti/CuptiApi.h"
 #include "torchscope/cupti/GpuTracer.h"
-#include "torchscope/store/Clock.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::cupti {
@@ -75,12 +75,12 @@ TEST(CuptiLoader, CalibrationAgainstTheRealCuptiClock) {
     std::uint64_t ns = 0;
     return cupti.timestamp(&ns) == CUPTI_SUCCESS ? static_cast<std::int64_t>(ns) : std::int64_t{0};
   };
-  const auto clock = ClockAlignment::calibrate(cupti_now, [] { return store::monotonicNow(); });
+  const auto clock = ClockAlignment::calibrate(cupti_now, [] { return base::monotonicNow(); });
   EXPECT_GE(clock.uncertaintyNs(), 0);
   EXPECT_LT(clock.uncertaintyNs(), 1'000'000);
-  const store::Nanos before = store::monotonicNow();
-  const store::Nanos aligned = clock.toStore(static_cast<std::uint64_t>(cupti_now()));
-  const store::Nanos after = store::monotonicNow();
+  const base::Nanos before = base::monotonicNow();
+  const base::Nanos aligned = clock.toStore(static_cast<std::uint64_t>(cupti_now()));
+  const base::Nanos after = base::monotonicNow();
   EXPECT_GE(aligned, before - 1'000'000);
   EXPECT_LE(aligned, after + 1'000'000);
 }

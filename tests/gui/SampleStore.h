@@ -18,8 +18,8 @@
 
 namespace torchscope::gui::testing {
 
-inline constexpr store::Nanos kBase = 1'000'000'000;
-inline constexpr store::Nanos kStepNs = 10'000'000;
+inline constexpr base::Nanos kBase = 1'000'000'000;
+inline constexpr base::Nanos kStepNs = 10'000'000;
 inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 inline constexpr std::int64_t kRssBase = 512 * kMiB;     // host RSS at the end of step 0
 inline constexpr std::int64_t kInStepRss = kMiB / 2;     // above the previous step end's, 5 ms into a step
@@ -51,7 +51,7 @@ inline std::string writeSampleStore(const std::filesystem::path& dir, int steps 
   w.add(store::Thread{.pid = 42, .tid = 43, .name = "loader"});
   w.add(store::Device{.device = 0, .name = "Mock GPU"});
   for (int s = 0; s < steps; ++s) {
-    const store::Nanos step_start = kBase + s * kStepNs;
+    const base::Nanos step_start = kBase + s * kStepNs;
     w.add(store::Step{.pid = 42, .tid = 42, .index = s, .start_ns = step_start, .end_ns = step_start + kStepNs - 1000,
                       .source = "optimizer"});
     w.add(store::NvtxEvent{.pid = 42, .tid = 42, .start_ns = step_start + 100, .end_ns = step_start + 5'000'000,
@@ -63,7 +63,7 @@ inline std::string writeSampleStore(const std::filesystem::path& dir, int steps 
     w.add(store::CpuOp{.pid = 42, .tid = 43, .start_ns = step_start, .end_ns = step_start + 2'000'000,
                        .name = "DataLoader.__next__", .category = "python_function"});
     for (int k = 0; k < kernels_per_step; ++k) {
-      const store::Nanos start = step_start + 500'000 + k * 60'000;
+      const base::Nanos start = step_start + 500'000 + k * 60'000;
       w.add(store::ApiCall{.pid = 42, .tid = 42, .start_ns = start - 20'000, .end_ns = start - 15'000,
                            .name = "cudaLaunchKernel", .api = "runtime", .correlation_id = s * 1000 + k});
       w.add(store::Kernel{.pid = 42, .device = 0, .stream = 7, .start_ns = start, .end_ns = start + 40'000,
@@ -77,7 +77,7 @@ inline std::string writeSampleStore(const std::filesystem::path& dir, int steps 
     w.add(store::Sync{.pid = 42, .tid = 42, .start_ns = step_start + 8'000'000, .end_ns = step_start + 9'000'000,
                       .sync_kind = "stream", .origin = "python", .op = "aten::item", .stream = 7,
                       .file = "/src/train.py", .line = 57, .function = "train_step"});
-    const store::Nanos step_end = step_start + kStepNs - 1000;
+    const base::Nanos step_end = step_start + kStepNs - 1000;
     w.add(store::MemorySample{.pid = 42, .device = -1, .series = "host.rss", .ts_ns = step_start + 5'000'000,
                               .step = -1, .value = kRssBase + (s - 1) * kMiB + kInStepRss});
     w.add(store::MemorySample{.pid = 42, .device = -1, .series = "host.rss", .ts_ns = step_end, .step = s,

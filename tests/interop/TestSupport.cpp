@@ -19,7 +19,7 @@ std::string testData(const std::string& relative) { return sourcePath("tests/int
 
 namespace {
 
-std::string utc(store::Nanos ns) {
+std::string utc(base::Nanos ns) {
   const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
   std::tm parts{};
   gmtime_r(&seconds, &parts);
@@ -28,7 +28,7 @@ std::string utc(store::Nanos ns) {
   return text;
 }
 
-double micros(store::Nanos ns) { return static_cast<double>(ns) / 1000.0; }
+double micros(base::Nanos ns) { return static_cast<double>(ns) / 1000.0; }
 
 }  // namespace
 
@@ -70,13 +70,13 @@ json summarizeStore(const std::string& store_path) {
   if (!compiles.empty()) {
     std::map<std::string, int> status;
     std::int64_t restarts = 0, hits = 0, misses = 0;
-    store::Nanos dynamo = 0, total = 0;
+    base::Nanos dynamo = 0, total = 0;
     for (const auto& compile : compiles) {
       ++status[compile.status];
       restarts += static_cast<std::int64_t>(json::parse(compile.restart_reasons).size());
       hits += compile.cache_hit == 1;
       misses += compile.cache_hit == 0;
-      dynamo += std::max<store::Nanos>(0, compile.dynamo_ns);
+      dynamo += std::max<base::Nanos>(0, compile.dynamo_ns);
       total += compile.end_ns - compile.start_ns;
     }
     out["compiles"] = {{"status", status}, {"restarts", restarts}, {"fx_cache_hits", hits}, {"fx_cache_misses", misses},

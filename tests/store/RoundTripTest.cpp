@@ -141,7 +141,7 @@ TEST(RunRoundTrip, RunInfoIsReplacedNotDuplicated) {
 
 TEST(RunRoundTrip, NewStoreHasStartAnchor) {
   testing::TempDir dir;
-  const Nanos before = monotonicNow();
+  const base::Nanos before = base::monotonicNow();
   {
     auto writer = Writer::open(dir.file("run.db"));
     ASSERT_TRUE(writer);

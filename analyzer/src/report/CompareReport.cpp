@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "torchscope/store/JsonText.h"
 #include "Reports.h"
 #include "torchscope/analyzer/Compare.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -129,7 +129,7 @@ std::string json(const Comparison& c) {
   for (const auto& change : c.new_problems) document["new_problems"].push_back(changeJson(change));
   for (const auto& change : c.gone_problems) document["gone_problems"].push_back(changeJson(change));
   for (const auto& note : c.notes) document["notes"].push_back(sanitizeUtf8(note));
-  return store::dumpJson(document, 2) + "\n";
+  return base::dumpJson(document, 2) + "\n";
 }
 
 std::string text(const Comparison& c, const RenderOptions& options) {
@@ -259,7 +259,7 @@ std::string sarif(const Comparison& c) {
       {"version", "2.1.0"},
       {"runs", nlohmann::json::array({{{"tool", {{"driver", {{"name", "torchscope"}, {"rules", rules}}}}},
                                        {"results", results}}})}};
-  return store::dumpJson(document, 2) + "\n";
+  return base::dumpJson(document, 2) + "\n";
 }
 
 std::string html(const Comparison& c) {

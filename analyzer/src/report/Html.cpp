@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "torchscope/store/JsonText.h"
 #include "Reports.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer::report {
 
@@ -107,7 +107,7 @@ std::string html(const Analysis& analysis) {
         finding.fix_id.empty()
             ? ""
             : " <code>" + escapeXml(finding.fix_id) + "</code> (" + escapeXml(finding.fix_kind) + ")",
-        escapeXml(finding.fix_summary), escapeXml(store::dumpJson(finding.evidence, 2)), index + 1, on_axis);
+        escapeXml(finding.fix_summary), escapeXml(base::dumpJson(finding.evidence, 2)), index + 1, on_axis);
   }
   out += "</body></html>\n";
   return out;

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "Reports.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer::report {
 
@@ -24,7 +24,7 @@ std::string junit(const Analysis& analysis) {
                          escapeXml(name));
     const std::string body = escapeXml(fmt::format(
         "{}\nImpact: {:.3f} s ({:.1f} % of the run)\nFix: {}\nEvidence: {}", finding.message, finding.impact_seconds,
-        finding.impact_fraction * 100, finding.fix_summary, store::dumpJson(finding.evidence)));
+        finding.impact_fraction * 100, finding.fix_summary, base::dumpJson(finding.evidence)));
     if (finding.severity == Severity::kInfo) {
       cases += fmt::format("      <system-out>{}</system-out>\n", body);
     } else {

@@ -1,8 +1,8 @@
 // Format dispatch and the JSON report (the contract other tools read; schema in docs/rules.md).
 #include "torchscope/analyzer/Report.h"
 
-#include "torchscope/store/JsonText.h"
 #include "Reports.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -102,7 +102,7 @@ std::string json(const Analysis& analysis) {
   for (const auto& note : analysis.notes) document["notes"].push_back(sanitizeUtf8(note));
   for (const auto& finding : analysis.findings) document["findings"].push_back(findingJson(finding));
   if (!analysis.ranks.empty()) document["ranks"] = ranksJson(analysis.ranks);
-  return store::dumpJson(document, 2) + "\n";
+  return base::dumpJson(document, 2) + "\n";
 }
 
 }  // namespace report

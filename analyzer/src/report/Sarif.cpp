@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <map>
 
-#include "torchscope/store/JsonText.h"
 #include "Reports.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer::report {
 
@@ -75,7 +75,7 @@ std::string sarif(const Analysis& analysis) {
   nlohmann::json document = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
                              {"version", "2.1.0"},
                              {"runs", nlohmann::json::array({run})}};
-  return store::dumpJson(document, 2) + "\n";
+  return base::dumpJson(document, 2) + "\n";
 }
 
 }  // namespace torchscope::analyzer::report

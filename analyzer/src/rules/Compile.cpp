@@ -10,7 +10,7 @@
 #include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -77,7 +77,7 @@ std::vector<FrameCompileTime> compileTimeByFrame(const std::vector<store::Compil
     frame.file = compile.co_filename;
     frame.line = compile.co_firstlineno;
     frame.function = compile.co_name;
-    frame.seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
+    frame.seconds += toSeconds(static_cast<double>(base::spanNanos(compile.start_ns, compile.end_ns)));
     ++frame.compiles;
   }
   std::vector<FrameCompileTime> ranked;
@@ -155,7 +155,7 @@ Result<void> compileTime(const Context& context, std::vector<Finding>& out) {
   const double steps_equivalent = facts.steady_step_median_s > 0 ? compile_s / facts.steady_step_median_s : 0;
   double summed_s = 0;
   for (const auto& compile : facts.compiles) {
-    summed_s += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
+    summed_s += toSeconds(static_cast<double>(base::spanNanos(compile.start_ns, compile.end_ns)));
   }
   const std::string steps =
       steps_equivalent > 0 ? fmt::format(", as long as {:.0f} steady-state steps", steps_equivalent) : "";
@@ -269,17 +269,17 @@ Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
 }  // namespace
 
 std::map<std::int64_t, double> compileSecondsPerProcess(const std::vector<store::Compile>& compiles) {
-  std::map<std::int64_t, std::vector<std::pair<store::Nanos, store::Nanos>>> intervals;
+  std::map<std::int64_t, std::vector<std::pair<base::Nanos, base::Nanos>>> intervals;
   for (const auto& compile : compiles) {
     if (compile.end_ns > compile.start_ns) intervals[compile.pid].emplace_back(compile.start_ns, compile.end_ns);
   }
   std::map<std::int64_t, double> seconds;
   for (auto& [pid, spans] : intervals) {
     std::sort(spans.begin(), spans.end());
-    store::Nanos covered = 0;
-    store::Nanos until = spans.front().first;
+    base::Nanos covered = 0;
+    base::Nanos until = spans.front().first;
     for (const auto& [start, end] : spans) {
-      covered = store::saturatingAdd(covered, store::spanNanos(std::max(start, until), end));
+      covered = base::saturatingAdd(covered, base::spanNanos(std::max(start, until), end));
       until = std::max(until, end);
     }
     seconds[pid] = toSeconds(static_cast<double>(covered));

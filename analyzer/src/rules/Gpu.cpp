@@ -9,7 +9,7 @@
 #include "../MemoryFacts.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -34,7 +34,7 @@ struct GapSplit {
 // as one JSON array (no statement text to parse per id).
 Result<GapSplit> splitGaps(const store::Reader& reader, const std::vector<Gap>& gaps) {
   GapSplit split;
-  std::map<std::int64_t, std::map<std::int64_t, store::Nanos>> launches;  // pid -> correlation -> launch start
+  std::map<std::int64_t, std::map<std::int64_t, base::Nanos>> launches;  // pid -> correlation -> launch start
   std::map<std::int64_t, std::set<std::int64_t>> wanted;
   for (const auto& gap : gaps) wanted[gap.pid].insert(gap.correlation_id);
   for (const auto& [pid, ids] : wanted) {
@@ -146,7 +146,8 @@ std::string cudaGraphMemoryCost(const Context& context, std::int64_t shapes, nlo
   if (context.facts.count("memory_samples") > 0) {
     if (auto memory = collectMemoryFacts(context.reader)) {
       for (const std::int64_t device : memory->cudaDevices()) {
-        if (auto estimate = cudaGraphPoolEstimate(*memory, device)) pool = store::saturatingAdd(pool.value_or(0), *estimate);
+        if (auto estimate = cudaGraphPoolEstimate(*memory, device))
+          pool = base::saturatingAdd(pool.value_or(0), *estimate);
       }
     }
   }
@@ -154,7 +155,7 @@ std::string cudaGraphMemoryCost(const Context& context, std::int64_t shapes, nlo
     return " What they cost in GPU memory is unknown: the run has no CUDA allocator figures.";
   }
   evidence["cuda_graph_pool_bytes"] = *pool;
-  const std::int64_t graphs_bytes = store::saturatingMul(*pool, shapes);
+  const std::int64_t graphs_bytes = base::saturatingMul(*pool, shapes);
   evidence["cuda_graph_memory_bytes"] = graphs_bytes;
   return fmt::format(" Each recorded graph keeps a private memory pool of about the step's transient memory ({}), so "
                      "{} shape(s) cost about {} more GPU memory.",
@@ -222,7 +223,7 @@ Result<void> gpuRules(const Context& context, std::vector<Finding>& out) {
   if (facts.count("kernels") == 0 || scan.end_ns <= scan.begin_ns || scan.kernels == 0) return {};
 
   IdlePicture idle;
-  idle.window_s = toSeconds(static_cast<double>(store::spanNanos(scan.begin_ns, scan.end_ns)));
+  idle.window_s = toSeconds(static_cast<double>(base::spanNanos(scan.begin_ns, scan.end_ns)));
   // Idle time per device that ran work in the window: devices a trace lists but never used do not dilute it.
   idle.idle_s = scan.idle_s / static_cast<double>(std::max<std::size_t>(1, scan.devices.size()));
   idle.idle_fraction = std::clamp(idle.idle_s / idle.window_s, 0.0, 1.0);

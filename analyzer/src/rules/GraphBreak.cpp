@@ -10,7 +10,7 @@
 #include "../Rules.h"
 #include "GraphBreakAdvice.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -59,7 +59,8 @@ double resumeCompileSeconds(const Facts& facts, const std::string& function, std
   const std::string resume = fmt::format("torch_dynamo_resume_in_{}_at_{}", function, line);
   double seconds = 0;
   for (const auto& compile : facts.compiles) {
-    if (compile.co_name == resume) seconds += toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
+    if (compile.co_name == resume)
+      seconds += toSeconds(static_cast<double>(base::spanNanos(compile.start_ns, compile.end_ns)));
   }
   return seconds;
 }
@@ -121,7 +122,7 @@ Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
   std::map<CompileKey, double> compile_seconds;
   for (const auto& compile : facts.compiles) {
     compile_seconds[{compile.pid, compile.frame_id, compile.frame_compile_id}] +=
-        toSeconds(static_cast<double>(store::spanNanos(compile.start_ns, compile.end_ns)));
+        toSeconds(static_cast<double>(base::spanNanos(compile.start_ns, compile.end_ns)));
   }
   std::map<CompileKey, int> breaks_per_compile;
   for (const auto& row : *rows) ++breaks_per_compile[{row.pid, row.frame_id, row.frame_compile_id}];

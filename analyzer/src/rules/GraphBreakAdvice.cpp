@@ -4,7 +4,7 @@
 
 #include "RecompileAdvice.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -188,7 +188,7 @@ void BreakGroup::addBreak(const store::GraphBreak& row) {
     }
   }
   if (breaks.size() >= kMaxKinds) return;
-  auto hints = store::parseJson(row.hints);
+  auto hints = base::parseJson(row.hints);
   breaks.push_back({{"break_type", row.break_type},
                     {"gb_id", row.gb_id},
                     {"reason", row.reason},

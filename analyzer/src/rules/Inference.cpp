@@ -6,7 +6,7 @@
 
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -132,9 +132,9 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
     return {};
   }
   struct ThreadState {
-    store::Nanos last_end = -1;
+    base::Nanos last_end = -1;
     int stage = 0;  // 0: nothing, 1: matmul seen, 2: matmul then softmax
-    store::Nanos block_start = 0;
+    base::Nanos block_start = 0;
   };
   std::map<std::pair<std::int64_t, std::int64_t>, ThreadState> threads;
   std::int64_t blocks = 0;
@@ -145,7 +145,7 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
     state.last_end = op.end_ns;
     if (!op.softmax && state.stage == 2) {
       ++blocks;
-      block_s += toSeconds(static_cast<double>(store::spanNanos(state.block_start, op.end_ns)));
+      block_s += toSeconds(static_cast<double>(base::spanNanos(state.block_start, op.end_ns)));
       state.stage = 1;
       state.block_start = op.start_ns;
     } else if (!op.softmax) {

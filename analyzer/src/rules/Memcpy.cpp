@@ -3,7 +3,7 @@
 
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -26,10 +26,11 @@ Result<void> memcpyRules(const Context& context, std::vector<Finding>& out) {
       "WHERE pageable = 1 AND copy_kind IN ('HtoD', 'DtoH') GROUP BY copy_kind",
       [&](const store::Row& row) {
         copies += row.integer(1);
-        bytes = store::saturatingAdd(bytes, store::saturatingCast(row.real(2)));
+        bytes = base::saturatingAdd(bytes, base::saturatingCast(row.real(2)));
         seconds += toSeconds(row.real(3));
         async_copies += row.integer(4);
-        by_kind[row.text(0)] = {{"copies", row.integer(1)}, {"bytes", store::saturatingCast(row.real(2))},
+        by_kind[row.text(0)] = {{"copies", row.integer(1)},
+                                {"bytes", base::saturatingCast(row.real(2))},
                                 {"seconds", toSeconds(row.real(3))}};
       });
   if (!done) return done.error();

@@ -9,7 +9,7 @@
 #include "../Rules.h"
 #include "../Stats.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -39,9 +39,9 @@ std::optional<Growth> steadyGrowth(const MemoryFacts& memory, const Facts& facts
 
 void reportHolder(const store::MemoryHolder& holder, const std::optional<Growth>& host, std::vector<Finding>& out) {
   const bool graph = holder.kind == "autograd-graph";
-  const std::int64_t steps = std::max<std::int64_t>(1, store::saturatingSub(holder.step, holder.first_step));
+  const std::int64_t steps = std::max<std::int64_t>(1, base::saturatingSub(holder.step, holder.first_step));
   const double size_per_step =
-      static_cast<double>(store::saturatingSub(holder.size_after, holder.size_before)) / static_cast<double>(steps);
+      static_cast<double>(base::saturatingSub(holder.size_after, holder.size_before)) / static_cast<double>(steps);
   const std::string where = formatLocation(holder.file, holder.line);
   const std::string rss = host ? fmt::format(" Host memory grew {} per step over steps {}-{}.",
                                              formatBytes(host->per_step), host->first_step, host->last_step)
@@ -94,7 +94,8 @@ void reportUnexplainedGrowth(const Facts& facts, const MemoryFacts& memory, cons
   const auto growth = steadyGrowth(memory, facts, series, device);
   if (!growth) return;
   const StepSeries& values = *memory.series(series, device);
-  const double total = growth->per_step * static_cast<double>(store::saturatingSub(growth->last_step, growth->first_step));
+  const double total =
+      growth->per_step * static_cast<double>(base::saturatingSub(growth->last_step, growth->first_step));
   const double first = static_cast<double>(values.values.front());
   if (total < kUnexplainedGrowthBytes || total < kUnexplainedGrowthShare * first ||
       growth->rising_share < kSteadyRisingShare) {
@@ -132,7 +133,7 @@ std::int64_t steadyIncrease(const MemoryFacts& memory, const Facts& facts, const
     if (!first) first = values->values[i];
     last = values->values[i];
   }
-  return first ? store::saturatingSub(last, *first) : 0;
+  return first ? base::saturatingSub(last, *first) : 0;
 }
 
 void reportChurn(const Facts& facts, const MemoryFacts& memory, std::int64_t device, std::vector<Finding>& out) {
@@ -141,7 +142,7 @@ void reportChurn(const Facts& facts, const MemoryFacts& memory, std::int64_t dev
   const std::int64_t frees = steadyIncrease(memory, facts, "cuda.device_frees_count", device);
   const StepSeries* counts = memory.series("cuda.device_allocs_count", device);
   const std::int64_t steady_steps =
-      counts == nullptr ? 0 : store::saturatingSub(counts->steps.back(), firstSteadyStep(facts));
+      counts == nullptr ? 0 : base::saturatingSub(counts->steps.back(), firstSteadyStep(facts));
   if (steady_steps <= 0 || (retries == 0 && mallocs < steady_steps)) return;
   Finding finding = makeFinding(
       "memory/allocator-churn", retries > 0 ? Severity::kWarning : Severity::kInfo,
@@ -156,7 +157,7 @@ void reportChurn(const Facts& facts, const MemoryFacts& memory, std::int64_t dev
                       ? fmt::format(", and {} allocations failed and were retried after freeing the cache", retries)
                       : std::string()),
       {"", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; keep shapes stable"});
-  finding.count = store::saturatingAdd(mallocs, retries);
+  finding.count = base::saturatingAdd(mallocs, retries);
   setEvidence(finding, {{"device", device},
                         {"steady_steps", steady_steps},
                         {"device_allocs", mallocs},
@@ -174,7 +175,7 @@ void reportFragmentation(const Facts& facts, const MemoryFacts& memory, std::int
   std::vector<double> ratio;
   for (std::size_t i = 0; i < allocated->values.size(); ++i) {
     if (allocated->steps[i] < first_step || allocated->values[i] <= 0) continue;
-    slack.push_back(static_cast<double>(store::saturatingSub(reserved->values[i], allocated->values[i])));
+    slack.push_back(static_cast<double>(base::saturatingSub(reserved->values[i], allocated->values[i])));
     ratio.push_back(static_cast<double>(reserved->values[i]) / static_cast<double>(allocated->values[i]));
   }
   if (slack.empty()) return;

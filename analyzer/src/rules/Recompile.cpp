@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "torchscope/store/JsonText.h"
 #include "../Locations.h"
 #include "../Rules.h"
 #include "RecompileAdvice.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/store/Classify.h"
 
 namespace torchscope::analyzer {
@@ -57,10 +57,11 @@ Location chooseLocation(const std::string& cause, const Location& entry, const L
 
 // The guard texts of a guard_failures column, one per line.
 std::string joinedGuards(const std::string& guard_failures) {
-  const auto guards = store::parseJson(guard_failures);
+  const auto guards = base::parseJson(guard_failures);
   if (!guards.is_array()) return guard_failures;
   std::string joined;
-  for (const auto& guard : guards) joined += (guard.is_string() ? guard.get<std::string>() : store::dumpJson(guard)) + "\n";
+  for (const auto& guard : guards)
+    joined += (guard.is_string() ? guard.get<std::string>() : base::dumpJson(guard)) + "\n";
   return joined;
 }
 
@@ -101,7 +102,7 @@ nlohmann::json evidenceOf(const RecompileGroup& group) {
   evidence["library_frame"] = library_frame;
   evidence["guard_failures"] = nlohmann::json::array();
   for (const auto& example : group.guard_examples) {
-    auto parsed = store::parseJson(example);
+    auto parsed = base::parseJson(example);
     evidence["guard_failures"].push_back(parsed.is_discarded() ? nlohmann::json(example) : parsed);
   }
   return evidence;

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -41,7 +41,7 @@ std::string mainFunction(const RecompileGroup& group) {
 // The first failing guard, without torch's "0/1: " compile id: "tensor 'x' size mismatch at index 0. expected 3, actual 4".
 std::string firstGuard(const RecompileGroup& group) {
   for (const auto& example : group.guard_examples) {
-    const auto guards = store::parseJson(example);
+    const auto guards = base::parseJson(example);
     if (!guards.is_array() || guards.empty() || !guards.front().is_string()) continue;
     std::string guard = guards.front().get<std::string>();
     guard = guard.substr(0, guard.find('\n'));

@@ -10,7 +10,7 @@
 #include "../Locations.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::analyzer {
 
@@ -97,7 +97,7 @@ Result<SyncStacks> groupByStack(const store::Reader& reader) {
         std::string kind = row.text(7);
         if (rows.count == 0 || kind < rows.kind) rows.kind = std::move(kind);
         ++rows.count;
-        rows.nanos = store::saturatingAdd(rows.nanos, store::spanNanos(row.integer(5), row.integer(6)));
+        rows.nanos = base::saturatingAdd(rows.nanos, base::spanNanos(row.integer(5), row.integer(6)));
       });
   if (!done) return done.error();
   std::set<std::int64_t> ids;

@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "Commands.h"
-#include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
+#include "Output.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
-#include "torchscope/store/JsonText.h"
 
 namespace torchscope::cli {
 
@@ -173,7 +173,7 @@ void runDemo(const DemoOptions& options) {
 
   stage(4, "Result");
   std::cout << analyzer::pathsRelativeTo(tc::renderText(*report), userDirectory());
-  writeOutput(workdir + "/fix.json", store::dumpJson(tc::reportJson(*report), 2) + "\n");
+  writeOutput(workdir + "/fix.json", base::dumpJson(tc::reportJson(*report), 2) + "\n");
   if (auto saved = tc::saveFixExperiments(*report, store); !saved) {
     std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";
   }

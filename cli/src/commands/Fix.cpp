@@ -9,14 +9,14 @@
 #include <iostream>
 
 #include "Commands.h"
-#include "Output.h"
 #include "FixTools.h"
 #include "LiveStatus.h"
+#include "Output.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
-#include "torchscope/store/JsonText.h"
 
 namespace torchscope::cli {
 namespace {
@@ -86,7 +86,7 @@ void runFix(FixArguments& args) {
   }
   std::string text;
   if (args.format == "json") {
-    text = store::dumpJson(tc::reportJson(*report), 2) + "\n";
+    text = base::dumpJson(tc::reportJson(*report), 2) + "\n";
   } else if (args.format == "markdown") {
     text = tc::renderMarkdown(*report);
   } else if (args.format == "html") {

@@ -11,10 +11,10 @@
 #include "torchscope/analyzer/CaptureWindow.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Report.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::cli {
 
@@ -76,7 +76,7 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
     for (const auto& [table, count] : *counts) out[table] = count;
     out["schema_version"] = (*reader)->schemaVersion();
     const double duration =
-        run->end_ns >= run->start_ns ? static_cast<double>(store::spanNanos(run->start_ns, run->end_ns)) * 1e-9 : -1;
+        run->end_ns >= run->start_ns ? static_cast<double>(base::spanNanos(run->start_ns, run->end_ns)) * 1e-9 : -1;
     out["run"] = {{"command_line", run->command_line}, {"source", run->source},
                   {"torch_version", run->torch_version}, {"python_version", run->python_version},
                   {"cuda_version", run->cuda_version},   {"gpu_name", run->gpu_name},
@@ -143,9 +143,8 @@ void runStats(const StatsOptions& options) {
   }
   if (options.format != "json") return;
   // One store keeps its object as it always was; a run folder lists its stores.
-  std::cout << store::dumpJson(folder ? nlohmann::json{{"run_folder", options.store}, {"stores", per_store}}
-                                      : per_store.front(),
-                               2)
+  std::cout << base::dumpJson(
+                   folder ? nlohmann::json{{"run_folder", options.store}, {"stores", per_store}} : per_store.front(), 2)
             << "\n";
 }
 

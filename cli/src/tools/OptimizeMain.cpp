@@ -7,7 +7,7 @@
 
 #include "Commands.h"
 #include "OptimizeArguments.h"
-#include "torchscope/store/JsonText.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::cli {
 namespace {
@@ -26,7 +26,8 @@ void runOptimizeCommand(OptimizeArguments& arguments) {
   arguments.options.model_path = arguments.model;
   auto report = tc::runOptimize(arguments.options);
   if (!report) fail(kExitUsage, report.error().message);
-  std::cout << (arguments.format == "json" ? torchscope::store::dumpJson(tc::optimizeJson(*report), 2) + "\n" : tc::renderOptimizeText(*report));
+  std::cout << (arguments.format == "json" ? torchscope::base::dumpJson(tc::optimizeJson(*report), 2) + "\n"
+                                           : tc::renderOptimizeText(*report));
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ const char* overheadName(std::uint32_t kind) {
   }
 }
 
-std::int64_t duration(store::Nanos start, store::Nanos end) { return start >= 0 && end >= start ? end - start : 0; }
+std::int64_t duration(base::Nanos start, base::Nanos end) { return start >= 0 && end >= start ? end - start : 0; }
 
 }  // namespace
 
@@ -115,7 +115,7 @@ ClockAlignment ClockAlignment::calibrate(const Clock& cupti, const Clock& monoto
   return ClockAlignment(best_offset, (best_width + 1) / 2);
 }
 
-store::Nanos ClockAlignment::toStore(std::uint64_t cupti_ns) const {
+base::Nanos ClockAlignment::toStore(std::uint64_t cupti_ns) const {
   if (cupti_ns == 0 || cupti_ns > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return -1;
   const auto value = static_cast<std::int64_t>(cupti_ns);
   std::int64_t shifted = 0;

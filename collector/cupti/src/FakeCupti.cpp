@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::cupti {
 namespace {
@@ -203,7 +203,7 @@ CUptiResult FakeCupti::flushAll(std::uint32_t) {
 CUptiResult FakeCupti::registerTimestampCallback(CUpti_TimestampCallbackFunc) { return timestamp_callback_result; }
 
 CUptiResult FakeCupti::timestamp(std::uint64_t* ns) {
-  *ns = static_cast<std::uint64_t>(store::monotonicNow() - cupti_clock_offset_ns);
+  *ns = static_cast<std::uint64_t>(base::monotonicNow() - cupti_clock_offset_ns);
   return CUPTI_SUCCESS;
 }
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "BufferBudget.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/cupti/ApiCatalog.h"
-#include "torchscope/store/Clock.h"
 
 namespace torchscope::cupti {
 namespace {
@@ -55,12 +55,12 @@ std::string formatBytes(std::size_t bytes) {
   return bytes >= (std::size_t{1} << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB";
 }
 
-std::uint64_t CUPTIAPI monotonicTimestamp() { return static_cast<std::uint64_t>(store::monotonicNow()); }
+std::uint64_t CUPTIAPI monotonicTimestamp() { return static_cast<std::uint64_t>(base::monotonicNow()); }
 
 // A blocking call between its ENTER and EXIT callbacks, on the thread that makes it.
 struct PendingSync {
   std::uint32_t correlation_id = 0;
-  store::Nanos start_ns = 0;
+  base::Nanos start_ns = 0;
   SourceLocation where;
 };
 thread_local std::vector<PendingSync> t_pending_syncs;
@@ -102,7 +102,7 @@ Result<void> Tracer::attach(const TracerCallbacks& callbacks) {
           std::uint64_t ns = 0;
           return api_->timestamp(&ns) == CUPTI_SUCCESS ? static_cast<std::int64_t>(ns) : std::int64_t{0};
         },
-        [] { return store::monotonicNow(); });
+        [] { return base::monotonicNow(); });
   }
   clock_offset_ns_ = clock.offsetNs();
   auto names = [api = api_](CUpti_CallbackDomain domain, std::uint32_t cbid) {
@@ -255,11 +255,11 @@ void Tracer::onRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& 
     PendingSync pending;
     pending.correlation_id = data.correlationId;
     if (locator_ == nullptr || !locator_(&pending.where)) pending.where = SourceLocation{};
-    pending.start_ns = store::monotonicNow();  // after locating, so that its cost is not blocked time
+    pending.start_ns = base::monotonicNow();  // after locating, so that its cost is not blocked time
     t_pending_syncs.push_back(std::move(pending));
     return;
   }
-  const store::Nanos end_ns = store::monotonicNow();
+  const base::Nanos end_ns = base::monotonicNow();
   auto it = std::find_if(t_pending_syncs.rbegin(), t_pending_syncs.rend(),
                          [&](const PendingSync& p) { return p.correlation_id == data.correlationId; });
   if (it == t_pending_syncs.rend()) return;  // tracing started inside this call

@@ -72,8 +72,8 @@ Result<void> readBulk(const store::Reader& reader, const StoreInfo& store, BulkT
     row.pid = r.integer(1);
     row.a = r.integer(2);
     row.b = r.integer(3);
-    row.start_ns = store::saturatingAdd(r.integer(4), shift);
-    row.end_ns = store::saturatingAdd(r.integer(5), shift);
+    row.start_ns = base::saturatingAdd(r.integer(4), shift);
+    row.end_ns = base::saturatingAdd(r.integer(5), shift);
     if (spans) {
       on_row(row);
       return;

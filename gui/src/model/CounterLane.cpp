@@ -19,7 +19,7 @@ void merge(CounterBucket& into, const CounterBucket& later) {
 
 void addSample(CounterLevel& level, Nanos origin, const CounterSample& sample) {
   // An arithmetic shift: samples before the origin fall in negative buckets.
-  const std::int64_t bucket = store::saturatingSub(sample.ts_ns, origin) >> level.shift;
+  const std::int64_t bucket = base::saturatingSub(sample.ts_ns, origin) >> level.shift;
   const CounterBucket single{bucket, sample.ts_ns, sample.ts_ns, sample.value, sample.value, sample.value, 1};
   if (level.buckets.empty() || level.buckets.back().bucket != bucket) {
     level.buckets.push_back(single);
@@ -51,7 +51,7 @@ void CounterLane::buildLevelsFromSamples() {
   if (samples_.empty()) return;
   origin_ = samples_.front().ts_ns;
   // The finest level has about half as many buckets as samples; finer frames draw samples directly.
-  const Nanos span = store::spanNanos(origin_, end_ns_);
+  const Nanos span = base::spanNanos(origin_, end_ns_);
   const auto target = static_cast<Nanos>(std::max<std::size_t>(1, samples_.size() / 2));
   int shift = 0;
   while (shift < 62 && (span >> shift) >= target) ++shift;  // (span >> shift) + 1 buckets, more than the target

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "DetailSourceImpl.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -64,7 +64,7 @@ Result<std::vector<Flow>> DetailSource::flowsOf(const SliceRef& ref) {
       wanted[t] = timeline_->tracks[t].gpu() && timeline_->tracks[t].store == track.store &&
                   timeline_->tracks[t].pid == track.pid;
     }
-    const Nanos end_ns = store::saturatingAdd(ref.slice.end_ns, 1);
+    const Nanos end_ns = base::saturatingAdd(ref.slice.end_ns, 1);
     DetailWindow window{ref.slice.start_ns, end_ns, {}, {}};
     auto lanes = impl.fetchLanes(ref.slice.start_ns, end_ns, wanted);
     if (!lanes) return lanes.error();
@@ -79,7 +79,7 @@ Result<std::vector<Flow>> DetailSource::flowsOf(const SliceRef& ref) {
     if (!impl.summarised[other]) return laneStartingAt(timeline_->tracks[other].lanes, start_ns);
     std::vector<bool> wanted(timeline_->tracks.size(), false);
     wanted[other] = true;
-    auto lanes = impl.fetchLanes(start_ns, store::saturatingAdd(start_ns, 1), wanted);
+    auto lanes = impl.fetchLanes(start_ns, base::saturatingAdd(start_ns, 1), wanted);
     if (!lanes) return lanes.error();
     return laneStartingAt((*lanes)[other], start_ns);
   };

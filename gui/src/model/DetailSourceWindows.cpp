@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "DetailSourceImpl.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -62,7 +62,7 @@ Result<std::vector<std::vector<Lane>>> DetailSource::Impl::fetchLanes(Nanos begi
                                                                       const std::vector<bool>& wanted) {
   const Nanos long_ns = Nanos{1} << timeline.detail_shift;
   // Slices starting up to two finest buckets before the range may enclose or overlap slices in it.
-  const Nanos from_ns = store::saturatingSub(begin_ns, store::saturatingMul(2, long_ns));
+  const Nanos from_ns = base::saturatingSub(begin_ns, base::saturatingMul(2, long_ns));
   std::vector<std::vector<Slice>> rows(timeline.tracks.size());
   std::vector<bool> read_table(timeline.stores.size() * 6, false);
   for (std::uint32_t t = 0; t < timeline.tracks.size(); ++t) {
@@ -92,7 +92,7 @@ Result<std::vector<std::vector<Lane>>> DetailSource::Impl::fetchLanes(Nanos begi
       const auto& spec = detail::bulkSpec(table);
       auto read = detail::readBulk(
           *readers[store], timeline.stores[store], table, "start_ns >= ? AND start_ns < ? AND end_ns - start_ns < ?",
-          {store::saturatingSub(from_ns, shift), store::saturatingSub(end_ns, shift), long_ns}, "start_ns, end_ns DESC",
+          {base::saturatingSub(from_ns, shift), base::saturatingSub(end_ns, shift), long_ns}, "start_ns, end_ns DESC",
           [&](const BulkRow& row) {
             const auto track = spec.gpu ? gpuTrack(store, row.a, row.b, row.pid)
                                         : hostTrack(store, row.pid, row.a, spec.track);
@@ -130,15 +130,15 @@ Result<void> DetailSource::Impl::addLaunchFlows(DetailWindow& window) {
     const auto call = hostTrack(store, row.integer(0), row.integer(1), TrackKind::kApiCalls);
     const auto gpu = gpuTrack(store, row.integer(3), row.integer(4), row.integer(0));
     if (!call || !gpu) return;
-    const Nanos call_ns = store::saturatingAdd(row.integer(2), shift);
-    const Nanos gpu_ns = store::saturatingAdd(row.integer(5), shift);
+    const Nanos call_ns = base::saturatingAdd(row.integer(2), shift);
+    const Nanos gpu_ns = base::saturatingAdd(row.integer(5), shift);
     window.flows.push_back({{*call, laneStartingAt(window.lanesOf(timeline, *call), call_ns), call_ns},
                             {*gpu, laneStartingAt(window.lanesOf(timeline, *gpu), gpu_ns), gpu_ns},
                             FlowKind::kLaunch});
   };
   for (std::uint32_t store = 0; store < timeline.stores.size(); ++store) {
-    const Nanos begin = store::saturatingSub(window.begin_ns, timeline.stores[store].shift_ns);
-    const Nanos end = store::saturatingSub(window.end_ns, timeline.stores[store].shift_ns);
+    const Nanos begin = base::saturatingSub(window.begin_ns, timeline.stores[store].shift_ns);
+    const Nanos end = base::saturatingSub(window.end_ns, timeline.stores[store].shift_ns);
     // Calls in the window, to their kernels; then GPU work in the window whose call is outside it.
     auto calls = readers[store]->query(launchJoinSql("kernels", FlowSide::kCalls, "a.start_ns >= ? AND a.start_ns < ?"),
                                        [&](const store::Row& row) { add(store, row); }, {begin, end});
@@ -171,7 +171,7 @@ std::optional<Flow> DetailSource::Impl::syncFlow(const DetailWindow& window, con
       const auto& slices = lanes[l].slices();
       // The last slice to end before the sync returned: the work it waited for, if it ended during the sync.
       const auto it = std::partition_point(slices.begin(), slices.end(), [&](const Slice& slice) {
-        return slice.end_ns <= store::saturatingAdd(ref.slice.end_ns, kSyncReturnSlackNs);
+        return slice.end_ns <= base::saturatingAdd(ref.slice.end_ns, kSyncReturnSlackNs);
       });
       if (it == slices.begin()) continue;
       const Slice& last = *(it - 1);

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -20,8 +20,8 @@ std::string experimentText(const store::FixExperiment& experiment) {
                                  experiment.accepted ? "accepted" : "rejected");
   if (experiment.baseline_step_median_s > 0) {
     text += fmt::format(" Step median {} -> {}, speed-up {:.2f}x (95% CI {:.2f}-{:.2f}).",
-                        formatDuration(store::saturatingCast(experiment.baseline_step_median_s * 1e9)),
-                        formatDuration(store::saturatingCast(experiment.candidate_step_median_s * 1e9)),
+                        formatDuration(base::saturatingCast(experiment.baseline_step_median_s * 1e9)),
+                        formatDuration(base::saturatingCast(experiment.candidate_step_median_s * 1e9)),
                         experiment.speedup_median, experiment.speedup_ci_low, experiment.speedup_ci_high);
   }
   if (!experiment.reason.empty()) text += fmt::format(" {}", experiment.reason);
@@ -39,9 +39,9 @@ std::string findingText(const store::Finding& finding, const std::vector<store::
   }
   if (!finding.message.empty()) text += fmt::format("\n{}\n", finding.message);
   if (finding.impact_seconds > 0) {
-    text += fmt::format("\nCost: {} ({:.1f}% of the run).\n",
-                        formatDuration(store::saturatingCast(finding.impact_seconds * 1e9)),
-                        100 * finding.impact_fraction);
+    text +=
+        fmt::format("\nCost: {} ({:.1f}% of the run).\n",
+                    formatDuration(base::saturatingCast(finding.impact_seconds * 1e9)), 100 * finding.impact_fraction);
   }
   if (!finding.fix_summary.empty()) {
     text += fmt::format("\nFix{}: {}\n", finding.fix_kind.empty() ? "" : fmt::format(" ({})", finding.fix_kind),

@@ -7,8 +7,8 @@
 #include <numeric>
 
 #include "Scan.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui::detail {
 
@@ -25,7 +25,7 @@ int specificity(TrackKind kind) {
 }
 
 std::string hostActivity(const Timeline& timeline, const GpuGap& gap) {
-  const Nanos length = store::spanNanos(gap.gap.start_ns, gap.gap.end_ns);
+  const Nanos length = base::spanNanos(gap.gap.start_ns, gap.gap.end_ns);
   const Slice* best = nullptr;
   std::pair<int, std::size_t> best_rank{-1, 0};
   for (const Track& track : timeline.tracks) {
@@ -39,7 +39,7 @@ std::string hostActivity(const Timeline& timeline, const GpuGap& gap) {
            i < lane.slices().size() && lane.slices()[i].start_ns < gap.gap.end_ns; ++i) {
         const Slice& slice = lane.slices()[i];
         const Nanos overlap =
-            store::spanNanos(std::max(slice.start_ns, gap.gap.start_ns), std::min(slice.end_ns, gap.gap.end_ns));
+            base::spanNanos(std::max(slice.start_ns, gap.gap.start_ns), std::min(slice.end_ns, gap.gap.end_ns));
         if (overlap < length - overlap) continue;  // under half the gap (overlap <= length)
         const std::pair<int, std::size_t> rank{specificity(track.kind), depth};
         if (best == nullptr || rank > best_rank) {
@@ -59,7 +59,7 @@ Result<void> explainGaps(Timeline& timeline, std::size_t limit) {
   auto& gaps = timeline.gaps;
   std::vector<std::size_t> longest(gaps.size());
   std::iota(longest.begin(), longest.end(), 0);
-  const auto length = [&](std::size_t i) { return store::spanNanos(gaps[i].gap.start_ns, gaps[i].gap.end_ns); };
+  const auto length = [&](std::size_t i) { return base::spanNanos(gaps[i].gap.start_ns, gaps[i].gap.end_ns); };
   if (longest.size() > limit) {
     std::nth_element(longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(limit), longest.end(),
                      [&](std::size_t a, std::size_t b) { return length(a) > length(b); });

@@ -13,20 +13,20 @@ namespace {
 constexpr int kMaxHitCandidates = 64;
 
 float busyFraction(Nanos busy_ns, Nanos min_start_ns, Nanos max_end_ns, std::uint32_t count) {
-  const Nanos extent = store::spanNanos(min_start_ns, max_end_ns);
+  const Nanos extent = base::spanNanos(min_start_ns, max_end_ns);
   if (count <= 1 || extent <= 0) return 1.0F;
   return static_cast<float>(std::min<double>(1.0, static_cast<double>(busy_ns) / static_cast<double>(extent)));
 }
 
 void merge(LodBucket& into, const LodBucket& part) {
   into.max_end_ns = std::max(into.max_end_ns, part.max_end_ns);
-  into.busy_ns = store::saturatingAdd(into.busy_ns, part.busy_ns);
+  into.busy_ns = base::saturatingAdd(into.busy_ns, part.busy_ns);
   into.count += part.count;
   if (part.longest.duration() > into.longest.duration()) into.longest = part.longest;
 }
 
 void addSlice(LodLevel& level, Nanos origin, const Slice& slice) {
-  const std::int64_t bucket = store::saturatingSub(slice.start_ns, origin) >> level.shift;
+  const std::int64_t bucket = base::saturatingSub(slice.start_ns, origin) >> level.shift;
   if (level.buckets.empty() || level.buckets.back().bucket != bucket) {
     level.buckets.push_back({bucket, slice.start_ns, slice.end_ns, slice.duration(), 1, slice});
     return;
@@ -49,7 +49,7 @@ Lane::Lane(std::vector<Slice> slices) : slices_(std::move(slices)) {
 void Lane::buildLevelsFromSlices() {
   if (slices_.empty()) return;
   // The finest level has about half as many buckets as slices; finer frames draw slices directly.
-  const Nanos span = store::spanNanos(origin_, end_ns_);
+  const Nanos span = base::spanNanos(origin_, end_ns_);
   const auto target = static_cast<Nanos>(std::max<std::size_t>(1, slices_.size() / 2));
   int shift = 0;
   while (shift < 62 && (span >> shift) >= target) ++shift;  // (span >> shift) + 1 buckets, more than the target
@@ -106,7 +106,7 @@ void Lane::collectFromLevel(const LodLevel& level, const FrameScale& frame, std:
     std::uint32_t count = 0;
     for (auto first = it; it != level.buckets.end() && (it == first || it->min_start_ns < boundary_ns); ++it) {
       max_end_ns = std::max(max_end_ns, it->max_end_ns);
-      busy_ns = store::saturatingAdd(busy_ns, it->busy_ns);
+      busy_ns = base::saturatingAdd(busy_ns, it->busy_ns);
       count += it->count;
       if (it->longest.duration() > longest->longest.duration()) longest = &*it;
     }
@@ -134,7 +134,7 @@ void Lane::collectSlices(const FrameScale& frame, std::vector<DrawItem>& out) co
     Nanos max_end_ns = slice.end_ns;
     std::size_t next = index;
     for (; next < slices_.size() && (next == index || slices_[next].start_ns < boundary_ns); ++next) {
-      busy_ns = store::saturatingAdd(busy_ns, slices_[next].duration());
+      busy_ns = base::saturatingAdd(busy_ns, slices_[next].duration());
       max_end_ns = std::max(max_end_ns, slices_[next].end_ns);
       if (slices_[next].duration() > slices_[longest].duration()) longest = next;
     }
@@ -146,9 +146,11 @@ void Lane::collectSlices(const FrameScale& frame, std::vector<DrawItem>& out) co
 }
 
 std::optional<Slice> Lane::hit(Nanos t, Nanos tolerance_ns) const {
-  const auto distance = [t](Nanos start, Nanos end) { return std::max(store::spanNanos(t, start), store::spanNanos(end, t)); };
-  const Nanos from = store::saturatingSub(t, tolerance_ns);
-  const Nanos until = store::saturatingAdd(t, tolerance_ns);
+  const auto distance = [t](Nanos start, Nanos end) {
+    return std::max(base::spanNanos(t, start), base::spanNanos(end, t));
+  };
+  const Nanos from = base::saturatingSub(t, tolerance_ns);
+  const Nanos until = base::saturatingAdd(t, tolerance_ns);
   std::optional<Slice> best;
   Nanos best_distance = 0;
   int examined = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -81,7 +81,7 @@ std::optional<SliceRef> hitTest(const Timeline& timeline, const TrackLayout& lay
   const auto& lanes = lanesForFrame(timeline, track_index, frame, window);
   if (lane >= lanes.size()) return std::nullopt;
   const double slack_px = track.markers() ? kMarkerHitSlackPx : kHitSlackPx;
-  const Nanos slack_ns = store::saturatingCast(std::ceil(slack_px * viewport.nsPerPixel()));
+  const Nanos slack_ns = base::saturatingCast(std::ceil(slack_px * viewport.nsPerPixel()));
   const auto slice = lanes[lane].hit(frame.timeAt(x), slack_ns);
   if (!slice) return std::nullopt;
   return SliceRef{track_index, lane, *slice};

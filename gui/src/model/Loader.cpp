@@ -12,10 +12,10 @@
 #include <unordered_map>
 
 #include "Scan.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/Timeline.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -52,10 +52,10 @@ Result<void> loadAll(const store::Reader& reader, std::vector<T>& out, std::uint
 
 Result<void> loadSmallTables(const store::Reader& reader, std::uint32_t store, Nanos shift, Records& r) {
   const auto span = [shift](auto& row) {
-    row.start_ns = store::saturatingAdd(row.start_ns, shift);
-    row.end_ns = store::saturatingAdd(row.end_ns, shift);
+    row.start_ns = base::saturatingAdd(row.start_ns, shift);
+    row.end_ns = base::saturatingAdd(row.end_ns, shift);
   };
-  const auto instant = [shift](auto& row) { row.ts_ns = store::saturatingAdd(row.ts_ns, shift); };
+  const auto instant = [shift](auto& row) { row.ts_ns = base::saturatingAdd(row.ts_ns, shift); };
   for (auto loaded : {loadAll<store::Process>(reader, r.processes, store, &r.process_stores),
                       loadAll<store::Thread>(reader, r.threads, store, &r.thread_stores),
                       loadAll<store::Device>(reader, r.devices, store, &r.device_stores),
@@ -104,7 +104,7 @@ Result<void> widenByBulkStarts(const store::Reader& reader, Nanos shift, Nanos& 
       auto done = reader.query(fmt::format("SELECT {}(start_ns) FROM {}", aggregate, detail::bulkSpec(table).table),
                                [&](const store::Row& row) {
                                  if (row.isNull(0)) return;
-                                 const Nanos start = store::saturatingAdd(row.integer(0), shift);
+                                 const Nanos start = base::saturatingAdd(row.integer(0), shift);
                                  low = std::min(low, start);
                                  high = std::max(high, start);
                                });
@@ -169,7 +169,7 @@ std::map<TrackKey, std::vector<Lane>> smallTracks(const Records& r, Names& names
     const auto& sync = r.syncs[i];
     const std::uint32_t name = add(r.sync_stores[i], sync.pid, sync.tid, TrackKind::kSyncs, sync.start_ns,
                                    sync.end_ns, syncLabel(sync), RecordKind::kSync, i);
-    stats.add(StatKind::kSync, name, sync.start_ns, store::spanNanos(sync.start_ns, sync.end_ns));
+    stats.add(StatKind::kSync, name, sync.start_ns, base::spanNanos(sync.start_ns, sync.end_ns));
   }
   for (std::size_t i = 0; i < r.compiles.size(); ++i) {
     const auto& compile = r.compiles[i];
@@ -220,8 +220,8 @@ Focus chooseFocus(const Timeline& timeline) {
     }
   }
   if (low > high) return {timeline.begin_ns, timeline.end_ns, "the whole run"};
-  high = std::max(high, store::saturatingAdd(low, 1));
-  const auto length = [](const GpuGap& gap) { return store::spanNanos(gap.gap.start_ns, gap.gap.end_ns); };
+  high = std::max(high, base::saturatingAdd(low, 1));
+  const auto length = [](const GpuGap& gap) { return base::spanNanos(gap.gap.start_ns, gap.gap.end_ns); };
   // Range ends of the statistics are rounded to buckets: a bucket of margin inside the stretch.
   const Nanos margin = timeline.stats.bucketNs();
   Nanos skipped = 0;
@@ -231,21 +231,21 @@ Focus chooseFocus(const Timeline& timeline) {
       if (gap.gap.start_ns < low || gap.gap.end_ns > high) continue;
       if (longest == nullptr || length(gap) > length(*longest)) longest = &gap;
     }
-    if (longest == nullptr || length(*longest) <= store::spanNanos(low, high) / 2) break;
+    if (longest == nullptr || length(*longest) <= base::spanNanos(low, high) / 2) break;
     const Nanos idle_from = longest->gap.start_ns;
     const Nanos idle_to = longest->gap.end_ns;
-    if (gpuOperationsIn(timeline, store::saturatingAdd(idle_from, margin), store::saturatingSub(idle_to, margin)) > 0) {
+    if (gpuOperationsIn(timeline, base::saturatingAdd(idle_from, margin), base::saturatingSub(idle_to, margin)) > 0) {
       break;  // another GPU worked
     }
-    if (gpuOperationsIn(timeline, idle_to, store::saturatingAdd(high, 1)) >= gpuOperationsIn(timeline, low, idle_from)) {
+    if (gpuOperationsIn(timeline, idle_to, base::saturatingAdd(high, 1)) >= gpuOperationsIn(timeline, low, idle_from)) {
       low = idle_to;
     } else {
       high = idle_from;
     }
-    skipped = store::saturatingAdd(skipped, length(*longest));
+    skipped = base::saturatingAdd(skipped, length(*longest));
   }
   if (skipped == 0) return {low, high, "the GPUs' work"};
-  return {low, std::max(high, store::saturatingAdd(low, 1)),
+  return {low, std::max(high, base::saturatingAdd(low, 1)),
           fmt::format("the GPUs' busiest work ({} of idle GPU left out)", formatDuration(skipped))};
 }
 
@@ -265,11 +265,11 @@ void setExtent(Timeline& timeline) {
   }
   if (low > high && !timeline.stores.empty()) {
     low = timeline.stores.front().run.start_ns;
-    high = std::max(timeline.stores.front().run.end_ns, store::saturatingAdd(low, 1));
+    high = std::max(timeline.stores.front().run.end_ns, base::saturatingAdd(low, 1));
   }
   if (low > high) low = high = 0;
   timeline.begin_ns = low;
-  timeline.end_ns = std::max(high, store::saturatingAdd(low, 1));
+  timeline.end_ns = std::max(high, base::saturatingAdd(low, 1));
 }
 
 // What one pass over the bulk tables produced, both threads' shares merged.
@@ -356,9 +356,9 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
     if (auto run = (*reader)->run(); run) store.run = std::move(run).value();
     // Other stores are placed on the first one's clock by their wall-clock anchors.
     const Nanos offset =
-        store.run.start_wall_ns != 0 ? store::saturatingSub(store.run.start_wall_ns, store.run.start_ns) : 0;
+        store.run.start_wall_ns != 0 ? base::saturatingSub(store.run.start_wall_ns, store.run.start_ns) : 0;
     if (index == 0) anchor = offset;
-    store.shift_ns = index == 0 || store.run.start_wall_ns == 0 ? 0 : store::saturatingSub(offset, anchor);
+    store.shift_ns = index == 0 || store.run.start_wall_ns == 0 ? 0 : base::saturatingSub(offset, anchor);
     if (auto named = loadNames(**reader, store, names); !named) return named.error();
     if (auto small = loadSmallTables(**reader, index, store.shift_ns, timeline->records); !small) return small.error();
     if (auto widened = widenByBulkStarts(**reader, store.shift_ns, low, high); !widened) return widened.error();
@@ -378,7 +378,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   if (low > high) low = high = 0;
 
   // The finest summary bucket: a power of two about 2^-buckets_log2 of the run.
-  const Nanos span = std::max<Nanos>(1, store::spanNanos(low, high));
+  const Nanos span = std::max<Nanos>(1, base::spanNanos(low, high));
   const auto finestShift = [span](int buckets_log2) {
     int shift = 0;
     while (shift < 62 && (span >> shift) >= (Nanos{1} << buckets_log2)) ++shift;

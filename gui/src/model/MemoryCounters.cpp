@@ -73,7 +73,7 @@ Result<void> widenByCounters(const store::Reader& reader, Nanos shift, Nanos& lo
                                            "ORDER BY ts_ns{} LIMIT 1",
                                            order),
                                [&](const store::Row& row) {
-                                 const Nanos ts = store::saturatingAdd(row.integer(0), shift);
+                                 const Nanos ts = base::saturatingAdd(row.integer(0), shift);
                                  low = std::min(low, ts);
                                  high = std::max(high, ts);
                                },
@@ -104,7 +104,7 @@ Result<std::map<TrackKey, CounterLane>> scanCounters(const ScanSetup& setup) {
             if (it == builders.end()) {
               it = builders.try_emplace(key, setup.origin, setup.shift, setup.exact_limit).first;
             }
-            it->second.add({store::saturatingAdd(row.integer(1), shift), row.integer(2)});
+            it->second.add({base::saturatingAdd(row.integer(1), shift), row.integer(2)});
           },
           {std::string(kSeries[index].series), device});
     });

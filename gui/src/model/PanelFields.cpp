@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -22,7 +22,7 @@ class Fields {
   Fields& add(std::string name, bool value) { return add(std::move(name), std::string(value ? "yes" : "no")); }
   Fields& add(std::string name, double value) { return add(std::move(name), fmt::format("{:g}", value)); }
   Fields& time(std::string name, Nanos value, Nanos origin) {
-    return add(std::move(name), fmt::format("{} ns (+{})", value, formatDuration(store::saturatingSub(value, origin))));
+    return add(std::move(name), fmt::format("{} ns (+{})", value, formatDuration(base::saturatingSub(value, origin))));
   }
   Fields& source(std::string_view file, std::int64_t line) {
     const std::string location = sourceLocation(file, line);
@@ -152,7 +152,7 @@ std::string FindingsTable::cell(std::size_t row, int column) const {
     case kTitle: return finding.title;
     case kLocation: return sourceLocation(baseName(finding.file), finding.line);
     case kImpact:
-      return fmt::format("{} ({:.1f}%)", formatDuration(store::saturatingCast(finding.impact_seconds * 1e9)),
+      return fmt::format("{} ({:.1f}%)", formatDuration(base::saturatingCast(finding.impact_seconds * 1e9)),
                          finding.impact_fraction * 100);
     default: return {};
   }

@@ -142,7 +142,8 @@ class Scanner {
           reader_, store_, table, setup_.columns,
           [&](const BulkRow& row) {
             tracks_.add({store_index_, false, row.pid, row.a, 0, spec.track}, row.slice(spec.kind));
-            if (with_statistics) stats.add(spec.stat, row.name, row.start_ns, store::spanNanos(row.start_ns, row.end_ns));
+            if (with_statistics)
+              stats.add(spec.stat, row.name, row.start_ns, base::spanNanos(row.start_ns, row.end_ns));
           },
           [&] {
             const std::uint32_t store = store_index_;
@@ -159,7 +160,7 @@ class Scanner {
  private:
   void addGpu(const BulkRow& row, RecordKind kind, StatsIndex& stats) {
     tracks_.add({store_index_, true, row.a, row.b, row.pid, TrackKind::kGpuStream}, row.slice(kind));
-    stats.add(bulkSpec(bulkTableOf(kind)).stat, row.name, row.start_ns, store::spanNanos(row.start_ns, row.end_ns));
+    stats.add(bulkSpec(bulkTableOf(kind)).stat, row.name, row.start_ns, base::spanNanos(row.start_ns, row.end_ns));
     busy_.add(store_index_, row);
   }
 
@@ -214,7 +215,7 @@ std::map<TrackKey, std::vector<Lane>> TrackSet::finish() {
 void GpuBusy::add(std::uint32_t store, const BulkRow& row) {
   Device& device = devices_[{store, row.a}];
   if (device.started && row.start_ns > device.busy_until &&
-      store::spanNanos(device.busy_until, row.start_ns) >= min_gap_ns_) {
+      base::spanNanos(device.busy_until, row.start_ns) >= min_gap_ns_) {
     GpuGap gap;
     gap.store = store;
     gap.gap.device = row.a;

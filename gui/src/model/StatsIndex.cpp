@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -33,10 +33,10 @@ StatsIndex::Series& StatsIndex::series(StatKind kind, std::uint32_t name) {
 
 void StatsIndex::add(StatKind kind, std::uint32_t name, Nanos start_ns, Nanos duration_ns) {
   auto& points = series(kind, name).points;
-  const std::int64_t bucket = store::saturatingSub(start_ns, origin_) >> shift_;
+  const std::int64_t bucket = base::saturatingSub(start_ns, origin_) >> shift_;
   if (!points.empty() && points.back().bucket == bucket) {
     ++points.back().count;
-    points.back().total_ns = store::saturatingAdd(points.back().total_ns, duration_ns);
+    points.back().total_ns = base::saturatingAdd(points.back().total_ns, duration_ns);
   } else {
     points.push_back({bucket, 1, duration_ns});
   }
@@ -61,13 +61,13 @@ void StatsIndex::finish() {
     for (const Point& point : points) {
       if (!cumulative.empty() && cumulative.back().bucket == point.bucket) {
         cumulative.back().count += point.count;
-        cumulative.back().total_ns = store::saturatingAdd(cumulative.back().total_ns, point.total_ns);
+        cumulative.back().total_ns = base::saturatingAdd(cumulative.back().total_ns, point.total_ns);
         continue;
       }
       Point sum = point;
       if (!cumulative.empty()) {
         sum.count += cumulative.back().count;
-        sum.total_ns = store::saturatingAdd(sum.total_ns, cumulative.back().total_ns);
+        sum.total_ns = base::saturatingAdd(sum.total_ns, cumulative.back().total_ns);
       }
       cumulative.push_back(sum);
     }
@@ -76,7 +76,7 @@ void StatsIndex::finish() {
 }
 
 std::int64_t StatsIndex::nearestBucket(Nanos t) const {
-  return store::saturatingCast(std::round(std::ldexp(static_cast<double>(store::saturatingSub(t, origin_)), -shift_)));
+  return base::saturatingCast(std::round(std::ldexp(static_cast<double>(base::saturatingSub(t, origin_)), -shift_)));
 }
 
 std::vector<NameTotal> StatsIndex::totals(Nanos begin_ns, Nanos end_ns) const {
@@ -94,7 +94,7 @@ std::vector<NameTotal> StatsIndex::totals(Nanos begin_ns, Nanos end_ns) const {
     const Point high = before(one.points, last);
     if (high.count > low.count) {
       // Sums that reached INT64_MAX stay there: the difference of two of them is no time, not a negative one.
-      out.push_back({one.kind, one.name, high.count - low.count, store::spanNanos(low.total_ns, high.total_ns)});
+      out.push_back({one.kind, one.name, high.count - low.count, base::spanNanos(low.total_ns, high.total_ns)});
     }
   }
   return out;
@@ -110,7 +110,7 @@ std::uint64_t StatsIndex::count(const std::vector<bool>& names) const {
 
 std::optional<std::pair<Nanos, Nanos>> StatsIndex::nextBucket(const std::vector<bool>& names, Nanos from_ns,
                                                               bool forward) const {
-  const std::int64_t from = store::saturatingSub(from_ns, origin_) >> shift_;
+  const std::int64_t from = base::saturatingSub(from_ns, origin_) >> shift_;
   std::optional<std::int64_t> best;
   for (const Series& one : series_) {
     if (one.name >= names.size() || !names[one.name]) continue;
@@ -126,8 +126,8 @@ std::optional<std::pair<Nanos, Nanos>> StatsIndex::nextBucket(const std::vector<
     }
   }
   if (!best) return std::nullopt;
-  const Nanos start = store::saturatingAdd(origin_, *best << shift_);  // a bucket's own start fits in an int64
-  return std::make_pair(start, store::saturatingAdd(start, bucketNs()));
+  const Nanos start = base::saturatingAdd(origin_, *best << shift_);  // a bucket's own start fits in an int64
+  return std::make_pair(start, base::saturatingAdd(start, bucketNs()));
 }
 
 }  // namespace torchscope::gui

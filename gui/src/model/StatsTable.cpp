@@ -6,14 +6,14 @@
 #include <set>
 #include <tuple>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
 void StatsTable::setRange(const Timeline& timeline, Nanos begin_ns, Nanos end_ns) {
   timeline_ = &timeline;
-  span_ns_ = std::max<Nanos>(1, store::spanNanos(begin_ns, end_ns));
+  span_ns_ = std::max<Nanos>(1, base::spanNanos(begin_ns, end_ns));
   rows_ = timeline.stats.totals(begin_ns, end_ns);
   std::size_t steps = 0;
   std::set<std::tuple<std::int64_t, std::int64_t>> stepping_threads;
@@ -68,8 +68,8 @@ std::string StatsTable::cell(std::size_t row, int column) const {
     case kName: return timeline_ == nullptr ? std::string() : timeline_->names[total.name];
     case kCount: return std::to_string(total.count);
     case kTotal: return formatDuration(total.total_ns);
-    case kMean: return formatDuration(store::saturatingCast(value(row, kMean)));
-    case kPerStep: return steps_ > 0 ? formatDuration(store::saturatingCast(value(row, kPerStep))) : std::string("-");
+    case kMean: return formatDuration(base::saturatingCast(value(row, kMean)));
+    case kPerStep: return steps_ > 0 ? formatDuration(base::saturatingCast(value(row, kPerStep))) : std::string("-");
     case kShare: return fmt::format("{:.1f}%", 100 * value(row, kShare));
     default: return {};
   }

@@ -10,7 +10,7 @@
 
 namespace torchscope::gui {
 
-std::string formatDuration(store::Nanos ns) {
+std::string formatDuration(base::Nanos ns) {
   const double magnitude = std::abs(static_cast<double>(ns));
   constexpr std::array<std::pair<double, const char*>, 4> kUnits{
       {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1.0, "ns"}}};

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -155,7 +155,7 @@ std::size_t paintGaps(QPainter& painter, const Frame& frame, const Track& track,
     const QRectF rect(x0, top, x1 - x0, height);
     painter.fillRect(rect, gapColour(gap.gap.cause));
     if (rect.width() < kMinGapLabelWidthPx) continue;
-    std::string label = fmt::format("idle {}", formatDuration(store::spanNanos(gap.gap.start_ns, gap.gap.end_ns)));
+    std::string label = fmt::format("idle {}", formatDuration(base::spanNanos(gap.gap.start_ns, gap.gap.end_ns)));
     if (gap.gap.cause != analyzer::IdleCause::kUnknown) label += fmt::format(" · {}", analyzer::idleCauseLabel(gap.gap.cause));
     if (!gap.host_activity.empty()) label += fmt::format(": {}", gap.host_activity);
     painter.setPen(QColor(90, 70, 40));

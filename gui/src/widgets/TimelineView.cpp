@@ -13,10 +13,10 @@
 #include <cmath>
 
 #include "WindowFetcher.h"
+#include "torchscope/base/Saturating.h"
 #include "torchscope/gui/PanelFields.h"
 #include "torchscope/gui/Text.h"
 #include "torchscope/gui/TimelinePainter.h"
-#include "torchscope/store/Saturating.h"
 
 namespace torchscope::gui {
 
@@ -140,8 +140,8 @@ void TimelineView::select(std::optional<SliceRef> slice, bool reveal) {
     const Slice& target = slice->slice;
     if (target.start_ns == target.end_ns) {
       // An instant has no extent of its own: zoom in around it, keeping some context.
-      const Nanos half = std::max<Nanos>(kMinMarkerWindowNs, store::spanNanos(axis_.beginNs(), axis_.endNs()) / 8) / 2;
-      axis_.showRange(store::saturatingSub(target.start_ns, half), store::saturatingAdd(target.start_ns, half), 0);
+      const Nanos half = std::max<Nanos>(kMinMarkerWindowNs, base::spanNanos(axis_.beginNs(), axis_.endNs()) / 8) / 2;
+      axis_.showRange(base::saturatingSub(target.start_ns, half), base::saturatingAdd(target.start_ns, half), 0);
     } else {
       axis_.showRange(target.start_ns, target.end_ns);
     }
@@ -205,8 +205,8 @@ void TimelineView::rangeMoved() {
   if (!fetcher_ || frameExact()) return;
   if (requested_ && requested_->first <= begin && end <= requested_->second) return;
   // A window three screens wide, so that panning a little is drawn from the same one.
-  const Nanos span = std::max<Nanos>(1, store::spanNanos(begin, end));
-  requested_ = std::make_pair(store::saturatingSub(begin, span), store::saturatingAdd(end, span));
+  const Nanos span = std::max<Nanos>(1, base::spanNanos(begin, end));
+  requested_ = std::make_pair(base::saturatingSub(begin, span), base::saturatingAdd(end, span));
   fetcher_->request(requested_->first, requested_->second);
 }
 
@@ -238,7 +238,7 @@ QString TimelineView::counterTip(QPoint position) const {
                                 : fmt::format("{} to {}", formatBytes(hit->value.low), formatBytes(hit->value.high));
   return QStringLiteral("<b>%1</b><br>%2 at +%3<br>%4 (%5), highest %6")
       .arg(QString::fromStdString(track.title).toHtmlEscaped(), QString::fromStdString(value),
-           QString::fromStdString(formatDuration(store::saturatingSub(hit->value.ts_ns, timeline_->begin_ns))),
+           QString::fromStdString(formatDuration(base::saturatingSub(hit->value.ts_ns, timeline_->begin_ns))),
            QString::fromStdString(track.series).toHtmlEscaped(), QString::fromStdString(track.group).toHtmlEscaped(),
            QString::fromStdString(formatBytes(track.counter.maxValue())));
 }
@@ -354,13 +354,14 @@ bool TimelineView::viewportEvent(QEvent* event) {
       text = QStringLiteral("<b>%1</b><br>%2 at +%3<br>%4")
                  .arg(QString::fromStdString(timeline_->name(slice)).toHtmlEscaped(),
                       QString::fromStdString(formatDuration(slice.duration())),
-                      QString::fromStdString(formatDuration(store::saturatingSub(slice.start_ns, timeline_->begin_ns))),
+                      QString::fromStdString(formatDuration(base::saturatingSub(slice.start_ns, timeline_->begin_ns))),
                       QString::fromStdString(timeline_->tracks[hit->track].title).toHtmlEscaped());
       for (const Field& field : describe(*timeline_, *hit)) {
         if (field.name == "source") text += QStringLiteral("<br>%1").arg(QString::fromStdString(field.value));
       }
     } else if (const GpuGap* gap = gapAt(help->pos())) {
-      std::string line = fmt::format("GPU idle for {}", formatDuration(store::spanNanos(gap->gap.start_ns, gap->gap.end_ns)));
+      std::string line =
+          fmt::format("GPU idle for {}", formatDuration(base::spanNanos(gap->gap.start_ns, gap->gap.end_ns)));
       if (gap->gap.cause != analyzer::IdleCause::kUnknown) {
         line += fmt::format(": {}", analyzer::idleCauseLabel(gap->gap.cause));
       }

@@ -22,7 +22,7 @@ constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 
 // (start, end) of the rows of every timed table: both edges, end before start, empty spans at the
 // edges, and spans that overflow only when subtracted or summed.
-constexpr std::array<std::pair<st::Nanos, st::Nanos>, 9> kSpans{{
+constexpr std::array<std::pair<torchscope::base::Nanos, torchscope::base::Nanos>, 9> kSpans{{
     {kMin, kMax},
     {kMax, kMin},
     {kMin, kMin},
@@ -161,9 +161,9 @@ void addEdgeRows(st::Writer& writer) {
 // Enough short kernels after their launches for gpu/launch-bound, close to INT64_MAX.
 void addLaunches(st::Writer& writer) {
   constexpr std::int64_t kLaunches = 150;
-  constexpr st::Nanos kFirst = kMax - 10'000'000;
+  constexpr torchscope::base::Nanos kFirst = kMax - 10'000'000;
   for (std::int64_t i = 0; i < kLaunches; ++i) {
-    const st::Nanos launch = kFirst + i * 50'000;
+    const torchscope::base::Nanos launch = kFirst + i * 50'000;
     const std::int64_t correlation = 1'000 + i;
     writer.add(st::ApiCall{1, 1, launch, launch + 5'000, "cudaLaunchKernel", "runtime", 211, correlation, 0});
     st::Kernel kernel;

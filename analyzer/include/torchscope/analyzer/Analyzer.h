@@ -16,9 +16,9 @@
 #include "torchscope/analyzer/FlameGraph.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Ranks.h"
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::analyzer {
 

@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Classify.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::analyzer {
 

@@ -25,19 +25,19 @@ enum class IdleCause : std::uint8_t {
 
 struct IdleGap {
   std::int64_t device = -1;
-  store::Nanos start_ns = 0;  // the end of the GPU's previous work
-  store::Nanos end_ns = 0;    // the start of the work after the gap
+  base::Nanos start_ns = 0;   // the end of the GPU's previous work
+  base::Nanos end_ns = 0;     // the start of the work after the gap
   std::int64_t pid = 0;       // the process and correlation id of the work after the gap
   std::int64_t correlation_id = -1;
   // Filled by explainIdleGaps():
   IdleCause cause = IdleCause::kUnknown;
   std::int64_t launch_tid = -1;          // the thread that launched the work after the gap
-  store::Nanos launch_start_ns = -1;     // when that launch call began
+  base::Nanos launch_start_ns = -1;      // when that launch call began
 };
 
 // Fills cause, launch_tid and launch_start_ns of every gap. `offset_ns` is added to the store's
 // times before they are compared with the gaps' (0 when the gaps are on the store's own clock).
 [[nodiscard]] Result<void> explainIdleGaps(const store::Reader& reader, std::vector<IdleGap>& gaps,
-                                           store::Nanos offset_ns = 0);
+                                           base::Nanos offset_ns = 0);
 
 }  // namespace torchscope::analyzer

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Reader.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::analyzer {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "torchscope/analyzer/Report.h"
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::analyzer {
 

@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/compiler/Effects.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Measurement.h"
 #include "torchscope/compiler/Parity.h"
 #include "torchscope/compiler/Sequential.h"
 #include "torchscope/compiler/Statistics.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::compiler {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::compiler {
 

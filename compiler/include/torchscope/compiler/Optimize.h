@@ -13,8 +13,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/compiler/Statistics.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::compiler {
 

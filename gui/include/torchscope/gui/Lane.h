@@ -15,12 +15,12 @@
 #include <optional>
 #include <vector>
 
-#include "torchscope/store/Clock.h"
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Clock.h"
+#include "torchscope/base/Saturating.h"
 
 namespace torchscope::gui {
 
-using store::Nanos;
+using base::Nanos;
 
 // Which store table a slice comes from.
 enum class RecordKind : std::uint8_t {
@@ -53,7 +53,7 @@ struct Slice {
   std::uint32_t name = 0;  // index into Timeline::names
   RecordKind kind = RecordKind::kKernel;
 
-  [[nodiscard]] Nanos duration() const { return store::spanNanos(start_ns, end_ns); }
+  [[nodiscard]] Nanos duration() const { return base::spanNanos(start_ns, end_ns); }
   friend bool operator==(const Slice&, const Slice&) = default;
 };
 
@@ -78,9 +78,9 @@ struct FrameScale {
   double ns_per_px = 1;
   double width_px = 0;
 
-  [[nodiscard]] double xAt(Nanos t) const { return static_cast<double>(store::saturatingSub(t, begin_ns)) / ns_per_px; }
+  [[nodiscard]] double xAt(Nanos t) const { return static_cast<double>(base::saturatingSub(t, begin_ns)) / ns_per_px; }
   [[nodiscard]] Nanos timeAt(double x) const {
-    return store::saturatingAdd(begin_ns, store::saturatingCast(x * ns_per_px));
+    return base::saturatingAdd(begin_ns, base::saturatingCast(x * ns_per_px));
   }
   [[nodiscard]] Nanos endNs() const { return timeAt(width_px); }
 };

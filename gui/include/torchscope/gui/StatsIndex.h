@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::gui {
 
-using store::Nanos;
+using base::Nanos;
 
 enum class StatKind : std::uint8_t { kKernel, kMemcpy, kMemset, kCpuOp, kApiCall, kSync, kNvtx };
 inline constexpr int kStatKindCount = 7;

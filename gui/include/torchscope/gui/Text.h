@@ -5,12 +5,12 @@
 #include <string>
 #include <string_view>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
 namespace torchscope::gui {
 
 // "1.25 ms", "830 ns", "2.00 s": three significant digits, unit chosen by magnitude.
-[[nodiscard]] std::string formatDuration(store::Nanos ns);
+[[nodiscard]] std::string formatDuration(base::Nanos ns);
 // "4.0 MiB", "512 B".
 [[nodiscard]] std::string formatBytes(std::int64_t bytes);
 // "file:line", or "file" when the line is unknown, or "" when the file is.

@@ -22,11 +22,11 @@
 
 #include "torchscope/analyzer/Finding.h"
 #include "torchscope/analyzer/IdleGaps.h"
+#include "torchscope/base/Result.h"
 #include "torchscope/gui/CounterLane.h"
 #include "torchscope/gui/Lane.h"
 #include "torchscope/gui/StatsIndex.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::gui {
 

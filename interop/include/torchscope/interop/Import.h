@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/interop/Trace.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::interop {
 
@@ -24,7 +24,7 @@ namespace torchscope::interop {
 inline constexpr std::uint64_t kMaxTorchTraceBytes = std::uint64_t{512} << 20;  // decompressed
 inline constexpr std::uint64_t kMaxKinetoBytes = std::uint64_t{64} << 30;       // decompressed
 inline constexpr std::size_t kMaxStringBytes = std::size_t{16} << 20;           // one JSON string of a Kineto trace
-// Levels of nesting a Kineto trace may have at all; values deeper than store::kMaxJsonDepth (256) are cut from
+// Levels of nesting a Kineto trace may have at all; values deeper than base::kMaxJsonDepth (256) are cut from
 // their event, the event kept and the cut counted.
 inline constexpr std::size_t kMaxNestingRead = 4096;
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::interop {
 
@@ -57,7 +57,7 @@ struct ImportedTrace {
 
   [[nodiscard]] std::int64_t malformed() const;
   // Earliest start and latest end over every timed record; {0, -1} when there is none.
-  [[nodiscard]] std::pair<store::Nanos, store::Nanos> span() const;
+  [[nodiscard]] std::pair<base::Nanos, base::Nanos> span() const;
 };
 
 // One TORCH_TRACE log (glog prefix + one JSON object per line, tab-prefixed payload lines).

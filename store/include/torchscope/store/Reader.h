@@ -16,15 +16,15 @@
 #include <variant>
 #include <vector>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::store {
 
 // Restricts load() to rows that overlap [begin_ns, end_ns) (rows with one timestamp: that fall in it).
 struct TimeRange {
-  Nanos begin_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos begin_ns = 0;
+  base::Nanos end_ns = 0;
 };
 
 struct LoadOptions {

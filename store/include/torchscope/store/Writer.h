@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Records.h"
-#include "torchscope/store/Result.h"
 
 namespace torchscope::store {
 
@@ -83,7 +83,7 @@ class Writer {
   void flush();
   // Commits the rest, records drop counts, sets run.end_ns when end_ns >= 0, builds the indexes
   // and stops the thread. Safe to call twice.
-  Result<void> close(Nanos end_ns = -1);
+  Result<void> close(base::Nanos end_ns = -1);
   // Stops the background thread without writing anything more: for a forked child that must
   // not touch its parent's store.
   void abandon();

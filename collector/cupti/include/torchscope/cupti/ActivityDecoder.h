@@ -34,7 +34,7 @@ class ClockAlignment {
       : offset_ns_(offset_ns), uncertainty_ns_(uncertainty_ns) {}
 
   // 0 (CUPTI's "not known") and values past the int64 range become -1.
-  [[nodiscard]] store::Nanos toStore(std::uint64_t cupti_ns) const;
+  [[nodiscard]] base::Nanos toStore(std::uint64_t cupti_ns) const;
   [[nodiscard]] std::int64_t offsetNs() const { return offset_ns_; }
   [[nodiscard]] std::int64_t uncertaintyNs() const { return uncertainty_ns_; }
 

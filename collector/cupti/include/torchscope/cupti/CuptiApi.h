@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 
 namespace torchscope::cupti {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "torchscope/store/Result.h"
+#include "torchscope/base/Result.h"
 #include "torchscope/store/Writer.h"
 
 namespace torchscope::cupti {

@@ -6,7 +6,7 @@
 #include <string>
 #include <tuple>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/Table.h"
 
 namespace torchscope::store {
@@ -14,8 +14,8 @@ namespace torchscope::store {
 struct ApiCall {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;        // interned
   std::string api;         // "runtime" | "driver"
   std::int64_t cbid = -1;  // CUPTI callback id
@@ -47,8 +47,8 @@ struct Kernel {
   std::int64_t device = 0;
   std::int64_t context = -1;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;  // interned
   std::int64_t correlation_id = -1;
   std::int64_t grid_x = -1, grid_y = -1, grid_z = -1;
@@ -89,8 +89,8 @@ struct Memcpy {
   std::int64_t pid = 0;
   std::int64_t device = 0;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string copy_kind;  // "HtoD" | "DtoH" | "DtoD" | "HtoH" | "PtoP" | "unknown"
   std::int64_t bytes = 0;
   std::string src_kind;  // "pageable" | "pinned" | "device" | "managed" | "unknown"
@@ -120,8 +120,8 @@ struct Memset {
   std::int64_t pid = 0;
   std::int64_t device = 0;
   std::int64_t stream = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::int64_t bytes = 0;
   std::int64_t value = 0;
   std::string memory_kind;
@@ -151,8 +151,8 @@ struct Memset {
 struct Sync {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string sync_kind;  // "stream" | "device" | "event" | "context" | "stream-wait-event" | "memcpy" | "python"
   std::string origin;     // "cupti" | "python" | "import"
   std::string op;         // interned: the call or op that synchronised ("cudaStreamSynchronize", "aten::item")
@@ -188,8 +188,8 @@ struct Sync {
 struct NvtxEvent {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;    // == start_ns for a mark
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;    // == start_ns for a mark
   std::string name;    // interned
   std::string domain;  // interned
   std::string kind;    // "range" | "mark"
@@ -209,8 +209,8 @@ struct NvtxEvent {
 struct CpuOp {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string name;                  // interned
   std::string category;              // "cpu_op" | "user_annotation" | "python_function" | ...
   std::int64_t correlation_id = -1;  // external correlation to API calls
@@ -237,8 +237,8 @@ struct Step {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
   std::int64_t index = 0;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   std::string source;  // "optimizer" | "zero_grad" | "backward" | "marker" | "nvtx" | "import"
   bool operator==(const Step&) const = default;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <tuple>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/Table.h"
 
 namespace torchscope::store {
@@ -19,12 +19,12 @@ struct Compile {
   std::string co_name;
   std::string co_filename;
   std::int64_t co_firstlineno = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
   // torch's nested cumulative stage times: dynamo_ns contains aot_ns, which contains inductor_ns.
-  Nanos dynamo_ns = -1;
-  Nanos aot_ns = -1;
-  Nanos inductor_ns = -1;
+  base::Nanos dynamo_ns = -1;
+  base::Nanos aot_ns = -1;
+  base::Nanos inductor_ns = -1;
   std::int64_t graph_count = -1;
   std::int64_t graph_op_count = -1;
   std::int64_t graph_node_count = -1;
@@ -75,7 +75,7 @@ struct GraphBreak {
   std::int64_t frame_id = -1;
   std::int64_t frame_compile_id = -1;
   std::int64_t attempt = -1;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string break_type;  // torch's gb_type, e.g. "Data-dependent branching"
   std::string reason;
   std::string explanation;
@@ -116,7 +116,7 @@ struct Recompile {
   std::int64_t pid = 0;
   std::int64_t frame_id = -1;
   std::int64_t frame_compile_id = -1;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string co_name;
   std::string co_filename;
   std::int64_t co_firstlineno = -1;

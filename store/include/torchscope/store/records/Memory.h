@@ -5,7 +5,7 @@
 #include <string>
 #include <tuple>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/Table.h"
 
 namespace torchscope::store {
@@ -16,7 +16,7 @@ struct MemorySample {
   std::int64_t pid = 0;
   std::int64_t device = -1;  // GPU index; -1 for host memory
   std::string series;        // "host.rss", "cuda.allocated", ... (docs/FORMAT.md lists them)
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::int64_t step = -1;  // the step that ended at ts_ns; -1 for a sample taken between step ends
   std::int64_t value = 0;  // bytes, or a count for the counter series
   bool operator==(const MemorySample&) const = default;
@@ -38,7 +38,7 @@ struct MemorySample {
 struct MemoryEvent {
   std::int64_t pid = 0;
   std::int64_t device = -1;  // GPU index; -1 for host memory
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::string operation;   // "alloc" | "free" | "pool-create" | "pool-destroy" | "pool-trim"
   std::int64_t bytes = 0;  // size of the block (positive for a free too)
   std::int64_t address = -1;
@@ -78,7 +78,7 @@ struct MemoryEvent {
 // evidence the bridge gathers when it sees a holder grow between two sampled steps.
 struct MemoryHolder {
   std::int64_t pid = 0;
-  Nanos ts_ns = 0;
+  base::Nanos ts_ns = 0;
   std::int64_t step = -1;  // the step at which the growth was confirmed
   std::string kind;        // "autograd-graph" | "container"
   std::string name;        // the expression that holds it: "total_loss", "self.history"

@@ -6,7 +6,7 @@
 #include <string>
 #include <tuple>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/Table.h"
 
 namespace torchscope::store {
@@ -20,9 +20,9 @@ struct RunInfo {
   std::string cuda_version;
   std::string driver_version;
   std::string gpu_name;
-  Nanos start_ns = 0;       // monotonic
-  Nanos start_wall_ns = 0;  // CLOCK_REALTIME at start_ns: the wall-clock anchor
-  Nanos end_ns = -1;
+  base::Nanos start_ns = 0;       // monotonic
+  base::Nanos start_wall_ns = 0;  // CLOCK_REALTIME at start_ns: the wall-clock anchor
+  base::Nanos end_ns = -1;
   std::int64_t exit_code = -1;
   std::string source;  // "collector", "import:torch_trace", "import:kineto", ...
   bool operator==(const RunInfo&) const = default;
@@ -68,8 +68,8 @@ struct Process {
   std::int64_t rank = -1;
   std::int64_t local_rank = -1;
   std::int64_t world_size = -1;
-  Nanos start_ns = 0;
-  Nanos end_ns = -1;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = -1;
   bool operator==(const Process&) const = default;
 
   static constexpr schema::Table kTable{

@@ -5,7 +5,7 @@
 #include <string>
 #include <tuple>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 #include "torchscope/store/Table.h"
 
 namespace torchscope::store {
@@ -52,8 +52,8 @@ struct StackSample {
   std::int64_t step = -1;  // -1: taken outside every kept step
   std::int64_t stack_id = 0;
   std::int64_t samples = 0;
-  Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
-  Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
+  base::Nanos wall_ns = 0;  // wall time credited: each sample's time since the thread's previous sample
+  base::Nanos cpu_ns = -1;  // the thread's CPU time over the same intervals, -1 unknown
   bool operator==(const StackSample&) const = default;
 
   static constexpr schema::Table kTable{

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <ctime>
 
-namespace torchscope::store {
+namespace torchscope::base {
 
 using Nanos = std::int64_t;
 
@@ -18,4 +18,4 @@ inline Nanos clockNanos(clockid_t clock) {
 inline Nanos monotonicNow() { return clockNanos(CLOCK_MONOTONIC); }
 inline Nanos wallNow() { return clockNanos(CLOCK_REALTIME); }
 
-}  // namespace torchscope::store
+}  // namespace torchscope::base

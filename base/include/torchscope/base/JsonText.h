@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace torchscope::store {
+namespace torchscope::base {
 
 // `indent` as nlohmann::json::dump's: -1 for one line.
 [[nodiscard]] inline std::string dumpJson(const nlohmann::json& document, int indent = -1) {
@@ -53,4 +53,4 @@ inline constexpr std::size_t kMaxJsonDepth = 256;
   return nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
 }
 
-}  // namespace torchscope::store
+}  // namespace torchscope::base

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "torchscope/store/Clock.h"
+#include "torchscope/base/Clock.h"
 
-namespace torchscope::store {
+namespace torchscope::base {
 
 inline constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 inline constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
@@ -50,4 +50,4 @@ inline constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min
   return static_cast<std::int64_t>(value);
 }
 
-}  // namespace torchscope::store
+}  // namespace torchscope::base

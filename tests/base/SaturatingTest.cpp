@@ -1,11 +1,11 @@
-#include "torchscope/store/Saturating.h"
+#include "torchscope/base/Saturating.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-namespace torchscope::store {
+namespace torchscope::base {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -70,4 +70,4 @@ TEST(Saturating, CastClampsDoublesOutsideInt64AndNanIsZero) {
 }
 
 }  // namespace
-}  // namespace torchscope::store
+}  // namespace torchscope::base
