@@ -31,6 +31,7 @@ enum class Role : std::uint8_t {
   kKey,         // (part of) the primary key of a kReplace table
   kInterned,    // text stored as `<name>_id`, a row of `strings`, and read back through the `<table>_v` view
   kJsonArray,   // a JSON array as text; "[]" when a source gives none
+  kJsonObject,  // a JSON object as text; "{}" when a source gives none
   kReferences,  // an id of another table's row: `references` names it, as `table(column)`
 };
 
@@ -61,6 +62,10 @@ constexpr Column<R, std::string> interned(std::string_view name, std::string R::
 template <class R>
 constexpr Column<R, std::string> jsonArray(std::string_view name, std::string R::*member) {
   return {name, member, Role::kJsonArray};
+}
+template <class R>
+constexpr Column<R, std::string> jsonObject(std::string_view name, std::string R::*member) {
+  return {name, member, Role::kJsonObject};
 }
 template <class R>
 constexpr Column<R, std::int64_t> references(std::string_view name, std::int64_t R::*member, std::string_view target) {

@@ -189,10 +189,10 @@ struct NvtxEvent {
   std::int64_t pid = 0;
   std::int64_t tid = 0;
   base::Nanos start_ns = 0;
-  base::Nanos end_ns = 0;    // == start_ns for a mark
-  std::string name;    // interned
-  std::string domain;  // interned
-  std::string kind;    // "range" | "mark"
+  base::Nanos end_ns = 0;  // == start_ns for a mark
+  std::string name;        // interned
+  std::string domain;      // interned
+  std::string kind;        // "range" | "mark"
   bool operator==(const NvtxEvent&) const = default;
 
   static constexpr schema::Table kTable{
@@ -229,7 +229,7 @@ struct CpuOp {
                       interned("name", &R::name),
                       column("category", &R::category),
                       column("correlation_id", &R::correlation_id),
-                      column("args", &R::args)};
+                      jsonObject("args", &R::args)};
   }
 };
 

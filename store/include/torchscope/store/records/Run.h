@@ -123,7 +123,7 @@ struct Device {
                       column("compute_minor", &R::compute_minor),
                       column("total_memory_bytes", &R::total_memory_bytes),
                       column("multiprocessor_count", &R::multiprocessor_count),
-                      column("properties", &R::properties)};
+                      jsonObject("properties", &R::properties)};
   }
 };
 
