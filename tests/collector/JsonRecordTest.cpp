@@ -64,9 +64,8 @@ TYPED_TEST(JsonRecordColumns, AnAbsentColumnKeepsItsDefault) {
 }
 
 TEST(JsonRecord, ValuesOfAnotherTypeReadAsTheBridgeMeansThem) {
-  const json in = {{"frame_id", 7.9},       {"line", true},         {"reason", json{{"a", 1}}},
-                   {"file", nullptr},       {"hints", "not a list"}, {"frame_skipped", 1},
-                   {"attempt", "not a number"}};
+  const json in = {{"frame_id", 7.9},       {"line", true},       {"reason", json{{"a", 1}}}, {"file", nullptr},
+                   {"hints", "not a list"}, {"frame_skipped", 1}, {"attempt", "not a number"}};
   const auto out = recordFromJson<store::GraphBreak>(in);
   EXPECT_EQ(out.frame_id, 7);  // truncated
   EXPECT_EQ(out.line, 1);
