@@ -1,5 +1,5 @@
-// The C ABI of collector.h: turns the bridge's JSON objects into store records. Nothing thrown
-// below may leave this file.
+// The C ABI of collector.h: turns the bridge's JSON objects into store records (JsonRecord.h decodes the columns
+// their tables declare; what follows adds what the bridge does not send). Nothing thrown below may leave this file.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Collector.h"
+#include "JsonRecord.h"
 #include "Signals.h"
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Classify.h"
@@ -25,72 +26,25 @@ std::int64_t currentThreadId() { return static_cast<std::int64_t>(syscall(SYS_ge
 
 std::int64_t integer(const json& object, const char* key, std::int64_t fallback = -1) {
   const auto it = object.find(key);
-  if (it == object.end()) return fallback;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
-  if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
-  return fallback;
+  return it == object.end() ? fallback : integerOf(*it, fallback);
 }
 
 std::string text(const json& object, const char* key) {
   const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-// A JSON array column: kept as given when it is an array, "[]" otherwise.
-std::string array(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_array() ? it->dump() : "[]";
+  return it == object.end() ? "" : textOf(*it);
 }
 
 bool recordCompile(Collector& collector, const json& in) {
-  store::Compile out;
+  auto out = recordFromJson<store::Compile>(in);
   out.pid = getpid();
-  out.frame_id = integer(in, "frame_id");
-  out.frame_compile_id = integer(in, "frame_compile_id");
-  out.attempt = integer(in, "attempt", 0);
-  out.compiled_autograd_id = integer(in, "compiled_autograd_id");
-  out.co_name = text(in, "co_name");
-  out.co_filename = text(in, "co_filename");
-  out.co_firstlineno = integer(in, "co_firstlineno");
-  out.start_ns = integer(in, "start_ns", 0);
   out.end_ns = integer(in, "end_ns", out.start_ns);
-  out.dynamo_ns = integer(in, "dynamo_ns");
-  out.aot_ns = integer(in, "aot_ns");
-  out.inductor_ns = integer(in, "inductor_ns");
-  out.graph_count = integer(in, "graph_count");
-  out.graph_op_count = integer(in, "graph_op_count");
-  out.graph_node_count = integer(in, "graph_node_count");
-  out.guard_count = integer(in, "guard_count");
-  out.cache_size = integer(in, "cache_size");
-  out.cache_hit = integer(in, "cache_hit");
-  out.status = text(in, "status");
-  out.fail_type = text(in, "fail_type");
-  out.fail_reason = text(in, "fail_reason");
-  out.restart_reasons = array(in, "restart_reasons");
   collector.tally().compiles += 1;
   return collector.add(std::move(out));
 }
 
 bool recordGraphBreak(Collector& collector, const json& in) {
-  store::GraphBreak out;
+  auto out = recordFromJson<store::GraphBreak>(in);
   out.pid = getpid();
-  out.frame_id = integer(in, "frame_id");
-  out.frame_compile_id = integer(in, "frame_compile_id");
-  out.attempt = integer(in, "attempt");
-  out.ts_ns = integer(in, "ts_ns", 0);
-  out.break_type = text(in, "break_type");
-  out.reason = text(in, "reason");
-  out.explanation = text(in, "explanation");
-  out.hints = array(in, "hints");
-  out.file = text(in, "file");
-  out.line = integer(in, "line");
-  out.function = text(in, "function");
-  out.user_stack = array(in, "user_stack");
-  out.stack = array(in, "stack");
-  out.gb_id = text(in, "gb_id");
-  out.frame_skipped = integer(in, "frame_skipped", 0) == 1;
   collector.tally().graph_breaks += 1;
   return collector.add(std::move(out));
 }
@@ -108,16 +62,8 @@ std::vector<store::RecompileCause> earlierCauses(std::int64_t pid, std::int64_t 
 }
 
 bool recordRecompile(Collector& collector, const json& in) {
-  store::Recompile out;
+  auto out = recordFromJson<store::Recompile>(in);
   out.pid = getpid();
-  out.frame_id = integer(in, "frame_id");
-  out.frame_compile_id = integer(in, "frame_compile_id");
-  out.ts_ns = integer(in, "ts_ns", 0);
-  out.co_name = text(in, "co_name");
-  out.co_filename = text(in, "co_filename");
-  out.co_firstlineno = integer(in, "co_firstlineno");
-  out.guard_failures = array(in, "guard_failures");
-  out.cache_size = integer(in, "cache_size");
   // Classified here so that the live collector and the importers agree on the same text.
   std::string guards;
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
@@ -127,31 +73,19 @@ bool recordRecompile(Collector& collector, const json& in) {
   (void)earlierCauses(out.pid, out.frame_id, &cause);
   out.cause = std::move(cause.cause);
   out.cause_detail = std::move(cause.detail);
-  out.limit_hit = integer(in, "limit_hit", 0) == 1 || store::isRecompileLimitHit(text(in, "message"));
-  out.stack = array(in, "stack");
-  out.entry_file = text(in, "entry_file");
-  out.entry_line = integer(in, "entry_line");
-  out.value_kind = text(in, "value_kind");
-  out.value_file = text(in, "value_file");
-  out.value_line = integer(in, "value_line");
+  out.limit_hit = out.limit_hit || store::isRecompileLimitHit(text(in, "message"));
   collector.tally().recompiles += 1;
   return collector.add(std::move(out));
 }
 
 bool recordSync(Collector& collector, const json& in) {
-  store::Sync out;
+  auto out = recordFromJson<store::Sync>(in);
   out.pid = getpid();
   out.tid = currentThreadId();
-  out.start_ns = integer(in, "start_ns", 0);
   out.end_ns = integer(in, "end_ns", out.start_ns);
-  out.sync_kind = in.contains("sync_kind") ? text(in, "sync_kind") : "python";
+  if (!in.contains("sync_kind")) out.sync_kind = "python";
   out.origin = "python";
-  out.op = text(in, "op");
-  out.stream = integer(in, "stream");
-  out.file = text(in, "file");
-  out.line = integer(in, "line");
-  out.function = text(in, "function");
-  out.stack = array(in, "stack");
+  out.correlation_id = -1;
   collector.tally().syncs += 1;
   return collector.add(std::move(out));
 }
@@ -159,28 +93,16 @@ bool recordSync(Collector& collector, const json& in) {
 // A host-timed range from the bridge as a cpu_ops row of `category`: a collective (torch.distributed on the CPU,
 // from its call to its completion), a compiled region's calls of one step, a compile's CUDA-graph outcome.
 bool recordHostRange(Collector& collector, const json& in, std::string category) {
-  store::CpuOp out;
+  auto out = recordFromJson<store::CpuOp>(in);
   out.pid = getpid();
   out.tid = integer(in, "tid", currentThreadId());
-  out.start_ns = integer(in, "start_ns", 0);
   out.end_ns = integer(in, "end_ns", out.start_ns);
-  out.name = text(in, "name");
   out.category = std::move(category);
-  out.args = in.contains("args") && in["args"].is_object() ? in["args"].dump() : "{}";
+  out.correlation_id = -1;
   return collector.add(std::move(out));
 }
 
-bool recordDevice(Collector& collector, const json& in) {
-  store::Device out;
-  out.device = integer(in, "device", 0);
-  out.name = text(in, "name");
-  out.compute_major = integer(in, "compute_major");
-  out.compute_minor = integer(in, "compute_minor");
-  out.total_memory_bytes = integer(in, "total_memory_bytes");
-  out.multiprocessor_count = integer(in, "multiprocessor_count");
-  out.properties = in.contains("properties") ? in["properties"].dump() : "{}";
-  return collector.add(std::move(out));
-}
+bool recordDevice(Collector& collector, const json& in) { return collector.add(recordFromJson<store::Device>(in)); }
 
 // One step end's allocator figures: {"ts_ns", "step", "device", "values": {series: value}}.
 bool recordMemorySamples(Collector& collector, const json& in) {
@@ -199,20 +121,8 @@ bool recordMemorySamples(Collector& collector, const json& in) {
 }
 
 bool recordMemoryHolder(Collector& collector, const json& in) {
-  store::MemoryHolder out;
+  auto out = recordFromJson<store::MemoryHolder>(in);
   out.pid = getpid();
-  out.ts_ns = integer(in, "ts_ns", 0);
-  out.step = integer(in, "step");
-  out.kind = text(in, "kind");
-  out.name = text(in, "name");
-  out.file = text(in, "file");
-  out.line = integer(in, "line");
-  out.function = text(in, "function");
-  out.first_step = integer(in, "first_step");
-  out.size_before = integer(in, "size_before");
-  out.size_after = integer(in, "size_after");
-  out.bytes = integer(in, "bytes");
-  out.stack = array(in, "stack");
   return collector.add(std::move(out));
 }
 
@@ -265,7 +175,7 @@ bool record(const std::string& kind, const json& in) {
   }
   if (kind == "run") return recordRun(collector, in);
   if (kind == "code_roots") return recordCodeRoots(collector, in);
-  if (kind == "attribute") return collector.add(store::RunAttribute{text(in, "key"), text(in, "value")});
+  if (kind == "attribute") return collector.add(recordFromJson<store::RunAttribute>(in));
   if (kind == "diagnostic") {
     const std::string severity = text(in, "severity");
     collector.diagnostic("bridge", severity.empty() ? "warning" : severity, text(in, "message"));

@@ -1,6 +1,9 @@
 #include "torchscope/store/Reader.h"
 
+#include <array>
 #include <set>
+#include <tuple>
+#include <type_traits>
 
 #include "Sqlite.h"
 #include "StoreFile.h"
@@ -21,18 +24,18 @@ T readRow(const sqlite::Statement& stmt) {
   T row;
   int index = 0;
   std::apply([&](const auto&... column) { (readField(stmt, index++, row.*(column.member)), ...); },
-             tables::Traits<T>::columns());
+             schema::kColumns<T>);
   return row;
 }
 
-// Tables with a time span, for timeSpan(): (table, start column, end column).
-constexpr std::string_view kTimedTables[][3] = {
-    {"api_calls", "start_ns", "end_ns"}, {"kernels", "start_ns", "end_ns"},   {"memcpy", "start_ns", "end_ns"},
-    {"memset", "start_ns", "end_ns"},    {"syncs", "start_ns", "end_ns"},     {"nvtx", "start_ns", "end_ns"},
-    {"cpu_ops", "start_ns", "end_ns"},   {"compiles", "start_ns", "end_ns"},  {"graph_breaks", "ts_ns", "ts_ns"},
-    {"recompiles", "ts_ns", "ts_ns"},    {"steps", "start_ns", "end_ns"},     {"memory_samples", "ts_ns", "ts_ns"},
-    {"memory_events", "ts_ns", "ts_ns"}, {"memory_holders", "ts_ns", "ts_ns"},
-};
+// The run's events: appended rows with a time, which timeSpan() covers.
+std::vector<const schema::Table*> eventTables() {
+  std::vector<const schema::Table*> tables;
+  forEachTable([&](const schema::Table& table) {
+    if (table.keying == schema::Keying::kAppend && !table.start.empty()) tables.push_back(&table);
+  });
+  return tables;
+}
 
 class StatementRow final : public Row {
  public:
@@ -54,23 +57,22 @@ class Reader::Impl {
   Impl(std::string path, sqlite::Database db, std::int32_t version)
       : path_(std::move(path)), db_(std::move(db)), version_(version) {}
 
-  // The tables a store of an older readable version lacks read as empty: v3 has no sampled stacks. Any other
-  // missing table is a damaged store, and its query says so.
+  // The tables a store of an older readable version lacks read as empty (those declared since a later version). Any
+  // other missing table is a damaged store, and its query says so.
   Result<void> findTables() {
-    if (version_ >= 4) return {};
     std::set<std::string, std::less<>> present;
     auto stmt = db_.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
     if (!stmt) return withPath(stmt.error());
     while (stmt->step() == SQLITE_ROW) present.insert(stmt->columnText(0));
-    for (std::string_view table : {"stack_frames", "stacks", "stack_samples"}) {
-      if (!present.contains(table)) absent_.emplace(table);
-    }
+    forEachTable([&](const schema::Table& table) {
+      if (table.since_version > version_ && !present.contains(table.name)) absent_.emplace(table.name);
+    });
     return {};
   }
 
   template <class T>
   Result<std::vector<T>> load(const LoadOptions& options) {
-    if (absent_.contains(tables::Traits<T>::kTable)) return std::vector<T>();
+    if (absent_.contains(T::kTable.name)) return std::vector<T>();
     auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value()));
     if (!stmt) return withPath(stmt.error());
     if (options.range) {
@@ -81,7 +83,7 @@ class Reader::Impl {
     std::vector<T> rows;
     int rc;
     while ((rc = stmt->step()) == SQLITE_ROW) rows.push_back(readRow<T>(*stmt));
-    if (rc != SQLITE_DONE) return db_.error(path_ + ": cannot read " + std::string(tables::Traits<T>::kTable), rc);
+    if (rc != SQLITE_DONE) return db_.error(path_ + ": cannot read " + std::string(T::kTable.name), rc);
     return rows;
   }
 
@@ -103,11 +105,11 @@ class Reader::Impl {
   Result<std::optional<TimeRange>> timeSpan() {
     std::string sql = "SELECT min(b), max(e) FROM (";
     bool first = true;
-    for (const auto& timed : kTimedTables) {
+    for (const schema::Table* timed : eventTables()) {
       if (!first) sql += " UNION ALL ";
       first = false;
-      sql += "SELECT min(" + std::string(timed[1]) + ") AS b, max(" + std::string(timed[2]) + ") AS e FROM " +
-             std::string(timed[0]);
+      sql += "SELECT min(" + std::string(timed->start) + ") AS b, max(" + std::string(timed->end) + ") AS e FROM " +
+             std::string(timed->name);
     }
     sql += ")";
     auto stmt = db_.prepare(sql);
@@ -182,36 +184,24 @@ Result<void> Reader::query(std::string_view sql, const std::function<void(const 
   return impl_->query(sql, on_row, params);
 }
 
+namespace {
 template <class T>
-Result<std::vector<T>> Reader::load(const LoadOptions& options) const {
-  return impl_->load<T>(options);
+Result<void> loadAs(Reader::Impl& impl, void* rows, const LoadOptions& options) {
+  auto loaded = impl.load<T>(options);
+  if (!loaded) return loaded.error();
+  *static_cast<std::vector<T>*>(rows) = std::move(*loaded);
+  return {};
 }
+// One loader per record type, in RowRecords' order.
+template <class... Ts>
+constexpr auto loaders(std::tuple<Ts...>*) {
+  return std::array{&loadAs<Ts>...};
+}
+constexpr auto kLoaders = loaders(static_cast<RowRecords*>(nullptr));
+}  // namespace
 
-#define TS_INSTANTIATE(Type) template Result<std::vector<Type>> Reader::load<Type>(const LoadOptions&) const;
-TS_INSTANTIATE(RunAttribute)
-TS_INSTANTIATE(Process)
-TS_INSTANTIATE(Thread)
-TS_INSTANTIATE(Device)
-TS_INSTANTIATE(ApiCall)
-TS_INSTANTIATE(Kernel)
-TS_INSTANTIATE(Memcpy)
-TS_INSTANTIATE(Memset)
-TS_INSTANTIATE(Sync)
-TS_INSTANTIATE(NvtxEvent)
-TS_INSTANTIATE(CpuOp)
-TS_INSTANTIATE(Compile)
-TS_INSTANTIATE(GraphBreak)
-TS_INSTANTIATE(Recompile)
-TS_INSTANTIATE(Step)
-TS_INSTANTIATE(Finding)
-TS_INSTANTIATE(FixExperiment)
-TS_INSTANTIATE(MemorySample)
-TS_INSTANTIATE(MemoryEvent)
-TS_INSTANTIATE(MemoryHolder)
-TS_INSTANTIATE(StackFrame)
-TS_INSTANTIATE(Stack)
-TS_INSTANTIATE(StackSample)
-TS_INSTANTIATE(Diagnostic)
-#undef TS_INSTANTIATE
+Result<void> Reader::loadInto(std::size_t type, void* rows, const LoadOptions& options) const {
+  return kLoaders[type](*impl_, rows, options);
+}
 
 }  // namespace torchscope::store

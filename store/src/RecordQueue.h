@@ -23,10 +23,6 @@
 
 namespace torchscope::store {
 
-using RecordTypes = std::tuple<RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent,
-                               CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample,
-                               MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic>;
-
 // A block maps its own pages (mmap), so that freeing it gives the memory back to the system instead
 // of leaving it in an allocator arena of the thread that happened to allocate it.
 struct UnmapBlock {
@@ -73,7 +69,7 @@ std::size_t textHeapBytes(const T& record) {
         };
         (add(record.*(column.member)), ...);
       },
-      tables::Traits<T>::columns());
+      schema::kColumns<T>);
   return bytes;
 }
 
@@ -168,7 +164,7 @@ class Batch {
   }
 
   friend class RecordQueue;
-  BlocksOf<RecordTypes>::type lists_;
+  BlocksOf<RowRecords>::type lists_;
   std::size_t records_ = 0;
   std::size_t text_bytes_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -46,7 +47,7 @@ template <class Tuple>
 struct StatementsOf;
 template <class... Ts>
 struct StatementsOf<std::tuple<Ts...>> {
-  using type = std::tuple<InsertStatement<Ts>..., InsertStatement<RunInfo>>;
+  using type = std::tuple<InsertStatement<Ts>...>;
 };
 
 // Maps text to its row in `strings`, inserting new text inside the current transaction.
@@ -96,7 +97,7 @@ Result<void> bindRow(sqlite::Database& db, sqlite::Statement& stmt, int index, c
   auto bindColumn = [&](const auto& column) {
     const auto& value = row.*(column.member);
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-      if (column.interned) {
+      if (column.interned()) {
         auto id = interner.id(db, value);
         if (!id) {
           failure = id.error();
@@ -431,7 +432,7 @@ class Writer::Impl {
   WriterOptions options_;
   sqlite::Database db_;  // used by the writer thread only, then by finish()
   Interner interner_;
-  StatementsOf<RecordTypes>::type statements_;
+  StatementsOf<AllRecords>::type statements_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;   // the writer thread waits for work
@@ -546,30 +547,21 @@ Writer::~Writer() {
 }
 
 void Writer::setRun(const RunInfo& run) { impl_->setRun(run); }
-void Writer::add(RunAttribute record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Process record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Thread record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Device record) { impl_->enqueue(std::move(record)); }
-void Writer::add(ApiCall record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Kernel record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Memcpy record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Memset record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Sync record) { impl_->enqueue(std::move(record)); }
-void Writer::add(NvtxEvent record) { impl_->enqueue(std::move(record)); }
-void Writer::add(CpuOp record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Compile record) { impl_->enqueue(std::move(record)); }
-void Writer::add(GraphBreak record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Recompile record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Step record) { impl_->enqueue(std::move(record)); }
-void Writer::add(MemorySample record) { impl_->enqueue(std::move(record)); }
-void Writer::add(MemoryEvent record) { impl_->enqueue(std::move(record)); }
-void Writer::add(MemoryHolder record) { impl_->enqueue(std::move(record)); }
-void Writer::add(StackFrame record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Stack record) { impl_->enqueue(std::move(record)); }
-void Writer::add(StackSample record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Finding record) { impl_->enqueue(std::move(record)); }
-void Writer::add(FixExperiment record) { impl_->enqueue(std::move(record)); }
-void Writer::add(Diagnostic record) { impl_->enqueue(std::move(record)); }
+
+namespace {
+template <class T>
+void enqueueAs(Writer::Impl& impl, void* record) {
+  impl.enqueue(std::move(*static_cast<T*>(record)));
+}
+// One enqueue per queued record type, in RowRecords' order.
+template <class... Ts>
+constexpr auto enqueuers(std::tuple<Ts...>*) {
+  return std::array{&enqueueAs<Ts>...};
+}
+constexpr auto kEnqueuers = enqueuers(static_cast<RowRecords*>(nullptr));
+}  // namespace
+
+void Writer::enqueue(std::size_t type, void* record) { kEnqueuers[type](*impl_, record); }
 
 void Writer::flush() { impl_->flush(); }
 Result<void> Writer::close(base::Nanos end_ns) { return impl_->close(end_ns); }

@@ -6,6 +6,7 @@
 // damaged one. load() fails only on SQLite errors.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -60,10 +61,13 @@ class Reader {
   // Earliest start and latest end over every timed table; nullopt for an empty store.
   [[nodiscard]] Result<std::optional<TimeRange>> timeSpan() const;
 
-  // All rows of one record type in time order (or insertion order for untimed tables).
-  // Instantiated for every struct in Records.h except RunInfo.
-  template <class T>
-  [[nodiscard]] Result<std::vector<T>> load(const LoadOptions& options = {}) const;
+  // All rows of one record type in time order (or insertion order for untimed tables): any table but the run's.
+  template <RowRecord T>
+  [[nodiscard]] Result<std::vector<T>> load(const LoadOptions& options = {}) const {
+    std::vector<T> rows;
+    if (auto loaded = loadInto(schema::IndexOf<T, RowRecords>::value, &rows, options); !loaded) return loaded.error();
+    return rows;
+  }
 
   // Runs read-only SQL over the store (tables and views of docs/FORMAT.md) with `?` parameters
   // bound in order, calling on_row for each result row. For aggregations that must stay in SQL.
@@ -74,6 +78,8 @@ class Reader {
 
  private:
   explicit Reader(std::unique_ptr<Impl> impl);
+  // Fills *rows, a std::vector of RowRecords' type number `type`.
+  [[nodiscard]] Result<void> loadInto(std::size_t type, void* rows, const LoadOptions& options) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -73,30 +73,11 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   void setRun(const RunInfo& run);
-  void add(RunAttribute record);
-  void add(Process record);
-  void add(Thread record);
-  void add(Device record);
-  void add(ApiCall record);
-  void add(Kernel record);
-  void add(Memcpy record);
-  void add(Memset record);
-  void add(Sync record);
-  void add(NvtxEvent record);
-  void add(CpuOp record);
-  void add(Compile record);
-  void add(GraphBreak record);
-  void add(Recompile record);
-  void add(Step record);
-  void add(Finding record);
-  void add(FixExperiment record);
-  void add(MemorySample record);
-  void add(MemoryEvent record);
-  void add(MemoryHolder record);
-  void add(StackFrame record);
-  void add(Stack record);
-  void add(StackSample record);
-  void add(Diagnostic record);
+  // Queues a record of any table but the run's (RowRecords).
+  template <RowRecord T>
+  void add(T record) {
+    enqueue(schema::IndexOf<T, RowRecords>::value, &record);
+  }
 
   // Blocks until everything added before the call is committed (or lost to an error).
   void flush();
@@ -114,6 +95,8 @@ class Writer {
 
  private:
   explicit Writer(std::unique_ptr<Impl> impl);
+  // Moves *record, a record of RowRecords' type number `type`, into the queue.
+  void enqueue(std::size_t type, void* record);
   std::unique_ptr<Impl> impl_;
 };
 
