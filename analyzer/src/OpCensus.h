@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "torchscope/store/Reader.h"
 #include "torchscope/base/Result.h"
+#include "torchscope/store/Reader.h"
 
 namespace torchscope::analyzer {
 
 struct OpCensus {
-  base::Nanos start_ns = 0;   // the counted step's start to the end of the census's own work: steps it overlaps
-  base::Nanos end_ns = 0;     // are no steady-state steps
+  base::Nanos start_ns = 0;    // the counted step's start to the end of the census's own work: steps it overlaps
+  base::Nanos end_ns = 0;      // are no steady-state steps
   std::int64_t step = -1;      // the counted step's index
   std::int64_t ops = 0;        // aten ops dispatched below autograd in that step
   std::int64_t short_ops = 0;  // those shorter than short_op_threshold_ns
@@ -22,7 +22,7 @@ struct OpCensus {
   base::Nanos step_ns = 0;  // the counted step's wall time (slower than the others: every op was timed)
   base::Nanos short_op_threshold_ns = 0;
   base::Nanos op_overhead_ns = -1;  // one small eager op's cost, measured beside the job; -1 not recorded
-  std::string model;                 // the first module the step called, and the user's line that called it
+  std::string model;                // the first module the step called, and the user's line that called it
   std::string model_file;
   std::int64_t model_line = -1;
   std::string model_function;
