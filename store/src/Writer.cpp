@@ -406,12 +406,18 @@ class Writer::Impl {
       (void)db_.exec("PRAGMA optimize");
       // A closed store is one self-contained file. The switch needs the file to itself: a reader that looks at the
       // live store now and then (`torchscope run`'s status line) holds it for a moment, so try again for a while;
-      // a reader that stays keeps the store in WAL mode, which is fine.
+      // a reader that stays keeps the store in WAL mode, which is fine. SQLite deletes the -wal before it rewrites
+      // the header's mode: the exclusive lock, once taken, keeps a reader from opening the store in between (it
+      // would make a new -wal, and whoever opens the store next would take it for a WAL store again).
+      (void)db_.exec("PRAGMA locking_mode = EXCLUSIVE");
       for (int attempt = 0; attempt < kJournalSwitchAttempts && !leaveWal(); ++attempt) {
         std::this_thread::sleep_for(kJournalSwitchPause);
       }
     }
+    // Every statement goes before its connection: one left open keeps the connection, and the exclusive lock
+    // above with it, alive until the writer is destroyed.
     statements_ = {};
+    interner_ = Interner();
     db_ = sqlite::Database();
     if (!totals.last_error.empty()) {
       return makeError(ErrorCode::kIo, path_ + ": " + totals.last_error);
