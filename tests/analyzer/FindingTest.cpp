@@ -16,15 +16,6 @@
 namespace torchscope::analyzer::testing {
 namespace {
 
-std::vector<std::string> fixtureNames() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(fixtureDir())) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 TEST(RuleTable, EveryIdHasTheFormItsFamilyAndOneEntry) {
   std::set<std::string_view> seen;
   ASSERT_FALSE(ruleTable().empty());
