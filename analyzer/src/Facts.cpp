@@ -28,6 +28,12 @@ std::int64_t Facts::count(const std::string& table) const {
   return found == counts.end() ? 0 : found->second;
 }
 
+std::set<std::int64_t> Facts::steadyStepIndices() const {
+  std::set<std::int64_t> indices;
+  for (const std::size_t position : steady_steps) indices.insert(steps[position].index);
+  return indices;
+}
+
 double Facts::fraction(double seconds) const {
   if (duration_s <= 0) return 0;
   return std::clamp(seconds / duration_s, 0.0, 1.0);
@@ -97,7 +103,6 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
-    facts.steady_step_indices.push_back(step.index);
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
   if (!facts.steady_steps.empty()) {
