@@ -120,7 +120,7 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
 // Graph breaks or recompiles of one kind at one user line, counted from the store's rows whatever they cost: what
 // the multi-rank divergence compares (findings appear only above an impact threshold, which load can move).
 struct Occurrence {
-  std::string rule;  // the rule of their finding: recompile/dynamic-shape, graph-break/item, ...
+  RuleId rule;       // the rule of their finding: recompile/dynamic-shape, graph-break/item, ...
   std::string file;  // the user's line, as their finding names it
   std::int64_t line = -1;
   std::string function;
@@ -138,9 +138,7 @@ struct FixProposal {
   std::string summary;
 };
 
-// `rule` is an id of the rule table (RuleTable.h).
-Finding makeFinding(std::string rule, Severity severity, std::string title, std::string message,
-                    const FixProposal& fix);
+Finding makeFinding(RuleId rule, Severity severity, std::string title, std::string message, const FixProposal& fix);
 void setImpact(Finding& finding, const Facts& facts, double seconds);
 void setEvidence(Finding& finding, nlohmann::json evidence);
 

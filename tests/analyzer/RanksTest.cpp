@@ -207,7 +207,7 @@ TEST(Ranks, ImportedPerRankTorchTraceLogsNameTheRanksThatRecompiledDifferently) 
   EXPECT_GT(recompiles_3, 0);
   std::set<std::int64_t> divergent;
   for (const auto& divergence : analysis->ranks.divergences) {
-    if (divergence.rule.rfind("recompile/", 0) == 0) divergent.insert(divergence.ranks.begin(), divergence.ranks.end());
+    if (divergence.rule.family() == "recompile") divergent.insert(divergence.ranks.begin(), divergence.ranks.end());
   }
   EXPECT_EQ(divergent, (std::set<std::int64_t>{1, 3}));
   EXPECT_TRUE(std::any_of(analysis->findings.begin(), analysis->findings.end(),

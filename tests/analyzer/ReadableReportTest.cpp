@@ -79,7 +79,7 @@ TEST(ReadableReport, OpeningSentenceAddsUpWithTheFindings) {
   const Finding* recompile = nullptr;
   for (const auto& finding : analysis.findings) {
     if (finding.rule == "compile/time") compile = &finding;
-    if (finding.rule.rfind("recompile/", 0) == 0 && recompile == nullptr) recompile = &finding;
+    if (finding.rule.family() == "recompile" && recompile == nullptr) recompile = &finding;
   }
   ASSERT_NE(compile, nullptr);
   ASSERT_NE(recompile, nullptr);
@@ -107,7 +107,7 @@ TEST(ReadableReport, OpeningSentenceContinuesWithTheTitleInLowerCaseExceptAcrony
   ASSERT_FALSE(analysis.findings.empty());
   Finding* recompile = nullptr;
   for (auto& finding : analysis.findings) {
-    if (finding.rule.rfind("recompile/", 0) == 0 && recompile == nullptr) recompile = &finding;
+    if (finding.rule.family() == "recompile" && recompile == nullptr) recompile = &finding;
   }
   ASSERT_NE(recompile, nullptr);
   recompile->title = "The code compiled at train.py:4 recompiled once for new input sizes";

@@ -95,7 +95,7 @@ TEST(RegionTable, CompileDoesNotPayIsReportedOnlyWhenMeasured) {
   Stores stores;
   auto alone = analyze({stores.compiled});
   ASSERT_TRUE(alone.ok());
-  for (const auto& finding : alone->findings) EXPECT_NE(finding.rule, "compile/does-not-pay");
+  for (const auto& finding : alone->findings) EXPECT_NE(finding.rule, RuleId("compile/does-not-pay"));
 
   AnalyzeOptions options;
   options.against = stores.eager;

@@ -100,7 +100,7 @@ FindingLocation locateFinding(const Timeline& timeline, const store::Finding& fi
 FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding) {
   FindingLocation location;
   const nlohmann::json& evidence = finding.evidence;
-  if (finding.rule.starts_with("memory/") && evidence.is_object()) {
+  if (finding.rule.family() == "memory" && evidence.is_object()) {
     location.track = counterTrack(timeline, evidence);
     location.range = stepRange(timeline, evidence);
     if (location.range) return location;
