@@ -93,10 +93,6 @@ std::optional<std::uint32_t> counterTrack(const Timeline& timeline, const nlohma
 
 }  // namespace
 
-FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding) {
-  return locateFinding(timeline, analyzer::findingFromRecord(finding));
-}
-
 FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding) {
   FindingLocation location;
   const nlohmann::json& evidence = finding.evidence;
