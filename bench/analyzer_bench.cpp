@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     }
     findings = analysis->findings.size();
     if (run == 0) {
-      for (const auto& finding : analysis->findings) fmt::print("  {} ({:.3f} s)\n", finding.rule, finding.impact_seconds);
+      for (const auto& finding : analysis->findings)
+        fmt::print("  {} ({:.3f} s)\n", finding.rule.text(), finding.impact_seconds);
     }
   }
   std::sort(seconds.begin(), seconds.end());

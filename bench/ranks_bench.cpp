@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     if (run == 0) {
       fmt::print("{} ranks, {} stragglers, {} divergences, {} findings\n", analysis->ranks.ranks.size(),
                  analysis->ranks.stragglers.size(), analysis->ranks.divergences.size(), analysis->findings.size());
-      for (const auto& finding : analysis->findings) fmt::print("  {}: {}\n", finding.rule, finding.title);
+      for (const auto& finding : analysis->findings) fmt::print("  {}: {}\n", finding.rule.text(), finding.title);
     }
   }
   std::sort(seconds.begin(), seconds.end());

@@ -85,7 +85,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   return summary;
 }
 
-using FindingKey = std::tuple<std::string, std::string, std::int64_t, std::string>;
+using FindingKey = std::tuple<RuleId, std::string, std::int64_t, std::string>;
 
 // Same rule at the same place in several processes' stores: one finding with the counts and impact added up,
 // and the ranks that had it (`ranks[i]` is the rank of store i, -1 for none).

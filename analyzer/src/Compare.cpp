@@ -135,9 +135,9 @@ std::vector<std::int64_t> ranksOf(const Finding& finding) {
 }
 
 // Findings by rule, file and function (not line, as problems), their counts and ranks added up.
-std::map<std::tuple<std::string, std::string, std::string>, FindingChange> findingsByPlace(const std::vector<Finding>& findings,
-                                                                                           bool baseline) {
-  std::map<std::tuple<std::string, std::string, std::string>, FindingChange> places;
+std::map<std::tuple<RuleId, std::string, std::string>, FindingChange> findingsByPlace(
+    const std::vector<Finding>& findings, bool baseline) {
+  std::map<std::tuple<RuleId, std::string, std::string>, FindingChange> places;
   for (const auto& finding : findings) {
     auto [it, inserted] = places.try_emplace({finding.rule, finding.file, finding.function});
     FindingChange& change = it->second;
@@ -159,7 +159,7 @@ void compareFindings(const std::vector<Finding>& base, const std::vector<Finding
     const auto old = before.find(place);
     if (old == before.end()) {
       result.new_findings.push_back(change);
-      result.divergence_regression = result.divergence_regression || change.rule.rfind("ranks/divergent-", 0) == 0;
+      result.divergence_regression = result.divergence_regression || change.rankDivergence();
       continue;
     }
     FindingChange both = change;

@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 #include <regex>
 #include <set>
@@ -26,6 +25,12 @@ constexpr std::size_t kMinStepsForWarmup = 3;  // a shorter run keeps its first 
 std::int64_t Facts::count(const std::string& table) const {
   const auto found = counts.find(table);
   return found == counts.end() ? 0 : found->second;
+}
+
+std::set<std::int64_t> Facts::steadyStepIndices() const {
+  std::set<std::int64_t> indices;
+  for (const std::size_t position : steady_steps) indices.insert(steps[position].index);
+  return indices;
 }
 
 double Facts::fraction(double seconds) const {
@@ -97,7 +102,6 @@ Result<Facts> collectFacts(const store::Reader& reader) {
   for (const std::size_t position : facts.steady_steps) {
     const auto& step = facts.steps[position];
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
-    facts.steady_step_indices.push_back(step.index);
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
   if (!facts.steady_steps.empty()) {
@@ -155,11 +159,9 @@ std::int64_t firstSteadyStep(const Facts& facts) {
   return 0;
 }
 
-Finding makeFinding(std::string rule, Severity severity, std::string title, std::string message,
-                    const FixProposal& fix) {
-  assert(findRule(rule) != nullptr && "a rule id missing from the rule table (RuleTable.h)");
+Finding makeFinding(RuleId rule, Severity severity, std::string title, std::string message, const FixProposal& fix) {
   Finding finding;
-  finding.rule = std::move(rule);
+  finding.rule = rule;
   finding.severity = severity;
   finding.title = std::move(title);
   finding.message = std::move(message);
@@ -173,8 +175,8 @@ void setImpact(Finding& finding, const Facts& facts, double seconds) {
   finding.impact_seconds = std::max(0.0, seconds);
   // Compilations, graph breaks and recompiles are kept for the whole run; every other rule's figures come from the
   // capture window, so their share is of the time it was open (the same as the run's without a window).
-  const std::string& rule = finding.rule;
-  const bool whole_run = rule == "compile/time" || rule.starts_with("graph-break/") || rule.starts_with("recompile/");
+  const RuleId rule = finding.rule;
+  const bool whole_run = rule == "compile/time" || rule.family() == "graph-break" || rule.family() == "recompile";
   finding.impact_fraction =
       whole_run ? facts.fraction(finding.impact_seconds) : facts.windowFraction(finding.impact_seconds);
 }

@@ -1,5 +1,9 @@
 #include "torchscope/analyzer/Finding.h"
 
+#include <map>
+#include <mutex>
+#include <string>
+
 #include "torchscope/analyzer/RuleTable.h"
 #include "torchscope/base/JsonText.h"
 
@@ -7,60 +11,37 @@ namespace torchscope::analyzer {
 
 namespace {
 
-constexpr RuleInfo kRules[] = {
-    {"recompile/dynamic-shape", "recompile", "recompile"},
-    {"recompile/python-scalar", "recompile", "recompile"},
-    {"recompile/dtype-device", "recompile", "recompile"},
-    {"recompile/global-state", "recompile", "recompile"},
-    {"recompile/training-flag", "recompile", "recompile"},
-    {"recompile/type-or-identity", "recompile", "recompile"},
-    {"recompile/limit-hit", "recompile", "recompile"},
-    {"recompile/other", "recompile", "recompile"},
-    {"graph-break/data-dependent-branch", "graph-break", "graph-break"},
-    {"graph-break/item", "graph-break", "graph-break"},
-    {"graph-break/print", "graph-break", "graph-break"},
-    {"graph-break/unsupported-call", "graph-break", "graph-break"},
-    {"graph-break/dynamic-output-shape", "graph-break", "graph-break"},
-    {"graph-break/eager-fallback", "graph-break", "graph-break"},
-    {"graph-break/torch-designed", "graph-break", "graph-break"},
-    {"graph-break/other", "graph-break", "graph-break"},
-    {"sync/item", "sync", "sync"},
-    {"sync/host-copy", "sync", "sync"},
-    {"sync/nonzero", "sync", "sync"},
-    {"sync/repeat-interleave", "sync", "sync"},
-    {"sync/synchronize", "sync", "sync"},
-    {"sync/other", "sync", "sync"},
-    {"memcpy/pageable", "memcpy", "memcpy"},
-    {"gpu/idle", "gpu", "gpu"},
-    {"gpu/launch-bound", "gpu", "gpu"},
-    {"precision/fp32-matmul", "precision", "precision"},
-    {"compile/time", "compile", "compile"},
-    {"compile/not-compiled", "compile", "compile"},
-    {"compile/does-not-pay", "compile", "compile"},
-    {"inference/no-inference-mode", "inference", "inference"},
-    {"vision/channels-last", "vision", "inference"},
-    {"quantization/candidate", "quantization", "inference"},
-    {"attention/manual", "attention", "inference"},
-    {"memory/growth", "memory", "memory"},
-    {"memory/allocator-churn", "memory", "memory"},
-    {"memory/fragmentation", "memory", "memory"},
-    {"memory/peak-near-capacity", "memory", "memory"},
-    {"ranks/straggler", "ranks", "ranks"},
-    {"ranks/divergent-recompile", "ranks", "ranks"},
-    {"ranks/divergent-graph-break", "ranks", "ranks"},
-    {"ranks/exposed-communication", "ranks", "ranks"},
+// The ids stored findings name that the table lacks, each kept once: a RuleId points at its entry.
+struct UnlistedRules {
+  std::mutex mutex;
+  std::map<std::string, RuleInfo, std::less<>> infos;  // by its text, which the entry's views point into
 };
+
+UnlistedRules& unlistedRules() {
+  static UnlistedRules rules;
+  return rules;
+}
 
 }  // namespace
 
-std::span<const RuleInfo> ruleTable() { return kRules; }
+namespace rule_table_detail {
+const RuleInfo* notInTheRuleTable() { return nullptr; }
+}  // namespace rule_table_detail
 
-const RuleInfo* findRule(std::string_view id) {
-  for (const RuleInfo& rule : kRules) {
-    if (rule.id == id) return &rule;
+RuleId RuleId::fromText(std::string_view text) {
+  if (text.empty()) return RuleId();
+  if (const RuleInfo* listed = findRule(text)) return RuleId(listed);
+  UnlistedRules& unlisted = unlistedRules();
+  const std::lock_guard lock(unlisted.mutex);
+  auto [entry, inserted] = unlisted.infos.try_emplace(std::string(text));
+  if (inserted) {
+    const std::string_view kept = entry->first;
+    entry->second = {kept, kept.substr(0, kept.find('/')), ""};
   }
-  return nullptr;
+  return RuleId(&entry->second);
 }
+
+bool RuleId::listed() const { return info_ != nullptr && findRule(info_->id) == info_; }
 
 bool isRuleIdForm(std::string_view id) {
   const auto slash = id.find('/');
@@ -90,7 +71,7 @@ std::optional<Severity> parseSeverity(std::string_view text) {
 }
 
 store::Finding findingRecord(const Finding& finding) {
-  return {finding.rule,
+  return {std::string(finding.rule.text()),
           std::string(severityName(finding.severity)),
           finding.title,
           finding.message,
@@ -108,7 +89,7 @@ store::Finding findingRecord(const Finding& finding) {
 
 Finding findingFromRecord(const store::Finding& record) {
   Finding finding;
-  finding.rule = record.rule;
+  finding.rule = RuleId::fromText(record.rule);
   finding.severity = parseSeverity(record.severity).value_or(Severity::kInfo);
   finding.title = record.title;
   finding.message = record.message;
@@ -119,7 +100,7 @@ Finding findingFromRecord(const store::Finding& record) {
   finding.impact_seconds = record.impact_seconds;
   finding.impact_fraction = record.impact_fraction;
   if (auto evidence = base::parseJson(record.evidence); evidence.is_object()) finding.evidence = std::move(evidence);
-  if (record.rule.starts_with("recompile/")) {
+  if (finding.rule.family() == "recompile") {
     const auto cause = finding.evidence.find("cause");
     if (cause != finding.evidence.end() && cause->is_string()) {
       finding.recompile_cause = store::parseRecompileCause(cause->get<std::string>());

@@ -145,7 +145,7 @@ Result<FlameGraph> buildFlameGraph(const store::Reader& reader, const Facts& fac
   StackPlacer placer(build, std::move(trie));
 
   // The steady-state steps of the facts, as the line table takes them: every sample when none falls in one.
-  const std::set<std::int64_t> steady(facts.steady_step_indices.begin(), facts.steady_step_indices.end());
+  const std::set<std::int64_t> steady = facts.steadyStepIndices();
   struct Row {
     std::int64_t step, tid, stack, samples, wall_ns;
   };

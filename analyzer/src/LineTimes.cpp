@@ -77,7 +77,7 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   if (facts.count("stack_samples") == 0) return table;
   auto user_lines = loadUserLines(reader, code);
   if (!user_lines) return user_lines.error();
-  const std::set<std::int64_t> steady(facts.steady_step_indices.begin(), facts.steady_step_indices.end());
+  const std::set<std::int64_t> steady = facts.steadyStepIndices();
   struct Row {
     std::int64_t step, tid, stack, samples, wall_ns, cpu_ns;
   };

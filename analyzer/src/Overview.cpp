@@ -105,13 +105,13 @@ Result<Overview> buildOverview(const Context& context, const std::vector<Finding
   }
 
   std::vector<store::Sync> syncs;
-  if (std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.rule.rfind("sync/", 0) == 0; })) {
+  if (std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.rule.family() == "sync"; })) {
     auto loaded = context.reader.load<store::Sync>();
     if (!loaded) return loaded.error();
     syncs = std::move(*loaded);
   }
   for (const Finding& finding : findings) {
-    const std::string family = finding.rule.substr(0, finding.rule.find('/'));
+    const std::string_view family = finding.rule.family();
     Extent extent;
     if (finding.rule == "compile/time") {
       extent = extentOf(facts.compiles, [&](const store::Compile& c) { return sameLine(c.co_filename, c.co_firstlineno, finding); },

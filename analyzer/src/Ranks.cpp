@@ -170,7 +170,7 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
 }
 
 // What one rank recorded at one place, keyed by rule, user line and (for graph breaks) torch's registry id.
-using OccurrenceKey = std::tuple<std::string, std::string, std::int64_t, std::string, std::string>;
+using OccurrenceKey = std::tuple<RuleId, std::string, std::int64_t, std::string, std::string>;
 
 std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
                                         const std::vector<std::vector<Occurrence>>& occurrences) {
@@ -373,7 +373,7 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     out.push_back(std::move(finding));
   }
   for (const auto& divergence : analysis.divergences) {
-    const bool recompile = divergence.rule.rfind("recompile/", 0) == 0;
+    const bool recompile = divergence.rule.family() == "recompile";
     const auto original = std::find_if(merged.begin(), merged.end(), [&](const Finding& f) {
       return f.rule == divergence.rule && f.file == divergence.file && f.line == divergence.line && f.function == divergence.function;
     });
@@ -389,7 +389,7 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     const bool named_by_id = !divergence.registry_id.empty() && divergence.registry_id != divergence.detail;
     const std::string what = divergence.detail + (named_by_id ? ", " + divergence.registry_id : "");
     Finding finding = makeFinding(
-        recompile ? "ranks/divergent-recompile" : "ranks/divergent-graph-break", Severity::kWarning,
+        recompile ? RuleId("ranks/divergent-recompile") : RuleId("ranks/divergent-graph-break"), Severity::kWarning,
         capitalized(fmt::format("{} {} differently from the other ranks at {}", rankList(divergence.ranks),
                                 recompile ? "recompiled" : "broke the graph", location)),
         fmt::format("At {} torch.compile {} ({}) a different number of times on {} than on the other {} ({}), as their "
@@ -414,9 +414,13 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     // ones that did not compile there), the merged finding's.
     finding.impact_seconds = longest_compile_s > 0 ? longest_compile_s : has_original ? original->impact_seconds : 0;
     finding.impact_fraction = fraction(finding.impact_seconds);
-    setEvidence(finding, {{"rule", divergence.rule}, {"ranks", divergence.ranks}, {"counts", divergence.counts},
-                          {"majority_count", divergence.majority_count}, {"majority_ranks", divergence.majority_ranks},
-                          {"registry_id", divergence.registry_id}, {"detail", divergence.detail},
+    setEvidence(finding, {{"rule", divergence.rule.text()},
+                          {"ranks", divergence.ranks},
+                          {"counts", divergence.counts},
+                          {"majority_count", divergence.majority_count},
+                          {"majority_ranks", divergence.majority_ranks},
+                          {"registry_id", divergence.registry_id},
+                          {"detail", divergence.detail},
                           {"compile_seconds", divergence.compile_seconds}});
     out.push_back(std::move(finding));
   }

@@ -43,11 +43,6 @@ struct RegionRows {
   std::int64_t cpu_calls = 0;
 };
 
-// The indices of the steps Facts counts as steady state.
-std::set<std::int64_t> steadyStepIndices(const Facts& facts) {
-  return {facts.steady_step_indices.begin(), facts.steady_step_indices.end()};
-}
-
 Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& reader,
                                                           const std::set<std::int64_t>& steady) {
   std::map<std::int64_t, RegionRows> regions;
@@ -277,7 +272,7 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   auto cudagraph_skips = loadCudagraphSkips(**reader);
   if (!cudagraph_skips) return cudagraph_skips.error();
   const bool gpu_run = !facts->compute_major.empty() || facts->count("kernels") > 0;
-  const auto steady = steadyStepIndices(*facts);
+  const auto steady = facts->steadyStepIndices();
   auto rows = loadRegionRows(**reader, steady);
   if (!rows) return rows.error();
   if (facts->count("kernels") > 0) {

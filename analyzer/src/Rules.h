@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,6 @@ struct Facts {
   base::Nanos steady_begin_ns = 0;        // window of the steady-state steps (the whole run when there are none)
   base::Nanos steady_end_ns = 0;
   std::vector<double> steady_step_seconds;
-  std::vector<std::int64_t> steady_step_indices;  // steps.step of the same steps
   double steady_step_median_s = 0;
   bool compiled = false;   // torch.compile ran at least once
   double compile_seconds = 0;  // compileWallSeconds(compiles)
@@ -62,6 +62,8 @@ struct Facts {
 
   [[nodiscard]] std::int64_t count(const std::string& table) const;
   [[nodiscard]] std::int64_t stepCount() const { return static_cast<std::int64_t>(steps.size()); }
+  // steps.step of the steady-state steps.
+  [[nodiscard]] std::set<std::int64_t> steadyStepIndices() const;
   // Share of the run's duration, in [0, 1].
   [[nodiscard]] double fraction(double seconds) const;
   // Share of the time the capture window was open, in [0, 1]: for figures measured inside it (syncs, copies,
@@ -118,7 +120,7 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
 // Graph breaks or recompiles of one kind at one user line, counted from the store's rows whatever they cost: what
 // the multi-rank divergence compares (findings appear only above an impact threshold, which load can move).
 struct Occurrence {
-  std::string rule;  // the rule of their finding: recompile/dynamic-shape, graph-break/item, ...
+  RuleId rule;       // the rule of their finding: recompile/dynamic-shape, graph-break/item, ...
   std::string file;  // the user's line, as their finding names it
   std::int64_t line = -1;
   std::string function;
@@ -136,9 +138,7 @@ struct FixProposal {
   std::string summary;
 };
 
-// `rule` is an id of the rule table (RuleTable.h).
-Finding makeFinding(std::string rule, Severity severity, std::string title, std::string message,
-                    const FixProposal& fix);
+Finding makeFinding(RuleId rule, Severity severity, std::string title, std::string message, const FixProposal& fix);
 void setImpact(Finding& finding, const Facts& facts, double seconds);
 void setEvidence(Finding& finding, nlohmann::json evidence);
 

@@ -30,7 +30,8 @@ std::vector<FindingFix> fixesFromStore(const std::string& path) {
   if (!findings) return fixes;
   for (const auto& finding : *findings) {
     if (!finding.fix_id.empty()) {
-      fixes.push_back({finding.fix_id, finding.rule, finding.file, finding.line, finding.impact_fraction});
+      fixes.push_back(
+          {finding.fix_id, std::string(finding.rule.text()), finding.file, finding.line, finding.impact_fraction});
     }
   }
   return fixes;

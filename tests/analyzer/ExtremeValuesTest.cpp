@@ -53,7 +53,7 @@ TEST(ExtremeValues, EveryRuleRunsOnInt64EdgeTimesAndEveryFigureStaysFinite) {
   // The rule families that read times, counts and bytes found something to say about them.
   std::set<std::string> families;
   for (const auto& finding : analysis->findings) {
-    families.insert(finding.rule.substr(0, finding.rule.find('/')));
+    families.insert(std::string(finding.rule.family()));
     EXPECT_TRUE(finiteAndNonNegative(finding.impact_seconds)) << finding.rule;
     EXPECT_GE(finding.impact_fraction, 0) << finding.rule;
     EXPECT_LE(finding.impact_fraction, 1) << finding.rule;

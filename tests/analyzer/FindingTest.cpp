@@ -16,15 +16,6 @@
 namespace torchscope::analyzer::testing {
 namespace {
 
-std::vector<std::string> fixtureNames() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(fixtureDir())) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 TEST(RuleTable, EveryIdHasTheFormItsFamilyAndOneEntry) {
   std::set<std::string_view> seen;
   ASSERT_FALSE(ruleTable().empty());
@@ -37,6 +28,45 @@ TEST(RuleTable, EveryIdHasTheFormItsFamilyAndOneEntry) {
   }
   EXPECT_EQ(findRule("sync/nothing-like-it"), nullptr);
   EXPECT_EQ(ruleIds().size(), ruleTable().size());
+}
+
+// A rule id is the table's entry: made from a literal or from a stored text, the same id; ids order as their text.
+TEST(RuleId, TheTablesIdsAreOneEachAndOrderAsTheirText) {
+  constexpr RuleId item = "sync/item";
+  EXPECT_EQ(item.text(), "sync/item");
+  EXPECT_EQ(item.family(), "sync");
+  EXPECT_TRUE(item.listed());
+  EXPECT_EQ(RuleId::fromText("sync/item"), item);
+  EXPECT_NE(RuleId::fromText("sync/other"), item);
+  EXPECT_LT(RuleId("compile/time"), RuleId("sync/item"));
+  EXPECT_LT(RuleId("graph-break/item"), RuleId("graph-break/other"));
+  for (const RuleInfo& rule : ruleTable()) {
+    const RuleId id = RuleId::fromText(rule.id);
+    EXPECT_TRUE(id.listed()) << rule.id;
+    EXPECT_EQ(id.text(), rule.id);
+    EXPECT_EQ(id.family(), rule.family);
+  }
+  EXPECT_EQ(RuleId().text(), "");
+  EXPECT_FALSE(RuleId().listed());
+}
+
+// A stored finding may name a rule this build does not know (another version's store, a hand-written one): its id
+// keeps the text, in its family, and is one id however often it is read.
+TEST(RuleId, AnIdTheTableLacksKeepsItsText) {
+  const RuleId unlisted = RuleId::fromText("compile/graph-break");
+  EXPECT_FALSE(unlisted.listed());
+  EXPECT_EQ(unlisted.text(), "compile/graph-break");
+  EXPECT_EQ(unlisted.family(), "compile");
+  EXPECT_EQ(RuleId::fromText(std::string("compile/") + "graph-break"), unlisted);
+  EXPECT_NE(unlisted, RuleId("compile/time"));
+  EXPECT_LT(unlisted, RuleId("compile/time"));
+  EXPECT_EQ(RuleId::fromText(""), RuleId());
+  store::Finding custom;
+  custom.rule = "test/custom";
+  custom.severity = "warning";
+  const Finding finding = findingFromRecord(custom);
+  EXPECT_EQ(finding.rule.text(), "test/custom");
+  EXPECT_EQ(findingRecord(finding).rule, "test/custom");
 }
 
 TEST(RuleTable, TheFormIsFamilySlashCauseInLowerCase) {
@@ -66,12 +96,13 @@ TEST(RulesDoc, RuleHeadingsAreTheRuleTableInOrder) {
 // Whatever a fixture makes the rules say, its rule is in the table and its fields are typed.
 TEST(RuleTable, EveryFixtureFindingNamesARuleOfTheTable) {
   TempDir dir;
-  std::set<std::string> reported;
+  std::set<RuleId> reported;
   for (const auto& name : fixtureNames()) {
     auto analysis = analyze({fixtureStore(dir, name)});
     ASSERT_TRUE(analysis.ok()) << name << ": " << analysis.error().message;
     for (const Finding& finding : analysis->findings) {
-      const RuleInfo* rule = findRule(finding.rule);
+      ASSERT_TRUE(finding.rule.listed()) << name << ": " << finding.rule;
+      const RuleInfo* rule = findRule(finding.rule.text());
       ASSERT_NE(rule, nullptr) << name << ": " << finding.rule;
       reported.insert(finding.rule);
       EXPECT_TRUE(finding.evidence.is_object()) << name << ": " << finding.rule;
@@ -79,7 +110,8 @@ TEST(RuleTable, EveryFixtureFindingNamesARuleOfTheTable) {
         ASSERT_TRUE(finding.recompile_cause.has_value()) << name << ": " << finding.rule;
         EXPECT_EQ(store::recompileCauseName(*finding.recompile_cause), finding.evidence.at("cause")) << finding.rule;
         if (finding.rule != "recompile/limit-hit") {
-          EXPECT_EQ("recompile/" + std::string(store::recompileCauseName(*finding.recompile_cause)), finding.rule);
+          EXPECT_EQ(RuleId::fromText("recompile/" + std::string(store::recompileCauseName(*finding.recompile_cause))),
+                    finding.rule);
         }
       } else {
         EXPECT_FALSE(finding.recompile_cause.has_value()) << name << ": " << finding.rule;
@@ -159,7 +191,7 @@ TEST(FindingRecord, SeverityAndCauseNamesRoundTrip) {
         RecompileCauseKind::kTrainingFlag, RecompileCauseKind::kPythonScalar, RecompileCauseKind::kTypeOrIdentity,
         RecompileCauseKind::kOther}) {
     EXPECT_EQ(store::parseRecompileCause(store::recompileCauseName(cause)), cause);
-    EXPECT_NE(findRule("recompile/" + std::string(store::recompileCauseName(cause))), nullptr);
+    EXPECT_TRUE(RuleId::fromText("recompile/" + std::string(store::recompileCauseName(cause))).listed());
   }
   EXPECT_EQ(store::parseRecompileCause(store::classifyRecompile("tensor 'L['x']' size mismatch at index 0")),
             RecompileCauseKind::kDynamicShape);

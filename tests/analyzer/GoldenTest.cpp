@@ -13,15 +13,6 @@
 namespace torchscope::analyzer::testing {
 namespace {
 
-std::vector<std::string> fixtureNames() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(fixtureDir())) {
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 nlohmann::json findingsOf(const std::string& store) {
   auto analysis = analyze({store});
   EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.error().message);

@@ -2,10 +2,6 @@
 // its text, JSON and Markdown against golden/lines/ (TORCHSCOPE_UPDATE_GOLDEN=1 rewrites them).
 #include <gmock/gmock.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/LineTable.h"
@@ -18,16 +14,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 void expectLinesMatchGolden(const std::string& actual, const std::string& file_name) {
-  const auto file = goldenDir() / "lines" / file_name;
-  if (std::getenv("TORCHSCOPE_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(file, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << file;
-  }
-  std::ifstream in(file, std::ios::binary);
-  ASSERT_TRUE(in) << file << " is missing (TORCHSCOPE_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "differs from " << file;
+  expectMatchesTextGolden(actual, goldenDir() / "lines" / file_name);
 }
 
 LineTable sampledLines(const TempDir& dir) {

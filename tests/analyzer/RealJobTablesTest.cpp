@@ -4,10 +4,8 @@
 // compilation off, where compiling does not pay). Their text and JSON against golden/real/ (TORCHSCOPE_UPDATE_GOLDEN=1
 // rewrites them), and their figures adding up: the lines' self times to the sampled time and the steps, the regions'
 // run times to the steps, their compile times to the run's.
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <zlib.h>
@@ -45,17 +43,7 @@ std::string storeCopy(const TempDir& dir, const std::string& name) {
 }
 
 void expectRealGolden(const std::string& actual, const std::string& file_name) {
-  const auto file = goldenDir() / "real" / file_name;
-  if (std::getenv("TORCHSCOPE_UPDATE_GOLDEN") != nullptr) {
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(file, std::ios::binary);
-  ASSERT_TRUE(in) << file << " is missing (TORCHSCOPE_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "differs from " << file;
+  expectMatchesTextGolden(actual, goldenDir() / "real" / file_name);
 }
 
 RenderOptions recordedPaths() {

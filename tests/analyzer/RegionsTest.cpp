@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <sstream>
 
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
@@ -29,18 +28,6 @@ std::string withoutFolder(std::string text, const std::string& folder) {
   return text;
 }
 
-void expectTextMatchesGolden(const std::string& actual, const std::filesystem::path& expected_file) {
-  if (std::getenv("TORCHSCOPE_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(expected_file) << actual;
-    return;
-  }
-  std::ifstream in(expected_file);
-  ASSERT_TRUE(in) << expected_file;
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << expected_file;
-}
-
 struct Stores {
   TempDir dir;
   std::string compiled = regionStore(dir, "regions_compiled");
@@ -54,10 +41,10 @@ TEST(RegionTable, TextAndJsonMatchGoldens) {
   const std::string folder = stores.dir.path().string();
   RenderOptions options;  // text and Markdown show paths under the current directory relative to it
   options.current_directory = folder;
-  expectTextMatchesGolden(renderRegions(*table, Format::kText, options), regionsDir() / "golden.txt");
+  expectMatchesTextGolden(renderRegions(*table, Format::kText, options), regionsDir() / "golden.txt");
   auto json = nlohmann::json::parse(withoutFolder(renderRegions(*table, Format::kJson, options), folder));
   expectMatchesGolden(json, regionsDir() / "golden.json");
-  expectTextMatchesGolden(renderRegions(*table, Format::kMarkdown, options), regionsDir() / "golden.md");
+  expectMatchesTextGolden(renderRegions(*table, Format::kMarkdown, options), regionsDir() / "golden.md");
 }
 
 TEST(RegionTable, HtmlIsOneSelfContainedTableWithEscapedText) {
@@ -108,7 +95,7 @@ TEST(RegionTable, CompileDoesNotPayIsReportedOnlyWhenMeasured) {
   Stores stores;
   auto alone = analyze({stores.compiled});
   ASSERT_TRUE(alone.ok());
-  for (const auto& finding : alone->findings) EXPECT_NE(finding.rule, "compile/does-not-pay");
+  for (const auto& finding : alone->findings) EXPECT_NE(finding.rule, RuleId("compile/does-not-pay"));
 
   AnalyzeOptions options;
   options.against = stores.eager;

@@ -278,7 +278,7 @@ TEST(Save, FindingsAreStoredAndReplaced) {
     auto saved = (*reader)->load<store::Finding>();
     ASSERT_TRUE(saved.ok());
     ASSERT_EQ(saved->size(), analysis->findings.size());
-    EXPECT_EQ((*saved)[0].rule, analysis->findings[0].rule);
+    EXPECT_EQ((*saved)[0].rule, analysis->findings[0].rule.text());
   }
 }
 

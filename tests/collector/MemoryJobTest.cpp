@@ -52,7 +52,7 @@ std::vector<store::MemorySample> stepSamples(const Reader& reader, const std::st
   return picked;
 }
 
-std::vector<store::Finding> findings(const fs::path& store, const std::string& rule) {
+std::vector<store::Finding> findings(const fs::path& store, analyzer::RuleId rule) {
   auto analysis = analyzer::analyze({store.string()});
   EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.error().message);
   std::vector<store::Finding> picked;

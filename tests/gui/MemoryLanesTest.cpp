@@ -114,7 +114,7 @@ TEST_F(MemoryLanes, ClickingTheGrowthFindingZoomsToTheStepsWhereItGrows) {
     if (findings.finding(row).rule == "memory/growth") growth = static_cast<int>(row);
   }
   ASSERT_GE(growth, 0) << "the leak is found";
-  const auto evidence = nlohmann::json::parse(findings.finding(static_cast<std::size_t>(growth)).evidence);
+  const nlohmann::json& evidence = findings.finding(static_cast<std::size_t>(growth)).evidence;
   const auto first_step = evidence.at("first_step").get<std::int64_t>();
   const auto last_step = evidence.at("step").get<std::int64_t>();
   Nanos from = std::numeric_limits<Nanos>::max();

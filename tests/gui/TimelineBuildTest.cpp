@@ -133,13 +133,13 @@ TEST_F(TimelineBuild, FindingsLocateTheirSlicesBySourceLineOrEvidence) {
 
   store::Finding by_evidence;
   by_evidence.evidence = R"({"steps": [{"start_ns": 1050000000, "end_ns": 1060000000, "blocked_ns": 5}]})";
-  const auto located = locateFinding(*timeline_, by_evidence);
+  const auto located = locateFinding(*timeline_, analyzer::findingFromRecord(by_evidence));
   EXPECT_TRUE(located.slices.empty());
   ASSERT_TRUE(located.range.has_value());
   EXPECT_EQ(located.range->first, 1'050'000'000);
   EXPECT_EQ(located.range->second, 1'060'000'000);
   by_evidence.evidence = "not json";
-  EXPECT_FALSE(locateFinding(*timeline_, by_evidence).range.has_value());
+  EXPECT_FALSE(locateFinding(*timeline_, analyzer::findingFromRecord(by_evidence)).range.has_value());
 }
 
 TEST_F(TimelineBuild, DetailsListEveryFieldOfTheRowWithItsSourceLine) {
@@ -269,27 +269,27 @@ TEST_F(TimelineBuild, MemoryFindingsShowTheirStepsAndTheirCounter) {
   // A holder: growth measured from its first step to the step that confirmed it, on host RSS.
   store::Finding growth{.rule = "memory/growth", .file = "/src/train.py", .line = 57,
                         .evidence = R"({"holder": "history", "kind": "container", "first_step": 4, "step": 16})"};
-  FindingLocation location = locateFinding(*timeline_, growth);
+  FindingLocation location = locateFinding(*timeline_, analyzer::findingFromRecord(growth));
   EXPECT_TRUE(location.slices.empty()) << "not the sync at the same line";
   EXPECT_EQ(location.range, stepSpan(4, 16));
   EXPECT_EQ(trackTitle(location), "memory · host RSS");
 
   // Growth without a holder names its series and steps.
   growth.evidence = R"({"series": "cuda.allocated", "device": 0, "first_step": 2, "last_step": 19})";
-  location = locateFinding(*timeline_, growth);
+  location = locateFinding(*timeline_, analyzer::findingFromRecord(growth));
   EXPECT_EQ(location.range, stepSpan(2, 19));
   EXPECT_EQ(trackTitle(location), "memory · allocated");
 
   // A peak: the step where it was first reached, on the device's reserved memory.
   const store::Finding peak{.rule = "memory/peak-near-capacity",
                             .evidence = R"({"device": 0, "peak_reserved": 1, "step": 12, "op": ""})"};
-  location = locateFinding(*timeline_, peak);
+  location = locateFinding(*timeline_, analyzer::findingFromRecord(peak));
   EXPECT_EQ(location.range, stepSpan(12, 12));
   EXPECT_EQ(trackTitle(location), "memory · reserved");
 
   // Steps the run does not have: the counter is still shown, without a range.
   const store::Finding unknown{.rule = "memory/fragmentation", .evidence = R"({"device": 0, "step": 99})"};
-  location = locateFinding(*timeline_, unknown);
+  location = locateFinding(*timeline_, analyzer::findingFromRecord(unknown));
   EXPECT_FALSE(location.range.has_value());
   EXPECT_EQ(trackTitle(location), "memory · reserved");
 }

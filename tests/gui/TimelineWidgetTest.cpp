@@ -246,7 +246,7 @@ TEST(TimelineTooltips, ShowHostileStoreTextAsWritten) {
     return document.toPlainText().toStdString();
   };
   FindingsModel findings;
-  store::Finding finding;
+  analyzer::Finding finding;
   finding.rule = "gpu/idle";
   finding.message = hostile;
   findings.setFindings({finding});

@@ -43,7 +43,7 @@ std::string countLine(std::int64_t count, const std::vector<std::int64_t>& ranks
 }
 
 std::string findingLine(const FindingChange& f, const std::string& state) {
-  std::string line = fmt::format("{} finding {} at {}: {}", state, f.rule, where(f), f.title);
+  std::string line = fmt::format("{} finding {} at {}: {}", state, f.rule.text(), where(f), f.title);
   if (state == "changed") {
     line += fmt::format(" ({} -> {})", countLine(f.base_count, f.base_ranks), countLine(f.new_count, f.new_ranks));
   }
@@ -85,11 +85,12 @@ nlohmann::json stepsJson(const StepTimeStats& steps) {
 }
 
 nlohmann::json findingChangeJson(const FindingChange& f) {
-  return {{"rule", f.rule},
+  return {{"rule", f.rule.text()},
           {"title", sanitizeUtf8(f.title)},
-          {"location", {{"file", sanitizeUtf8(f.file)},
-                        {"line", f.line >= 0 ? nlohmann::json(f.line) : nlohmann::json(nullptr)},
-                        {"function", sanitizeUtf8(f.function)}}},
+          {"location",
+           {{"file", sanitizeUtf8(f.file)},
+            {"line", f.line >= 0 ? nlohmann::json(f.line) : nlohmann::json(nullptr)},
+            {"function", sanitizeUtf8(f.function)}}},
           {"base_count", f.base_count},
           {"new_count", f.new_count},
           {"base_ranks", f.base_ranks},
@@ -147,7 +148,7 @@ std::string text(const Comparison& c, const RenderOptions& options) {
   }
   for (const auto& rank : c.ranks) out += "  " + rankLine(c, rank) + "\n";
   for (const auto& [state, f] : findingChanges(c)) {
-    const bool gates = state == "new" && f->rule.rfind("ranks/divergent-", 0) == 0;
+    const bool gates = state == "new" && f->rankDivergence();
     out += "  " + sanitizeUtf8(findingLine(*f, state)) + (gates ? "  REGRESSION" : "") + "\n";
   }
   for (const auto& note : c.notes) out += "  note: " + sanitizeUtf8(note) + "\n";
@@ -240,7 +241,7 @@ std::string sarif(const Comparison& c) {
     results.push_back(entry);
   }
   for (const auto& f : c.new_findings) {
-    if (f.rule.rfind("ranks/divergent-", 0) != 0) continue;
+    if (!f.rankDivergence()) continue;
     auto entry = result("compare/new-divergence", findingLine(f, "new"));
     if (!f.file.empty()) {
       nlohmann::json physical = {{"artifactLocation", {{"uri", report::fileUri(f.file)}}}};

@@ -19,10 +19,12 @@ std::string runPhrase(const Analysis& analysis) {
   return fmt::format("these {} runs ({:.2f} s in all)", analysis.runs.size(), total);
 }
 
-const Finding* mostImpact(const Analysis& analysis, std::string_view rule_prefix) {
+// The finding of most impact among those whose rule `picked` accepts.
+template <class RulePicker>
+const Finding* mostImpact(const Analysis& analysis, RulePicker picked) {
   const Finding* best = nullptr;
   for (const auto& finding : analysis.findings) {
-    if (finding.rule.rfind(rule_prefix, 0) != 0) continue;
+    if (!picked(finding.rule)) continue;
     if (best == nullptr || finding.impact_seconds > best->impact_seconds) best = &finding;
   }
   return best;
@@ -49,15 +51,15 @@ std::string described(const Finding& finding) {
 std::string headline(const Analysis& analysis) {
   if (analysis.findings.empty()) return fmt::format("Nothing in {} needs attention.", runPhrase(analysis));
   const Finding& top = analysis.findings.front();  // most impact first
-  const Finding* compile = mostImpact(analysis, "compile/time");
-  const bool compile_led = compile != nullptr && (&top == compile || top.rule.rfind("recompile/", 0) == 0);
+  const Finding* compile = mostImpact(analysis, [](RuleId rule) { return rule == "compile/time"; });
+  const bool compile_led = compile != nullptr && (&top == compile || top.rule.family() == "recompile");
   if (!compile_led) {
     return fmt::format("{} of {} ({:.2f} s) is the top finding: {}.", percent(top.impact_fraction),
                        runPhrase(analysis), top.impact_seconds, described(top));
   }
   std::string sentence = fmt::format("{} of {} was torch.compile compiling ({:.2f} s)", percent(compile->impact_fraction),
                                      runPhrase(analysis), compile->impact_seconds);
-  const Finding* recompile = mostImpact(analysis, "recompile/");
+  const Finding* recompile = mostImpact(analysis, [](RuleId rule) { return rule.family() == "recompile"; });
   if (recompile != nullptr && recompile->impact_seconds > 0 && compile->impact_seconds > 0) {
     sentence += fmt::format("; {} of that: {}",
                             percent(std::min(1.0, recompile->impact_seconds / compile->impact_seconds)),

@@ -101,7 +101,7 @@ std::string html(const Analysis& analysis) {
         "<div class=\"finding\" id=\"finding-{11}\"><span class=\"sev {0}\">{0}</span> {11}. <code>{1}</code> "
         "<strong>{2}</strong><p>{3}</p><p>{4}{5}x &middot; impact {6:.3f} s ({7:.1f} % of the run){12}</p>"
         "<p><strong>Fix</strong>{8}: {9}</p><details><summary>Evidence</summary><pre>{10}</pre></details></div>\n",
-        severity, escapeXml(finding.rule), escapeXml(finding.title), escapeXml(finding.message),
+        severity, escapeXml(finding.rule.text()), escapeXml(finding.title), escapeXml(finding.message),
         location(finding).empty() ? "" : "<code>" + escapeXml(location(finding)) + "</code> &middot; ", finding.count,
         finding.impact_seconds, finding.impact_fraction * 100,
         finding.fix_id.empty()

@@ -98,7 +98,7 @@ std::pair<std::string, int> findingsLane(const Plot& plot, double top, const Run
         "height=\"{5:.1f}\" rx=\"3\" fill=\"#ffb300\" fill-opacity=\"0.55\" stroke=\"#e65100\"/><text x=\"{6:.1f}\" "
         "y=\"{7:.1f}\" font-size=\"11\" font-weight=\"bold\">{0}</text><title>{8}</title></g></a>",
         i + 1, placeId(run_index, i), x, y, width, kLane - 2, x + 3, y + 12,
-        escapeXml(fmt::format("{}. {}: {}", i + 1, findings[i].rule, findings[i].title)));
+        escapeXml(fmt::format("{}. {}: {}", i + 1, findings[i].rule.text(), findings[i].title)));
   }
   return {out, std::max<int>(1, static_cast<int>(row_ends.size()))};
 }

@@ -11,15 +11,16 @@ namespace torchscope::analyzer::report {
 std::string junit(const Analysis& analysis) {
   // One test case per finding (failing unless it is only "info"), and a passing one per rule that found nothing,
   // so that CI servers show which checks ran.
-  std::map<std::string, int> found;
-  for (const auto& finding : analysis.findings) ++found[finding.rule];
+  std::map<std::string_view, int> found;
+  for (const auto& finding : analysis.findings) ++found[finding.rule.text()];
   std::string cases;
   int tests = 0;
   int failures = 0;
   for (const auto& finding : analysis.findings) {
     ++tests;
-    const std::string name = location(finding).empty() ? finding.rule : finding.rule + " at " + location(finding);
-    const std::string family = finding.rule.substr(0, finding.rule.find('/'));
+    const std::string rule(finding.rule.text());
+    const std::string name = location(finding).empty() ? rule : rule + " at " + location(finding);
+    const std::string_view family = finding.rule.family();
     cases += fmt::format("    <testcase classname=\"torchscope.{}\" name=\"{}\" time=\"0\">\n", escapeXml(family),
                          escapeXml(name));
     const std::string body = escapeXml(fmt::format(

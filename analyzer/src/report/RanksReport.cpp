@@ -34,11 +34,16 @@ nlohmann::json ranksJson(const RankAnalysis& ranks) {
   }
   nlohmann::json divergences = nlohmann::json::array();
   for (const auto& d : ranks.divergences) {
-    divergences.push_back({{"rule", d.rule}, {"file", sanitizeUtf8(d.file)},
+    divergences.push_back({{"rule", d.rule.text()},
+                           {"file", sanitizeUtf8(d.file)},
                            {"line", d.line >= 0 ? nlohmann::json(d.line) : nlohmann::json(nullptr)},
-                           {"function", sanitizeUtf8(d.function)}, {"ranks", d.ranks}, {"counts", d.counts},
-                           {"majority_count", d.majority_count}, {"majority_ranks", d.majority_ranks},
-                           {"registry_id", sanitizeUtf8(d.registry_id)}, {"detail", sanitizeUtf8(d.detail)},
+                           {"function", sanitizeUtf8(d.function)},
+                           {"ranks", d.ranks},
+                           {"counts", d.counts},
+                           {"majority_count", d.majority_count},
+                           {"majority_ranks", d.majority_ranks},
+                           {"registry_id", sanitizeUtf8(d.registry_id)},
+                           {"detail", sanitizeUtf8(d.detail)},
                            {"compile_seconds", d.compile_seconds}});
   }
   return {{"world_size", ranks.world_size},   {"launcher", ranks.launcher},       {"job_id", sanitizeUtf8(ranks.job_id)},

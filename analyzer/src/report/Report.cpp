@@ -32,7 +32,7 @@ namespace report {
 
 nlohmann::json findingJson(const Finding& finding) {
   return {
-      {"rule", finding.rule},
+      {"rule", finding.rule.text()},
       {"severity", severityName(finding.severity)},
       {"title", sanitizeUtf8(finding.title)},
       {"message", sanitizeUtf8(finding.message)},

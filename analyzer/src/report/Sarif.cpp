@@ -27,7 +27,7 @@ std::string fingerprint(std::string_view text) {
 
 std::string sarif(const Analysis& analysis) {
   nlohmann::json rules = nlohmann::json::array();
-  std::map<std::string, std::size_t> rule_index;
+  std::map<std::string_view, std::size_t> rule_index;
   for (const auto& id : ruleIds()) {
     rule_index[id] = rules.size();
     rules.push_back({{"id", id},
@@ -38,19 +38,20 @@ std::string sarif(const Analysis& analysis) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& finding : analysis.findings) {
     nlohmann::json result = {
-        {"ruleId", finding.rule},
+        {"ruleId", finding.rule.text()},
         {"level", sarifLevel(finding.severity)},
         {"message", {{"text", sanitizeUtf8(finding.title + ". " + finding.message + " Fix: " + finding.fix_summary)}}},
         {"partialFingerprints",
-         {{"torchscopeFinding/v1",
-           fingerprint(finding.rule + "|" + finding.file + "|" + std::to_string(finding.line) + "|" +
-                       finding.function)}}},
+         {{"torchscopeFinding/v1", fingerprint(std::string(finding.rule.text()) + "|" + finding.file + "|" +
+                                               std::to_string(finding.line) + "|" + finding.function)}}},
         {"properties",
          {{"count", finding.count},
           {"impactSeconds", finding.impact_seconds},
           {"impactFraction", finding.impact_fraction},
-          {"fix", {{"id", finding.fix_id}, {"summary", sanitizeUtf8(finding.fix_summary)}, {"kind", finding.fix_kind}}}}}};
-    if (const auto found = rule_index.find(finding.rule); found != rule_index.end()) result["ruleIndex"] = found->second;
+          {"fix",
+           {{"id", finding.fix_id}, {"summary", sanitizeUtf8(finding.fix_summary)}, {"kind", finding.fix_kind}}}}}};
+    if (const auto found = rule_index.find(finding.rule.text()); found != rule_index.end())
+      result["ruleIndex"] = found->second;
     if (!finding.file.empty()) {
       nlohmann::json physical = {{"artifactLocation", {{"uri", fileUri(finding.file)}}}};
       if (finding.line >= 1) physical["region"] = {{"startLine", finding.line}};

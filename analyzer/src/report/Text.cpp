@@ -81,7 +81,7 @@ std::string text(const Analysis& analysis, const RenderOptions& options) {
   for (const auto& finding : analysis.findings) {
     out += fmt::format("\n{:>2}. {} {}  {}\n", ++index,
                        paint(options, severityColor(finding.severity), severityName(finding.severity)),
-                       paint(options, "1", finding.rule), sanitizeUtf8(finding.title));
+                       paint(options, "1", finding.rule.text()), sanitizeUtf8(finding.title));
     std::string where = sanitizeUtf8(location(finding));
     out += fmt::format("    {}{}x, impact {:.3f} s ({:.1f} % of the run)\n", where.empty() ? "" : where + " | ",
                        finding.count, finding.impact_seconds, finding.impact_fraction * 100);
@@ -106,8 +106,8 @@ std::string markdown(const Analysis& analysis) {
   int index = 0;
   for (const auto& finding : analysis.findings) {
     out += fmt::format("| {} | {} | `{}` | {} | {} | {:.3f} s ({:.1f} %) | {} |\n", ++index,
-                       severityName(finding.severity), finding.rule, escapeMarkdown(location(finding)), finding.count,
-                       finding.impact_seconds, finding.impact_fraction * 100,
+                       severityName(finding.severity), finding.rule.text(), escapeMarkdown(location(finding)),
+                       finding.count, finding.impact_seconds, finding.impact_fraction * 100,
                        finding.fix_id.empty() ? "by hand" : "`" + finding.fix_id + "`");
   }
   out += "\n";

@@ -22,37 +22,42 @@ BreakCause classifyBreak(const std::string& break_type, const std::string& reaso
   // "logger" alone would also take the C++ Logger objects of torch.distributed for the logging module.
   static const std::regex kPrint(R"(\bprint\b|logging|\blogger\.(debug|info|warning|warn|error|critical|exception|log)\b|warnings\.warn)");
   if (containsAny(text, {"data-dependent branching", "data-dependent assertion", "generic_jump", "data dependent branch"})) {
-    return {"data-dependent-branch",
+    return {"graph-break/data-dependent-branch",
             {fix::kRemoveDataDependentBranch,
-             "replace the Python `if` on a tensor value by torch.where or torch.cond, or decide outside the compiled code"}};
+             "replace the Python `if` on a tensor value by torch.where or torch.cond, or decide outside the compiled "
+             "code"}};
   }
   if (containsAny(text, {"tensor.item()", "tolist", "capture_scalar_outputs", "data dependent operator",
                          "_local_scalar_dense"})) {
-    return {"item",
-            {fix::kCaptureScalarOutputs, "set torch._dynamo.config.capture_scalar_outputs = True, or keep the value as a tensor"}};
+    return {"graph-break/item",
+            {fix::kCaptureScalarOutputs,
+             "set torch._dynamo.config.capture_scalar_outputs = True, or keep the value as a tensor"}};
   }
   if (std::regex_search(text, kPrint)) {
-    return {"print", {fix::kPrintOutOfCompiled, "move the print/logging call out of the compiled function"}};
+    return {"graph-break/print",
+            {fix::kPrintOutOfCompiled, "move the print/logging call out of the compiled function"}};
   }
   if (containsAny(text, {"dynamic shape operator", "data-dependent output shape", "nonzero", "masked_select",
                          "boolean mask", "capture_dynamic_output_shape_ops"})) {
-    return {"dynamic-output-shape",
+    return {"graph-break/dynamic-output-shape",
             {fix::kCaptureDynamicOutputShapeOps,
              "set torch._dynamo.config.capture_dynamic_output_shape_ops = True, or use a static-shape alternative "
              "(torch.where instead of a boolean mask)"}};
   }
   if (containsAny(text, {"key type for nn.module.__getitem__", "non-const argument in nn.module __getitem__",
                          "tuple key", "moduledict"})) {
-    return {"unsupported-call",
+    return {"graph-break/unsupported-call",
             {fix::kTupleKeysToStr, "use string keys instead of tuple keys in ModuleDict/ParameterDict"}};
   }
   if (containsAny(text, {"unsupported", "skipped", "skip calling", "unimplemented", "failed to trace builtin",
                          "not supported", "call_function"})) {
-    return {"unsupported-call",
-            {"", "wrap the call in a custom op (torch.library.custom_op), mark it allow_in_graph, or move it out of "
-                 "the compiled region"}};
+    return {"graph-break/unsupported-call",
+            {"",
+             "wrap the call in a custom op (torch.library.custom_op), mark it allow_in_graph, or move it out of "
+             "the compiled region"}};
   }
-  return {"other", {"", "read torch's explanation in the evidence; TORCH_LOGS=graph_breaks shows the full trace"}};
+  return {"graph-break/other",
+          {"", "read torch's explanation in the evidence; TORCH_LOGS=graph_breaks shows the full trace"}};
 }
 
 double resumeCompileSeconds(const Facts& facts, const std::string& function, std::int64_t line) {
@@ -68,7 +73,7 @@ double resumeCompileSeconds(const Facts& facts, const std::string& function, std
 using CompileKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, frame id, frame compile id
 
 struct Site {
-  std::string rule;
+  RuleId rule;
   std::string file;
   std::int64_t line = -1;
   bool operator<(const Site& other) const {
@@ -134,10 +139,10 @@ Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
   for (const auto& located : breaks) {
     const store::GraphBreak& row = *located.row;
     const Designed designed = designedBreak(row, located.library_site);
-    BreakCause cause = designed != Designed::kNo ? BreakCause{"torch-designed", {}}
-                       : row.frame_skipped       ? BreakCause{"eager-fallback", {}}
+    BreakCause cause = designed != Designed::kNo ? BreakCause{"graph-break/torch-designed", {}}
+                       : row.frame_skipped       ? BreakCause{"graph-break/eager-fallback", {}}
                                                  : classifyBreak(row.break_type, row.reason);
-    BreakGroup& group = groups[{"graph-break/" + std::string(cause.id), located.where.file, located.where.line}];
+    BreakGroup& group = groups[{cause.rule, located.where.file, located.where.line}];
     if (group.count == 0) {
       group.where = located.where;
       group.fix = cause.fix;

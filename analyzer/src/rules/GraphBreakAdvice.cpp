@@ -207,7 +207,7 @@ nlohmann::json BreakGroup::evidence() const {
           {"caused_by", locationJson(caused_by)}};
 }
 
-BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group) {
+BreakAdvice breakAdvice(RuleId rule, const BreakGroup& group) {
   if (rule == "graph-break/torch-designed") return designedAdvice(group);
   if (rule == "graph-break/eager-fallback") return eagerFallbackAdvice(group);
   const std::string where = group.where.known() ? formatLocation(group.where.file, group.where.line) : "an unknown line";

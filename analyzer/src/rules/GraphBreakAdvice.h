@@ -16,7 +16,7 @@
 namespace torchscope::analyzer {
 
 struct BreakCause {
-  std::string_view id;
+  RuleId rule;  // graph-break/*
   FixProposal fix;
 };
 
@@ -69,6 +69,6 @@ struct BreakAdvice {
   FixProposal fix;
 };
 
-BreakAdvice breakAdvice(const std::string& rule, const BreakGroup& group);
+BreakAdvice breakAdvice(RuleId rule, const BreakGroup& group);
 
 }  // namespace torchscope::analyzer

@@ -20,22 +20,33 @@ namespace {
 // Below this share of the run, a recompile's compile time is not worth a finding, whatever its count.
 constexpr double kMinimumRecompileFraction = 0.01;
 
-struct Key {
-  std::string rule;
-  std::string file;
-  std::int64_t line = -1;
-  bool operator<(const Key& other) const {
-    return std::tie(rule, file, line) < std::tie(other.rule, other.file, other.line);
-  }
-};
+using store::RecompileCauseKind;
 
-std::string ruleFor(const std::string& cause) {
-  for (std::string_view known : {"dynamic-shape", "python-scalar", "dtype-device", "global-state", "training-flag",
-                                 "type-or-identity"}) {
-    if (cause == known) return "recompile/" + cause;
+RuleId ruleFor(RecompileCauseKind cause) {
+  switch (cause) {
+    case RecompileCauseKind::kDynamicShape: return "recompile/dynamic-shape";
+    case RecompileCauseKind::kPythonScalar: return "recompile/python-scalar";
+    case RecompileCauseKind::kDtypeDevice: return "recompile/dtype-device";
+    case RecompileCauseKind::kGlobalState: return "recompile/global-state";
+    case RecompileCauseKind::kTrainingFlag: return "recompile/training-flag";
+    case RecompileCauseKind::kTypeOrIdentity: return "recompile/type-or-identity";
+    case RecompileCauseKind::kOther: break;
   }
   return "recompile/other";
 }
+
+// Recompiles of one cause at one user line. Groups come in the order of their rule ids, as reports list them.
+struct Key {
+  RecompileCauseKind cause = RecompileCauseKind::kOther;
+  std::string file;
+  std::int64_t line = -1;
+  RuleId rule() const { return ruleFor(cause); }
+  bool operator<(const Key& other) const {
+    const RuleId mine = rule();
+    const RuleId theirs = other.rule();
+    return std::tie(mine, file, line) < std::tie(theirs, other.file, other.line);
+  }
+};
 
 // The line the user changes: the torch.compile call for sizes, where a guarded number is set for Python
 // numbers, the call into the compiled code otherwise; the next known one when that one is unknown.
@@ -108,9 +119,9 @@ nlohmann::json evidenceOf(const RecompileGroup& group) {
   return evidence;
 }
 
-Finding findingFor(std::string rule, Severity severity, const RecompileAdvice& advice, const RecompileGroup& group,
+Finding findingFor(RuleId rule, Severity severity, const RecompileAdvice& advice, const RecompileGroup& group,
                    const Facts& facts) {
-  Finding finding = makeFinding(std::move(rule), severity, advice.title, advice.message, advice.fix);
+  Finding finding = makeFinding(rule, severity, advice.title, advice.message, advice.fix);
   finding.recompile_cause = store::parseRecompileCause(group.cause);
   finding.file = group.location.file;
   finding.line = group.location.line;
@@ -149,7 +160,9 @@ std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
     // A store without stacks (an imported trace) knows the compiled frame only.
     if (!where.known()) where = frame;
 
-    RecompileGroup& group = groups[{ruleFor(cause.cause), where.file, where.line}];
+    // A cause the classifier does not name (an imported store's) counts as other.
+    const RecompileCauseKind kind = store::parseRecompileCause(cause.cause).value_or(RecompileCauseKind::kOther);
+    RecompileGroup& group = groups[{kind, where.file, where.line}];
     if (group.count == 0) {
       group.cause = cause.cause;
       group.location = where;
@@ -185,7 +198,7 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
     const RecompileAdvice advice = recompileAdvice(group, facts);
     // Impact, not count, decides: one recompile that takes half the run is reported, many cheap ones are not.
     if (facts.duration_s <= 0 || facts.fraction(group.compile_s) >= kMinimumRecompileFraction) {
-      Finding finding = findingFor(key.rule, Severity::kWarning, advice, group, facts);
+      Finding finding = findingFor(key.rule(), Severity::kWarning, advice, group, facts);
       finding.count = group.count;
       out.push_back(std::move(finding));
     }
@@ -198,7 +211,7 @@ Result<void> recompileRules(const Context& context, std::vector<Finding>& out) {
 std::vector<Occurrence> recompileOccurrences(const Context& context) {
   std::vector<Occurrence> occurrences;
   for (const auto& [key, group] : groupRecompiles(context)) {
-    occurrences.push_back({key.rule, group.location.file, group.location.line, group.location.function, "",
+    occurrences.push_back({key.rule(), group.location.file, group.location.line, group.location.function, "",
                            group.detail.empty() ? group.cause : group.cause + ": " + group.detail, group.count,
                            group.compile_s});
   }

@@ -17,38 +17,47 @@ namespace torchscope::analyzer {
 namespace {
 
 struct Cause {
-  std::string_view id;
+  RuleId rule;  // sync/*
   FixProposal fix;
 };
 
 Cause classifySync(const std::string& op, const std::string& sync_kind) {
   const std::string text = lowercase(op);
   if (containsAny(text, {"repeat_interleave"})) {
-    return {"repeat-interleave",
-            {fix::kRepeatInterleaveOutputSize, "pass output_size= to torch.repeat_interleave so it need not read the "
-                                               "repeats back from the GPU"}};
+    return {"sync/repeat-interleave",
+            {fix::kRepeatInterleaveOutputSize,
+             "pass output_size= to torch.repeat_interleave so it need not read the "
+             "repeats back from the GPU"}};
   }
   if (containsAny(text, {"nonzero", "masked_select", "aten::index", "masked_scatter", "unique"})) {
-    return {"nonzero", {"", "use a static-shape alternative (torch.where, multiplying by the mask) instead of "
-                            "nonzero or boolean-mask indexing"}};
+    return {"sync/nonzero",
+            {"",
+             "use a static-shape alternative (torch.where, multiplying by the mask) instead of "
+             "nonzero or boolean-mask indexing"}};
   }
   if (containsAny(text, {"item", "_local_scalar_dense", "is_nonzero", "__bool__"})) {
-    return {"item", {fix::kItemAccumulateTensor, "keep the value on the GPU (accumulate into a tensor) and read it "
-                                                 "once at the end instead of calling .item() every step"}};
+    return {"sync/item",
+            {fix::kItemAccumulateTensor,
+             "keep the value on the GPU (accumulate into a tensor) and read it "
+             "once at the end instead of calling .item() every step"}};
   }
   if (containsAny(text, {"aten::to", "_to_copy", "copy_", "cpu", "tolist", "numpy", "memcpy"}) || sync_kind == "memcpy") {
-    return {"host-copy", {fix::kItemAccumulateTensor, "keep tensors on the GPU and copy to the host once at the end "
-                                                      "(or non_blocking=True into pinned memory)"}};
+    return {"sync/host-copy",
+            {fix::kItemAccumulateTensor,
+             "keep tensors on the GPU and copy to the host once at the end "
+             "(or non_blocking=True into pinned memory)"}};
   }
   if (containsAny(text, {"devicesynchronize", "cuda.synchronize", "stream.synchronize"}) || text == "synchronize") {
-    return {"synchronize", {"", "remove the explicit synchronize from the step; time with CUDA events if needed"}};
+    return {"sync/synchronize", {"", "remove the explicit synchronize from the step; time with CUDA events if needed"}};
   }
-  return {"other", {"", "find what reads GPU data on the host at this line (torch.cuda.set_sync_debug_mode('warn') "
-                        "names it) and keep it on the GPU"}};
+  return {"sync/other",
+          {"",
+           "find what reads GPU data on the host at this line (torch.cuda.set_sync_debug_mode('warn') "
+           "names it) and keep it on the GPU"}};
 }
 
 struct SyncSite {
-  std::string rule;
+  RuleId rule;
   std::string file;
   std::int64_t line = -1;
   std::string function;
@@ -131,7 +140,7 @@ Result<void> syncRules(const Context& context, std::vector<Finding>& out) {
     const Cause cause = classifySync(op, rows.kind);
     Location where = innermostUserLocation(store::parseStack(key.stack), context.code);
     if (!where.known()) where = {file_name->second, key.line, key.function};
-    Group& group = groups[{"sync/" + std::string(cause.id), where.file, where.line, where.function}];
+    Group& group = groups[{cause.rule, where.file, where.line, where.function}];
     group.count += rows.count;
     group.blocked_s += toSeconds(static_cast<double>(rows.nanos));
     group.fix = cause.fix;

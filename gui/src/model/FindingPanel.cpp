@@ -31,8 +31,9 @@ std::string experimentText(const store::FixExperiment& experiment) {
 
 }  // namespace
 
-std::string findingText(const store::Finding& finding, const std::vector<store::FixExperiment>& experiments) {
-  std::string text = fmt::format("{} [{}, {}]\n", finding.title, finding.rule, finding.severity);
+std::string findingText(const analyzer::Finding& finding, const std::vector<store::FixExperiment>& experiments) {
+  std::string text =
+      fmt::format("{} [{}, {}]\n", finding.title, finding.rule.text(), analyzer::severityName(finding.severity));
   const std::string location = sourceLocation(finding.file, finding.line);
   if (!location.empty()) {
     text += fmt::format("At {}{}\n", location, finding.function.empty() ? "" : fmt::format(" in {}()", finding.function));

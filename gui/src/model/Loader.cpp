@@ -64,10 +64,13 @@ Result<void> loadSmallTables(const store::Reader& reader, std::uint32_t store, N
                       loadAll<store::Compile>(reader, r.compiles, store, nullptr, span),
                       loadAll<store::GraphBreak>(reader, r.graph_breaks, store, nullptr, instant),
                       loadAll<store::Recompile>(reader, r.recompiles, store, nullptr, instant),
-                      loadAll<store::Finding>(reader, r.findings, store, nullptr),
                       loadAll<store::FixExperiment>(reader, r.fix_experiments, store, nullptr)}) {
     if (!loaded) return loaded;
   }
+  auto findings = analyzer::loadFindings(reader);
+  if (!findings) return findings.error();
+  r.findings.insert(r.findings.end(), std::make_move_iterator(findings->begin()),
+                    std::make_move_iterator(findings->end()));
   return {};
 }
 

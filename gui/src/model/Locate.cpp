@@ -93,14 +93,10 @@ std::optional<std::uint32_t> counterTrack(const Timeline& timeline, const nlohma
 
 }  // namespace
 
-FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding) {
-  return locateFinding(timeline, analyzer::findingFromRecord(finding));
-}
-
 FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding) {
   FindingLocation location;
   const nlohmann::json& evidence = finding.evidence;
-  if (finding.rule.starts_with("memory/") && evidence.is_object()) {
+  if (finding.rule.family() == "memory" && evidence.is_object()) {
     location.track = counterTrack(timeline, evidence);
     location.range = stepRange(timeline, evidence);
     if (location.range) return location;

@@ -114,20 +114,22 @@ std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
   return fields.take();
 }
 
-std::vector<Field> describe(const store::Finding& finding) {
+std::vector<Field> describe(const analyzer::Finding& finding) {
+  // The fields as the store holds them (analyzer::findingRecord): the panel names the store's columns.
+  const store::Finding row = analyzer::findingRecord(finding);
   Fields fields;
-  fields.add("table", "findings").source(finding.file, finding.line);
-  fields.add("rule", finding.rule).add("severity", finding.severity).add("title", finding.title);
-  fields.add("message", finding.message).add("file", finding.file).add("line", finding.line);
-  fields.add("function", finding.function).add("count", finding.count);
-  fields.add("impact_seconds", finding.impact_seconds).add("impact_fraction", finding.impact_fraction);
-  fields.add("evidence", finding.evidence).add("fix_id", finding.fix_id).add("fix_summary", finding.fix_summary);
-  fields.add("fix_kind", finding.fix_kind);
+  fields.add("table", "findings").source(row.file, row.line);
+  fields.add("rule", row.rule).add("severity", row.severity).add("title", row.title);
+  fields.add("message", row.message).add("file", row.file).add("line", row.line);
+  fields.add("function", row.function).add("count", row.count);
+  fields.add("impact_seconds", row.impact_seconds).add("impact_fraction", row.impact_fraction);
+  fields.add("evidence", row.evidence).add("fix_id", row.fix_id).add("fix_summary", row.fix_summary);
+  fields.add("fix_kind", row.fix_kind);
   return fields.take();
 }
 
-FindingsTable::FindingsTable(std::vector<store::Finding> findings) : findings_(std::move(findings)) {
-  std::stable_sort(findings_.begin(), findings_.end(), [](const store::Finding& a, const store::Finding& b) {
+FindingsTable::FindingsTable(std::vector<analyzer::Finding> findings) : findings_(std::move(findings)) {
+  std::stable_sort(findings_.begin(), findings_.end(), [](const analyzer::Finding& a, const analyzer::Finding& b) {
     return a.impact_seconds > b.impact_seconds;
   });
 }
@@ -145,10 +147,10 @@ std::string FindingsTable::header(int column) {
 
 std::string FindingsTable::cell(std::size_t row, int column) const {
   if (row >= findings_.size()) return {};
-  const store::Finding& finding = findings_[row];
+  const analyzer::Finding& finding = findings_[row];
   switch (column) {
-    case kSeverity: return finding.severity;
-    case kRule: return finding.rule;
+    case kSeverity: return std::string(analyzer::severityName(finding.severity));
+    case kRule: return std::string(finding.rule.text());
     case kTitle: return finding.title;
     case kLocation: return sourceLocation(baseName(finding.file), finding.line);
     case kImpact:

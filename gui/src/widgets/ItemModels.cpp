@@ -7,9 +7,12 @@ namespace torchscope::gui {
 
 namespace {
 
-QVariant severityColour(const std::string& severity) {
-  if (severity == "error") return QColor(190, 30, 30);
-  if (severity == "warning") return QColor(170, 110, 0);
+QVariant severityColour(analyzer::Severity severity) {
+  switch (severity) {
+    case analyzer::Severity::kError: return QColor(190, 30, 30);
+    case analyzer::Severity::kWarning: return QColor(170, 110, 0);
+    case analyzer::Severity::kInfo: break;
+  }
   return {};
 }
 
@@ -23,7 +26,7 @@ QString plainTooltip(const std::string& text) {
 
 FindingsModel::FindingsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void FindingsModel::setFindings(std::vector<store::Finding> findings) {
+void FindingsModel::setFindings(std::vector<analyzer::Finding> findings) {
   beginResetModel();
   table_ = FindingsTable(std::move(findings));
   endResetModel();

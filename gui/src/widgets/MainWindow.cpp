@@ -232,16 +232,14 @@ void MainWindow::open(const std::vector<std::string>& paths, const LoadLimits& l
     if (!analyse || stale()) return;
     // A store without findings (an imported trace, a run not yet advised) is analysed here, without
     // writing to it, once the timeline is on screen.
-    const auto analysis = analyzer::analyze(paths);
-    std::vector<store::Finding> rows;  // as the table shows a store's own findings
-    if (analysis) {
-      for (const auto& finding : analysis.value().findings) rows.push_back(analyzer::findingRecord(finding));
-    }
+    auto analysis = analyzer::analyze(paths);
+    std::vector<analyzer::Finding> findings;
+    if (analysis) findings = std::move(analysis.value().findings);
     QMetaObject::invokeMethod(
         this,
-        [this, generation, analysed_ok = analysis.ok(), rows = std::move(rows)]() mutable {
+        [this, generation, analysed_ok = analysis.ok(), findings = std::move(findings)]() mutable {
           if (generation != generation_.load()) return;
-          if (analysed_ok) applyFindings(std::move(rows));
+          if (analysed_ok) applyFindings(std::move(findings));
           emit analysed(analysed_ok);
         },
         Qt::QueuedConnection);
@@ -300,7 +298,7 @@ void MainWindow::showFlameGraph() {
   flame_summary_->setText(QString::fromStdString(flame_->panel().summary()));
 }
 
-void MainWindow::applyFindings(std::vector<store::Finding> findings) {
+void MainWindow::applyFindings(std::vector<analyzer::Finding> findings) {
   findings_->setFindings(std::move(findings));
   findings_table_->resizeColumnsToContents();
   showLoadStatus();
@@ -344,7 +342,7 @@ void MainWindow::refreshStatistics() {
   if (timeline_) stats_->setRange(*timeline_, view_->timeAxis().beginNs(), view_->timeAxis().endNs());
 }
 
-void MainWindow::showSource(const store::Finding& finding) { showSourceLine(finding.file, finding.line); }
+void MainWindow::showSource(const analyzer::Finding& finding) { showSourceLine(finding.file, finding.line); }
 
 void MainWindow::showSourceLine(const std::string& file, std::int64_t line_number) {
   std::vector<std::string> roots;
@@ -372,13 +370,13 @@ void MainWindow::showSourceLine(const std::string& file, std::int64_t line_numbe
 
 void MainWindow::showFinding(int row) {
   if (!timeline_ || row < 0 || static_cast<std::size_t>(row) >= findings_->table().rows()) return;
-  const store::Finding& finding = findings_->table().finding(static_cast<std::size_t>(row));
+  const analyzer::Finding& finding = findings_->table().finding(static_cast<std::size_t>(row));
   finding_text_->setPlainText(QString::fromStdString(findingText(finding, timeline_->records.fix_experiments)));
   showSource(finding);
   const FindingLocation location = locateFinding(*timeline_, finding);
   if (!location.slices.empty()) {
     statusBar()->showMessage(tr("%1: %2 occurrence(s) on the timeline, the first one selected")
-                                 .arg(QString::fromStdString(finding.rule))
+                                 .arg(QString::fromStdString(std::string(finding.rule.text())))
                                  .arg(location.slices.size()));
     view_->select(location.slices.front(), true);
     return;
@@ -388,9 +386,11 @@ void MainWindow::showFinding(int row) {
   if (location.track) view_->revealTrack(*location.track);
   if (location.range) {
     view_->zoomToRange(location.range->first, location.range->second);
-    statusBar()->showMessage(tr("%1: showing the time range of its evidence").arg(QString::fromStdString(finding.rule)));
+    statusBar()->showMessage(
+        tr("%1: showing the time range of its evidence").arg(QString::fromStdString(std::string(finding.rule.text()))));
   } else {
-    statusBar()->showMessage(tr("%1: no place on the timeline").arg(QString::fromStdString(finding.rule)));
+    statusBar()->showMessage(
+        tr("%1: no place on the timeline").arg(QString::fromStdString(std::string(finding.rule.text()))));
   }
 }
 

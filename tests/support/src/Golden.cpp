@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace torchscope::testing {
 
@@ -20,6 +21,19 @@ void expectMatchesGolden(const nlohmann::json& actual, const std::filesystem::pa
   const auto expected = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(expected.is_discarded()) << "invalid JSON in " << expected_file;
   EXPECT_EQ(actual.dump(2), expected.dump(2)) << expected_file << " no longer matches; review the change and update it";
+}
+
+void expectMatchesTextGolden(const std::string& actual, const std::filesystem::path& expected_file) {
+  if (std::getenv("TORCHSCOPE_UPDATE_GOLDEN") != nullptr) {
+    std::filesystem::create_directories(expected_file.parent_path());
+    std::ofstream(expected_file, std::ios::binary) << actual;
+    GTEST_SKIP() << "rewrote " << expected_file;
+  }
+  std::ifstream in(expected_file, std::ios::binary);
+  ASSERT_TRUE(in) << expected_file << " is missing (TORCHSCOPE_UPDATE_GOLDEN=1 writes it)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "differs from " << expected_file;
 }
 
 std::string testNameOf(std::string name) {

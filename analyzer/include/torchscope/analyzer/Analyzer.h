@@ -43,7 +43,7 @@ struct OverviewMark {
 // Where on the axis a finding's events happened: its rule's rows at its location (all of the rule's rows when
 // none is at that location), else the run's steady state. Findings are matched by rule, file, line and function.
 struct FindingPlace {
-  std::string rule;
+  RuleId rule;
   std::string file;
   std::int64_t line = -1;
   std::string function;

@@ -46,7 +46,7 @@ struct RankStepChange {
 // A merged finding (rule at a place, matched like problems: not by line) of one run only, or of both with another
 // count or other ranks.
 struct FindingChange {
-  std::string rule;
+  RuleId rule;
   std::string title;  // the new run's, else the baseline's
   std::string file;
   std::int64_t line = -1;
@@ -55,6 +55,10 @@ struct FindingChange {
   std::int64_t new_count = 0;
   std::vector<std::int64_t> base_ranks;  // the ranks that had it, when the run is a folder of ranks
   std::vector<std::int64_t> new_ranks;
+  // ranks/divergent-*: a rank compiles differently from the others.
+  [[nodiscard]] bool rankDivergence() const {
+    return rule == "ranks/divergent-recompile" || rule == "ranks/divergent-graph-break";
+  }
 };
 
 struct Comparison {

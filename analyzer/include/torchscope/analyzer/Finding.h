@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torchscope/analyzer/RuleTable.h"
 #include "torchscope/base/Result.h"
 #include "torchscope/store/Classify.h"
 #include "torchscope/store/Reader.h"
@@ -28,7 +29,7 @@ enum class Severity { kError, kWarning, kInfo };
 [[nodiscard]] std::optional<Severity> parseSeverity(std::string_view text);
 
 struct Finding {
-  std::string rule;  // an id of the rule table, "<family>/<cause>"
+  RuleId rule;  // an id of the rule table, "<family>/<cause>"
   Severity severity = Severity::kInfo;
   // recompile/*: the cause the classifier gave the recompiles (recompile/limit-hit: theirs); nullopt otherwise.
   std::optional<store::RecompileCauseKind> recompile_cause;

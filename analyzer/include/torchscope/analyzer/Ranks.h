@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/analyzer/RuleTable.h"
+
 namespace torchscope::analyzer {
 
 struct RankSummary {
@@ -43,7 +45,7 @@ struct Straggler {
 // A graph break or recompile that some ranks had and others did not (or had a different number of times),
 // counted from every rank's store rows, whatever it cost.
 struct Divergence {
-  std::string rule;  // the per-rank finding's rule, e.g. recompile/dynamic-shape
+  RuleId rule;  // the per-rank finding's rule, e.g. recompile/dynamic-shape
   std::string file;
   std::int64_t line = -1;
   std::string function;

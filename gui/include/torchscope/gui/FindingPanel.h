@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/analyzer/Finding.h"
 #include "torchscope/store/Records.h"
 
 namespace torchscope::gui {
 
 // Plain-text paragraphs: what happened, where, what to change, and what the fix measured.
-[[nodiscard]] std::string findingText(const store::Finding& finding,
+[[nodiscard]] std::string findingText(const analyzer::Finding& finding,
                                       const std::vector<store::FixExperiment>& experiments);
 
 struct SourceFile {

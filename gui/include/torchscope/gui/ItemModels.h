@@ -17,7 +17,7 @@ class FindingsModel : public QAbstractTableModel {
 
  public:
   explicit FindingsModel(QObject* parent = nullptr);
-  void setFindings(std::vector<store::Finding> findings);
+  void setFindings(std::vector<analyzer::Finding> findings);
   [[nodiscard]] const FindingsTable& table() const { return table_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;

@@ -80,13 +80,13 @@ class MainWindow : public QMainWindow {
 
  private:
   void applyTimeline(std::shared_ptr<const Timeline> timeline, double seconds);
-  void applyFindings(std::vector<store::Finding> findings);
+  void applyFindings(std::vector<analyzer::Finding> findings);
   // What was loaded, how fast, and what the view shows; again once findings of an analysis arrive.
   void showLoadStatus();
   void applyError(const std::string& message);
   void updateDetails();
   void runSearch();
-  void showSource(const store::Finding& finding);
+  void showSource(const analyzer::Finding& finding);
   // Shows `file` around `line_number` in the source pane (the findings' locator; the flame graph's user frames).
   void showSourceLine(const std::string& file, std::int64_t line_number);
 

@@ -23,21 +23,21 @@ struct Field {
 // (DetailSource::describe() reads the rest of a bulk row from the store).
 [[nodiscard]] std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref);
 // Every field of a finding.
-[[nodiscard]] std::vector<Field> describe(const store::Finding& finding);
+[[nodiscard]] std::vector<Field> describe(const analyzer::Finding& finding);
 
 // The findings panel: one row per finding, most impact first.
 class FindingsTable {
  public:
   enum Column { kSeverity, kRule, kTitle, kLocation, kImpact, kColumnCount };
 
-  explicit FindingsTable(std::vector<store::Finding> findings);
+  explicit FindingsTable(std::vector<analyzer::Finding> findings);
   [[nodiscard]] std::size_t rows() const { return findings_.size(); }
   [[nodiscard]] static std::string header(int column);
   [[nodiscard]] std::string cell(std::size_t row, int column) const;
-  [[nodiscard]] const store::Finding& finding(std::size_t row) const { return findings_[row]; }
+  [[nodiscard]] const analyzer::Finding& finding(std::size_t row) const { return findings_[row]; }
 
  private:
-  std::vector<store::Finding> findings_;
+  std::vector<analyzer::Finding> findings_;
 };
 
 }  // namespace torchscope::gui

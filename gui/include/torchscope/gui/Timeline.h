@@ -88,7 +88,7 @@ struct Records {
   std::vector<store::Compile> compiles;
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
-  std::vector<store::Finding> findings;
+  std::vector<analyzer::Finding> findings;  // analyzer::loadFindings: evidence parsed, rule and severity typed
   std::vector<store::FixExperiment> fix_experiments;
   // The store each row of the vector of the same name comes from.
   std::vector<std::uint32_t> process_stores;
@@ -168,8 +168,6 @@ struct FindingLocation {
   std::optional<std::uint32_t> track;  // a track to bring into view
 };
 [[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const analyzer::Finding& finding);
-// A finding row as the store holds it (its evidence parsed by analyzer::findingFromRecord).
-[[nodiscard]] FindingLocation locateFinding(const Timeline& timeline, const store::Finding& finding);
 
 // Reads the stores with store::Reader and arranges them; `cancelled` is polled between steps.
 // With `on_overview`, a large store (LoadLimits::overview_from_rows) is read twice: a first pass
