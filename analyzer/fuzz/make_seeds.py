@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the store_reader_fuzz seeds that are valid SQLite files with hostile content.
+r"""Writes the store_reader_fuzz seeds that are valid SQLite files with hostile content.
 
 A fuzzer that flips bytes rarely turns a store into another *valid* store, so the hostile-but-valid
 cases users can hand the reader are seeded here: extreme and overflowing times, start after end,
@@ -7,10 +7,13 @@ huge and invalid-UTF-8 text, NULLs and wrong types where the schema says NOT NUL
 hand-edited schema), dangling string ids, cycles in parent ids, a newer schema version and columns
 or tables this version does not know. Each file stays under the fuzzer's -max_len (96 KiB).
 
-Usage (BASE: a current-version store, e.g. what `torchscope import` writes from
-shared/corpus/torch_trace/comp_metrics.log and
-shared/corpus/kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz):
-    make_seeds.py BASE OUT_DIR
+The seeds take their schema from BASE, a store the real writer wrote, and name no table's full column list, so
+they follow the declared schema (store/include/torchscope/store/records/). They are kept in analyzer/fuzz/corpus
+under their names; FuzzSeeds.* (tests/store/FuzzSeedsTest.cpp) fail when the schema changed since they were made.
+Regenerate them then (BASE: a current-version store, here what `torchscope import` writes):
+    torchscope import shared/corpus/torch_trace/comp_metrics.log \
+        shared/corpus/kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz -o /tmp/base.db
+    make_seeds.py /tmp/base.db analyzer/fuzz/corpus
 """
 import shutil
 import sqlite3
@@ -42,17 +45,24 @@ def synthetic_value(name, kind, index):
     return f"{name}-{index}"
 
 
+def insert_row(db, table, index, values=None, verb="INSERT OR IGNORE"):
+    """A row of `table`: `values` by column name, every other column a synthetic value of its type, so that
+    the seeds follow whatever columns the store's schema has."""
+    values = values or {}
+    cols = [c for c in columns(db, table) if c[0] != "id"]
+    names = ", ".join(f'"{c[0]}"' for c in cols)
+    marks = ", ".join("?" for _ in cols)
+    row = [values[name] if name in values else synthetic_value(name, kind, index) for name, kind in cols]
+    db.execute(f'{verb} INTO "{table}" ({names}) VALUES ({marks})', row)
+
+
 def fill_empty_tables(db, rows=3):
     """Gives every table a few rows, so that every loader and rule has something to read."""
     for table in tables(db):
         if table == "run" or db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]:
             continue
-        cols = [c for c in columns(db, table) if c[0] != "id"]
-        names = ", ".join(f'"{c[0]}"' for c in cols)
-        marks = ", ".join("?" for _ in cols)
         for index in range(rows):
-            values = [synthetic_value(name, kind, index) for name, kind in cols]
-            db.execute(f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({marks})', values)
+            insert_row(db, table, index)
 
 
 def extreme_values(db):
@@ -71,9 +81,9 @@ def extreme_values(db):
                 db.execute(f'UPDATE "{table}" SET "{name}" = ?', (real_palette[position % len(real_palette)],))
     # Hostile ranks: a world of INT64_MAX ranks, and a rank outside the world it declares.
     db.execute("UPDATE processes SET rank = 0, world_size = ? WHERE pid = (SELECT min(pid) FROM processes)", (INT64_MAX,))
-    db.execute("INSERT OR REPLACE INTO processes (pid, parent_pid, name, command_line, rank, local_rank, world_size,"
-               " start_ns, end_ns) VALUES (?, -1, 'python', 'train.py', ?, 0, 2, ?, ?)",
-               (INT64_MIN + 1, INT64_MAX, INT64_MIN, INT64_MAX))
+    insert_row(db, "processes", 0, {"pid": INT64_MIN + 1, "parent_pid": -1, "name": "python", "command_line": "train.py",
+                                    "rank": INT64_MAX, "local_rank": 0, "world_size": 2, "start_ns": INT64_MIN,
+                                    "end_ns": INT64_MAX}, verb="INSERT OR REPLACE")
 
 
 def huge_strings(db, size):
@@ -113,9 +123,9 @@ def dangling_and_cycles(db):
     """Parent ids that form cycles, string ids that point nowhere, duplicate ranks."""
     db.execute("DELETE FROM processes")
     for pid, parent, rank in [(1, 2, 0), (2, 1, 0), (3, 3, 1), (0, -1, -1), (4, 4, INT64_MAX)]:
-        db.execute(
-            "INSERT INTO processes (pid, parent_pid, name, command_line, rank, local_rank, world_size, start_ns, end_ns)"
-            " VALUES (?, ?, 'python', 'train.py', ?, ?, 2, 100, 50)", (pid, parent, rank, rank))
+        insert_row(db, "processes", pid, {"pid": pid, "parent_pid": parent, "name": "python", "command_line": "train.py",
+                                          "rank": rank, "local_rank": rank, "world_size": 2, "start_ns": 100,
+                                          "end_ns": 50}, verb="INSERT")
     for table, column in [("kernels", "name_id"), ("api_calls", "name_id"), ("cpu_ops", "name_id"), ("syncs", "op_id")]:
         db.execute(f'UPDATE "{table}" SET "{column}" = 999999 WHERE rowid % 2 = 0')
     # Every compile the same frame, attempts looping back on each other.

@@ -203,7 +203,7 @@ store::Diagnostic diagnosticFor(const SkippedInput& skipped) {
 // Distinct files may name the same process id (pthread ids, pids reused across hosts).
 void keepPidsDistinct(ImportedTrace& trace, std::set<std::int64_t>& used) {
   std::set<std::int64_t> own;
-  for (const auto& process : trace.processes) own.insert(process.pid);
+  for (const auto& process : trace.rows<store::Process>()) own.insert(process.pid);
   for (std::int64_t pid : own) {
     if (used.count(pid) == 0) {
       used.insert(pid);
@@ -315,7 +315,7 @@ Result<ImportedTrace> parseInputs(const std::vector<ImportedFile>& files) {
     keepPidsDistinct(trace, used_pids);
     appendTrace(merged, std::move(trace));
   }
-  for (const auto& skipped : merged.skipped) merged.diagnostics.push_back(diagnosticFor(skipped));
+  for (const auto& skipped : merged.skipped) merged.add(diagnosticFor(skipped));
   return merged;
 }
 
@@ -379,7 +379,7 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
   if (std::any_of(report.files.begin(), report.files.end(), [&](const ImportedFile& f) { return f.format != report.files[0].format; })) {
     trace.run.source = "import:mixed";
   }
-  for (const auto& note : report.notes) trace.diagnostics.push_back({"import", "info", note, 1});
+  for (const auto& note : report.notes) trace.add(store::Diagnostic{"import", "info", note, 1});
 
   // The store is built under a temporary name and renamed over `store_path` only once complete: a failed
   // import leaves whatever was there before.
@@ -395,27 +395,10 @@ Result<ImportReport> importToStore(const std::vector<std::string>& paths, const 
   store::Writer& out = **writer;
   out.setRun(trace.run);
   std::int64_t records = 0;
-  const auto write_all = [&](auto& rows) {
+  trace.forEachTable([&](auto& rows) {
     for (auto& row : rows) out.add(std::move(row));
     records += static_cast<std::int64_t>(rows.size());
-  };
-  write_all(trace.attributes);
-  write_all(trace.processes);
-  write_all(trace.threads);
-  write_all(trace.devices);
-  write_all(trace.api_calls);
-  write_all(trace.kernels);
-  write_all(trace.memcpys);
-  write_all(trace.memsets);
-  write_all(trace.syncs);
-  write_all(trace.cpu_ops);
-  write_all(trace.compiles);
-  write_all(trace.graph_breaks);
-  write_all(trace.recompiles);
-  write_all(trace.steps);
-  write_all(trace.memory_samples);
-  write_all(trace.memory_events);
-  write_all(trace.diagnostics);
+  });
   const auto closed = out.close(trace.run.end_ns);
   const auto stats = out.stats();
   writer->reset();

@@ -154,9 +154,9 @@ class KinetoParser {
   }
 
   [[nodiscard]] std::size_t recordsKept() const {
-    return out_.kernels.size() + out_.memcpys.size() + out_.memsets.size() + out_.api_calls.size() +
-           sync_events_.size() + out_.cpu_ops.size() + out_.steps.size() + out_.memory_events.size() +
-           out_.memory_samples.size() + flow_targets_.size();
+    return out_.count<store::Kernel, store::Memcpy, store::Memset, store::ApiCall, store::CpuOp, store::Step,
+                      store::MemoryEvent, store::MemorySample>() +
+           sync_events_.size() + flow_targets_.size();
   }
 
   void handleEvent(const Json& event) {
@@ -217,7 +217,7 @@ class KinetoParser {
       readTriple(args, "block", kernel.block_x, kernel.block_y, kernel.block_z);
       kernel.registers_per_thread = getInt(args, "registers per thread");
       kernel.static_shared_bytes = getInt(args, "shared memory");  // Kineto reports one shared-memory figure
-      out_.kernels.push_back(std::move(kernel));
+      out_.add(std::move(kernel));
     } else if (category == "gpu_memcpy") {
       store::Memcpy copy;
       copy.pid = *pid;
@@ -228,7 +228,7 @@ class KinetoParser {
       copy.bytes = std::max<std::int64_t>(0, getInt(args, "bytes", 0));
       copy.correlation_id = correlation;
       readCopyName(name, copy);
-      out_.memcpys.push_back(std::move(copy));
+      out_.add(std::move(copy));
     } else if (category == "gpu_memset") {
       store::Memset memset;
       memset.pid = *pid;
@@ -240,7 +240,7 @@ class KinetoParser {
       const auto open = name.find('(');
       memset.memory_kind = open == std::string::npos ? "unknown" : lower(name.substr(open + 1, name.find(')', open) - open - 1));
       memset.correlation_id = correlation;
-      out_.memsets.push_back(std::move(memset));
+      out_.add(std::move(memset));
     } else if (category == "cuda_runtime" || category == "cuda_driver") {
       store::ApiCall call;
       call.pid = *pid;
@@ -252,7 +252,7 @@ class KinetoParser {
       call.cbid = getInt(args, "cbid");
       call.correlation_id = correlation;
       noteHost(*pid, *tid);
-      out_.api_calls.push_back(std::move(call));
+      out_.add(std::move(call));
     } else if (category == "cuda_sync") {
       store::Sync sync;
       sync.pid = *pid;
@@ -280,10 +280,10 @@ class KinetoParser {
       if (category == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
         const std::string digits = name.substr(13);
         if (!digits.empty() && digits.size() < 18 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          out_.steps.push_back({*pid, *tid, std::stoll(digits), *start, end, "import"});
+          out_.add(store::Step{*pid, *tid, std::stoll(digits), *start, end, "import"});
         }
       }
-      out_.cpu_ops.push_back(std::move(op));
+      out_.add(std::move(op));
     }
   }
 
@@ -312,12 +312,12 @@ class KinetoParser {
     record.total_reserved = getInt(*args, "Total Reserved");
     const std::string prefix = cuda ? "cuda." : "cpu.";
     if (record.total_allocated >= 0) {
-      out_.memory_samples.push_back({*pid, record.device, prefix + "allocated", *ts, -1, record.total_allocated});
+      out_.add(store::MemorySample{*pid, record.device, prefix + "allocated", *ts, -1, record.total_allocated});
     }
     if (record.total_reserved >= 0) {
-      out_.memory_samples.push_back({*pid, record.device, prefix + "reserved", *ts, -1, record.total_reserved});
+      out_.add(store::MemorySample{*pid, record.device, prefix + "reserved", *ts, -1, record.total_reserved});
     }
-    out_.memory_events.push_back(std::move(record));
+    out_.add(std::move(record));
   }
 
   static void readTriple(const Json& args, std::string_view key, std::int64_t& x, std::int64_t& y, std::int64_t& z) {
@@ -349,20 +349,20 @@ class KinetoParser {
       for (const auto& properties : *devices) {
         if (!properties.is_object()) continue;
         store::Device device;
-        device.device = getInt(properties, "id", static_cast<std::int64_t>(out_.devices.size()));
+        device.device = getInt(properties, "id", static_cast<std::int64_t>(out_.rows<store::Device>().size()));
         device.name = getString(properties, "name");
         device.compute_major = getInt(properties, "computeMajor");
         device.compute_minor = getInt(properties, "computeMinor");
         device.total_memory_bytes = getInt(properties, "totalGlobalMem");
         device.multiprocessor_count = getInt(properties, "numSms");
         device.properties = base::dumpJson(properties);
-        out_.devices.push_back(std::move(device));
+        out_.add(std::move(device));
       }
     }
     if (const Json* info = find(root, "distributedInfo"); info != nullptr && info->is_object()) {
       rank_ = getInt(*info, "rank");
       world_size_ = getInt(*info, "world_size");
-      out_.attributes.push_back({fmt::format("distributed.{}", name_), base::dumpJson(*info)});
+      out_.add(store::RunAttribute{fmt::format("distributed.{}", name_), base::dumpJson(*info)});
     }
     out_.run.cuda_version = cudaVersionText(getInt(root, "cuda_runtime_version"));
     out_.run.driver_version = cudaVersionText(getInt(root, "cuda_driver_version"));
@@ -379,21 +379,21 @@ class KinetoParser {
   }
 
   void finish() {
-    correlateByFlow(out_.kernels);
-    correlateByFlow(out_.memcpys);
-    correlateByFlow(out_.memsets);
+    correlateByFlow(out_.rows<store::Kernel>());
+    correlateByFlow(out_.rows<store::Memcpy>());
+    correlateByFlow(out_.rows<store::Memset>());
     // GPU work runs under pid = device; its host process is the one that issued the API call.
     std::unordered_map<std::int64_t, const store::ApiCall*> calls;
-    for (const auto& call : out_.api_calls) {
+    for (const auto& call : out_.rows<store::ApiCall>()) {
       if (call.correlation_id >= 0) calls.emplace(call.correlation_id, &call);
     }
     const auto host_of = [&](std::int64_t correlation, std::int64_t fallback) {
       auto it = calls.find(correlation);
       return it != calls.end() ? it->second->pid : (main_pid_ >= 0 ? main_pid_ : fallback);
     };
-    for (auto& kernel : out_.kernels) kernel.pid = host_of(kernel.correlation_id, kernel.pid);
-    for (auto& memset : out_.memsets) memset.pid = host_of(memset.correlation_id, memset.pid);
-    for (auto& copy : out_.memcpys) {
+    for (auto& kernel : out_.rows<store::Kernel>()) kernel.pid = host_of(kernel.correlation_id, kernel.pid);
+    for (auto& memset : out_.rows<store::Memset>()) memset.pid = host_of(memset.correlation_id, memset.pid);
+    for (auto& copy : out_.rows<store::Memcpy>()) {
       copy.pid = host_of(copy.correlation_id, copy.pid);
       if (auto it = calls.find(copy.correlation_id); it != calls.end()) copy.async = it->second->name.find("Async") != std::string::npos;
     }
@@ -407,14 +407,14 @@ class KinetoParser {
           sync.pid = main_pid_;
           sync.tid = main_pid_;
         }
-        out_.syncs.push_back(std::move(sync));
+        out_.add(std::move(sync));
       }
     } else {
-      for (const auto& call : out_.api_calls) {
+      for (const auto& call : out_.rows<store::ApiCall>()) {
         const std::string kind = blockingCallKind(call.name);
         if (kind.empty()) continue;
-        out_.syncs.push_back({call.pid, call.tid, call.start_ns, call.end_ns, kind, "import", call.name, -1,
-                              call.correlation_id, "", -1, "", "[]"});
+        out_.add(store::Sync{call.pid, call.tid, call.start_ns, call.end_ns, kind, "import", call.name, -1,
+                             call.correlation_id, "", -1, "", "[]"});
       }
     }
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> process_spans;
@@ -422,8 +422,8 @@ class KinetoParser {
       auto [it, inserted] = process_spans.try_emplace(pid, start, end);
       if (!inserted) it->second = {std::min(it->second.first, start), std::max(it->second.second, end)};
     };
-    for (const auto& op : out_.cpu_ops) widen(op.pid, op.start_ns, op.end_ns);
-    for (const auto& call : out_.api_calls) widen(call.pid, call.start_ns, call.end_ns);
+    for (const auto& op : out_.rows<store::CpuOp>()) widen(op.pid, op.start_ns, op.end_ns);
+    for (const auto& call : out_.rows<store::ApiCall>()) widen(call.pid, call.start_ns, call.end_ns);
     for (const auto& [pid, span] : process_spans) {
       store::Process process;
       process.pid = pid;
@@ -432,18 +432,18 @@ class KinetoParser {
       process.world_size = world_size_;
       process.start_ns = span.first;
       process.end_ns = span.second;
-      out_.processes.push_back(std::move(process));
+      out_.add(std::move(process));
     }
     for (const auto& [pid, tid] : host_threads_) {
       auto it = thread_names_.find({pid, tid});
-      out_.threads.push_back({pid, tid, it != thread_names_.end() ? it->second : ""});
+      out_.add(store::Thread{pid, tid, it != thread_names_.end() ? it->second : ""});
     }
     std::set<std::int64_t> known_devices;
-    for (const auto& device : out_.devices) known_devices.insert(device.device);
-    for (const auto& kernel : out_.kernels) {
-      if (known_devices.insert(kernel.device).second) out_.devices.push_back({kernel.device, "", -1, -1, -1, -1, "{}"});
+    for (const auto& device : out_.rows<store::Device>()) known_devices.insert(device.device);
+    for (const auto& kernel : out_.rows<store::Kernel>()) {
+      if (known_devices.insert(kernel.device).second) out_.add(store::Device{kernel.device, "", -1, -1, -1, -1, "{}"});
     }
-    if (!out_.devices.empty()) out_.run.gpu_name = out_.devices.front().name;
+    if (const auto& devices = out_.rows<store::Device>(); !devices.empty()) out_.run.gpu_name = devices.front().name;
     out_.run.source = "import:kineto";
     shiftTimes(out_, base_ns_);
   }

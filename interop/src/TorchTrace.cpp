@@ -209,10 +209,9 @@ class TorchTraceParser {
           static_cast<double>(base::saturatingSub(unix_ns, naiveNanos(best, entry->prefix))) / kQuarterHour;
       offset_ns_ = static_cast<std::int64_t>(std::llround(quarters)) * kQuarterHour;
     } else {
-      out_.diagnostics.push_back({"import", "info",
-                                  fmt::format("{}: no absolute timestamps in the log; glog times taken as UTC in {}",
-                                              source_.name, year_),
-                                  1});
+      out_.add(store::Diagnostic{
+          "import", "info",
+          fmt::format("{}: no absolute timestamps in the log; glog times taken as UTC in {}", source_.name, year_), 1});
     }
     // A log that runs over New Year: the month goes backwards.
     std::int64_t year = year_;
@@ -334,7 +333,7 @@ class TorchTraceParser {
     compile.restart_reasons = base::dumpJson(reasons);
     if (torch_version_.empty()) torch_version_ = getString(metrics, "pytorch_version");
     for (std::size_t index : pending.recompiles) {
-      auto& recompile = out_.recompiles[index];
+      auto& recompile = out_.rows<store::Recompile>()[index];
       recompile.co_name = compile.co_name;
       recompile.co_filename = compile.co_filename;
       recompile.co_firstlineno = compile.co_firstlineno;
@@ -342,7 +341,7 @@ class TorchTraceParser {
     }
     addCudagraphs(compile, metrics);
     pending_.erase({compile.frame_id, compile.frame_compile_id});
-    out_.compiles.push_back(std::move(compile));
+    out_.add(std::move(compile));
   }
 
   // A compile whose CUDA graphs Inductor skipped: a `cudagraphs` cpu_ops row with Inductor's reason
@@ -351,8 +350,7 @@ class TorchTraceParser {
     const std::string reason = getString(metrics, "cudagraph_skip_reason");
     if (reason.empty()) return;
     Json args = {{"frame_id", compile.frame_id}, {"frame_compile_id", compile.frame_compile_id}, {"reason", reason}};
-    out_.cpu_ops.push_back(
-        store::CpuOp{pid_, 0, compile.end_ns, compile.end_ns, "skipped", "cudagraphs", -1, base::dumpJson(args)});
+    out_.add(store::CpuOp{pid_, 0, compile.end_ns, compile.end_ns, "skipped", "cudagraphs", -1, base::dumpJson(args)});
   }
 
   void addGraphBreak(const Entry& entry) {
@@ -366,7 +364,7 @@ class TorchTraceParser {
     graph_break.stack = "[]";
     parseGraphBreakText(entry.payload, graph_break);
     ++graph_break_artifacts_;
-    out_.graph_breaks.push_back(std::move(graph_break));
+    out_.add(std::move(graph_break));
   }
 
   void addRecompile(const Entry& entry) {
@@ -399,15 +397,16 @@ class TorchTraceParser {
     recompile.cause_detail = std::move(cause.detail);
     recompile.stack = "[]";
     recompile.limit_hit = store::isRecompileLimitHit(joined);
-    pending_[{recompile.frame_id, recompile.frame_compile_id}].recompiles.push_back(out_.recompiles.size());
-    out_.recompiles.push_back(std::move(recompile));
+    pending_[{recompile.frame_id, recompile.frame_compile_id}].recompiles.push_back(
+        out_.rows<store::Recompile>().size());
+    out_.add(std::move(recompile));
   }
 
   void finish() {
     // Logs from before the graph-break artifact existed record breaks only as restart reasons.
     if (graph_break_artifacts_ == 0) {
-      for (std::size_t i = first_compile_; i < out_.compiles.size(); ++i) {
-        const auto& compile = out_.compiles[i];
+      for (std::size_t i = first_compile_; i < out_.rows<store::Compile>().size(); ++i) {
+        const auto& compile = out_.rows<store::Compile>()[i];
         const Json reasons = base::parseJson(compile.restart_reasons);
         if (!reasons.is_array()) continue;
         for (const auto& reason : reasons) {
@@ -422,7 +421,7 @@ class TorchTraceParser {
           graph_break.user_stack = "[]";
           graph_break.stack = "[]";
           graph_break.function = compile.co_name;
-          out_.graph_breaks.push_back(std::move(graph_break));
+          out_.add(std::move(graph_break));
         }
       }
     }
@@ -432,12 +431,12 @@ class TorchTraceParser {
     process.name = process.rank >= 0 ? fmt::format("rank {}", process.rank) : source_.name;
     process.start_ns = first_ns_;
     process.end_ns = last_ns_;
-    out_.processes.push_back(process);
+    out_.add(process);
     if (out_.run.source.empty()) out_.run.source = "import:torch_trace";
     if (out_.run.torch_version.empty()) out_.run.torch_version = torch_version_;
     if (cache_hits_ + cache_misses_ > 0) {
-      out_.attributes.push_back({fmt::format("fx_graph_cache.{}", source_.name),
-                                 fmt::format("{} hits, {} misses", cache_hits_, cache_misses_)});
+      out_.add(store::RunAttribute{fmt::format("fx_graph_cache.{}", source_.name),
+                                   fmt::format("{} hits, {} misses", cache_hits_, cache_misses_)});
     }
   }
 
@@ -447,7 +446,7 @@ class TorchTraceParser {
   std::map<std::int64_t, std::string> strings_;
   std::map<CompileKey, PendingCompile> pending_;
   std::map<std::int64_t, std::vector<store::RecompileCause>> recompile_causes_;  // per frame id, in order
-  std::size_t first_compile_ = out_.compiles.size();
+  std::size_t first_compile_ = out_.rows<store::Compile>().size();
   std::int64_t year_ = 1970;
   std::int64_t offset_ns_ = 0;
   std::int64_t pid_ = 0;

@@ -31,9 +31,9 @@ TEST(TorchTraceImport, CorruptedLineIsSkippedCountedAndReported) {
   EXPECT_EQ(clean.malformed(), 0);
   ASSERT_EQ(corrupted.malformed(), 1);
   EXPECT_EQ(corrupted.skipped.at(0).file, "simple_corrupted_json.log");
-  EXPECT_EQ(corrupted.compiles.size(), clean.compiles.size());
+  EXPECT_EQ(corrupted.rows<store::Compile>().size(), clean.rows<store::Compile>().size());
   bool reported = false;
-  for (const auto& diagnostic : corrupted.diagnostics) {
+  for (const auto& diagnostic : corrupted.rows<store::Diagnostic>()) {
     reported |= diagnostic.severity == "warning" && diagnostic.count == 1 &&
                 diagnostic.message.find("malformed") != std::string::npos;
   }
@@ -48,13 +48,14 @@ TEST(TorchTraceImport, EveryCorpusLogHasNoMalformedLinesButTheCorruptedOne) {
 
 TEST(TorchTraceImport, RanksBecomeProcesses) {
   const ImportedTrace trace = parseFiles({corpus("torch_trace/multi_rank_logs")});
-  ASSERT_EQ(trace.processes.size(), 4U);
-  for (std::size_t rank = 0; rank < 4; ++rank) EXPECT_EQ(trace.processes[rank].rank, static_cast<std::int64_t>(rank));
+  ASSERT_EQ(trace.rows<store::Process>().size(), 4U);
+  for (std::size_t rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(trace.rows<store::Process>()[rank].rank, static_cast<std::int64_t>(rank));
   std::map<std::int64_t, int> recompiles_per_pid;
-  for (const auto& recompile : trace.recompiles) ++recompiles_per_pid[recompile.pid];
-  EXPECT_EQ(recompiles_per_pid[trace.processes[1].pid], 14);
-  EXPECT_EQ(recompiles_per_pid[trace.processes[3].pid], 6);
-  for (const auto& recompile : trace.recompiles) {
+  for (const auto& recompile : trace.rows<store::Recompile>()) ++recompiles_per_pid[recompile.pid];
+  EXPECT_EQ(recompiles_per_pid[trace.rows<store::Process>()[1].pid], 14);
+  EXPECT_EQ(recompiles_per_pid[trace.rows<store::Process>()[3].pid], 6);
+  for (const auto& recompile : trace.rows<store::Recompile>()) {
     EXPECT_EQ(recompile.cause, "dynamic-shape");
     EXPECT_FALSE(recompile.co_name.empty());
   }
@@ -63,39 +64,40 @@ TEST(TorchTraceImport, RanksBecomeProcesses) {
 TEST(TorchTraceImport, GlogTimesMapOntoUnixTime) {
   // comp_metrics.log: "V0403 07:28:48.052" (US Pacific) with start_time 1712154528.0523684.
   const ImportedTrace trace = parseFiles({corpus("torch_trace/comp_metrics.log")});
-  ASSERT_EQ(trace.compiles.size(), 3U);
-  EXPECT_NEAR(static_cast<double>(trace.compiles[0].start_ns), 1'712'154'528'052'368'400.0, 1000.0);
-  for (const auto& process : trace.processes) {
+  ASSERT_EQ(trace.rows<store::Compile>().size(), 3U);
+  EXPECT_NEAR(static_cast<double>(trace.rows<store::Compile>()[0].start_ns), 1'712'154'528'052'368'400.0, 1000.0);
+  for (const auto& process : trace.rows<store::Process>()) {
     EXPECT_GE(process.start_ns, 1'712'154'528'051'000'000);
     EXPECT_LE(process.start_ns, 1'712'154'528'053'000'000);
   }
   // Old field names: entire_frame_compile_time_s is the whole duration.
-  EXPECT_EQ(trace.compiles[0].end_ns - trace.compiles[0].start_ns, 12'439'489);
-  EXPECT_EQ(trace.compiles[0].attempt, 1);
-  EXPECT_EQ(trace.graph_breaks.size(), 2U);  // from restart_reasons: this log predates the graph-break artifact
+  EXPECT_EQ(trace.rows<store::Compile>()[0].end_ns - trace.rows<store::Compile>()[0].start_ns, 12'439'489);
+  EXPECT_EQ(trace.rows<store::Compile>()[0].attempt, 1);
+  EXPECT_EQ(trace.rows<store::GraphBreak>().size(),
+            2U);  // from restart_reasons: this log predates the graph-break artifact
 }
 
 TEST(TorchTraceImport, FailureKeepsTypeAndReason) {
   const ImportedTrace trace = parseFiles({corpus("torch_trace/comp_failure.log")});
-  ASSERT_EQ(trace.compiles.size(), 1U);
-  EXPECT_EQ(trace.compiles[0].status, "failed");
-  EXPECT_EQ(trace.compiles[0].fail_type, "BackendCompilerFailed");
-  EXPECT_NE(trace.compiles[0].fail_reason.find("broken backend"), std::string::npos);
-  EXPECT_GT(trace.compiles[0].dynamo_ns, 0);
+  ASSERT_EQ(trace.rows<store::Compile>().size(), 1U);
+  EXPECT_EQ(trace.rows<store::Compile>()[0].status, "failed");
+  EXPECT_EQ(trace.rows<store::Compile>()[0].fail_type, "BackendCompilerFailed");
+  EXPECT_NE(trace.rows<store::Compile>()[0].fail_reason.find("broken backend"), std::string::npos);
+  EXPECT_GT(trace.rows<store::Compile>()[0].dynamo_ns, 0);
 }
 
 TEST(TorchTraceImport, GraphBreakArtifactsNameTheUserLine) {
   const ImportedTrace trace = parseFiles({testing::testData("graph_breaks.log.gz")});
-  ASSERT_FALSE(trace.graph_breaks.empty());
-  const auto& first = trace.graph_breaks.front();
+  ASSERT_FALSE(trace.rows<store::GraphBreak>().empty());
+  const auto& first = trace.rows<store::GraphBreak>().front();
   EXPECT_EQ(first.file, "/tmp/tt/gb.py");
   EXPECT_EQ(first.line, 4);
   EXPECT_EQ(first.function, "fn");
   EXPECT_EQ(first.break_type, "Data-dependent branching");
   EXPECT_NE(first.hints.find("torch.cond"), std::string::npos);
   EXPECT_NE(first.user_stack.find("gb.py"), std::string::npos);
-  ASSERT_FALSE(trace.recompiles.empty());
-  EXPECT_EQ(trace.recompiles.front().cause, "dynamic-shape");
+  ASSERT_FALSE(trace.rows<store::Recompile>().empty());
+  EXPECT_EQ(trace.rows<store::Recompile>().front().cause, "dynamic-shape");
 }
 
 TEST(GraphBreakText, ReadsTheRenderedMessage) {
@@ -130,40 +132,40 @@ TEST(TorchTraceImport, LogWithoutAbsoluteTimesSaysWhatItAssumed) {
       "V0102 03:04:06.000000 77 torch/_dynamo/utils.py:1] {\"compilation_metrics\": {\"co_name\": \"f\"}, \"frame_id\": 0, "
       "\"frame_compile_id\": 0, \"attempt\": 0}\n";
   ASSERT_TRUE(parseTorchTrace(log, {"tiny.log", 5, 2020}, trace).ok());
-  ASSERT_EQ(trace.compiles.size(), 1U);
+  ASSERT_EQ(trace.rows<store::Compile>().size(), 1U);
   // 2020-01-02T03:04:05.000006Z, taken as UTC
-  EXPECT_EQ(trace.compiles[0].start_ns, 1'577'934'245'000'006'000);
-  EXPECT_EQ(trace.compiles[0].end_ns, 1'577'934'246'000'000'000);
-  EXPECT_EQ(trace.processes.at(0).rank, 5);
+  EXPECT_EQ(trace.rows<store::Compile>()[0].start_ns, 1'577'934'245'000'006'000);
+  EXPECT_EQ(trace.rows<store::Compile>()[0].end_ns, 1'577'934'246'000'000'000);
+  EXPECT_EQ(trace.rows<store::Process>().at(0).rank, 5);
   EXPECT_EQ(trace.malformed(), 1);
-  ASSERT_FALSE(trace.diagnostics.empty());
-  EXPECT_NE(trace.diagnostics[0].message.find("UTC"), std::string::npos);
+  ASSERT_FALSE(trace.rows<store::Diagnostic>().empty());
+  EXPECT_NE(trace.rows<store::Diagnostic>()[0].message.find("UTC"), std::string::npos);
 }
 
 TEST(KinetoImport, CpuOnlyTraceHasNoGpuWork) {
   const ImportedTrace trace = parseFiles({corpus("kineto/cpu_only_rank34.json.gz")});
-  EXPECT_TRUE(trace.kernels.empty());
-  EXPECT_TRUE(trace.memcpys.empty());
-  EXPECT_FALSE(trace.cpu_ops.empty());
+  EXPECT_TRUE(trace.rows<store::Kernel>().empty());
+  EXPECT_TRUE(trace.rows<store::Memcpy>().empty());
+  EXPECT_FALSE(trace.rows<store::CpuOp>().empty());
   EXPECT_EQ(trace.malformed(), 0);
-  ASSERT_FALSE(trace.processes.empty());
-  EXPECT_EQ(trace.processes[0].rank, 34);
-  EXPECT_EQ(trace.processes[0].world_size, 300);
+  ASSERT_FALSE(trace.rows<store::Process>().empty());
+  EXPECT_EQ(trace.rows<store::Process>()[0].rank, 34);
+  EXPECT_EQ(trace.rows<store::Process>()[0].world_size, 300);
 }
 
 TEST(KinetoImport, CopiesSyncsAndCorrelation) {
   const ImportedTrace trace = parseFiles({corpus("kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz")});
-  ASSERT_EQ(trace.memcpys.size(), 1U);
-  EXPECT_EQ(trace.memcpys[0].copy_kind, "DtoH");
-  EXPECT_EQ(trace.memcpys[0].dst_kind, "pageable");
-  EXPECT_TRUE(trace.memcpys[0].pageable);
-  ASSERT_EQ(trace.syncs.size(), 4U);
-  for (const auto& sync : trace.syncs) EXPECT_EQ(sync.pid, 948300) << sync.op;
-  for (const auto& kernel : trace.kernels) EXPECT_EQ(kernel.pid, 948300);
-  ASSERT_EQ(trace.steps.size(), 1U);
-  EXPECT_EQ(trace.steps[0].index, 100);
-  ASSERT_FALSE(trace.devices.empty());
-  EXPECT_EQ(trace.devices[0].compute_major, 8);
+  ASSERT_EQ(trace.rows<store::Memcpy>().size(), 1U);
+  EXPECT_EQ(trace.rows<store::Memcpy>()[0].copy_kind, "DtoH");
+  EXPECT_EQ(trace.rows<store::Memcpy>()[0].dst_kind, "pageable");
+  EXPECT_TRUE(trace.rows<store::Memcpy>()[0].pageable);
+  ASSERT_EQ(trace.rows<store::Sync>().size(), 4U);
+  for (const auto& sync : trace.rows<store::Sync>()) EXPECT_EQ(sync.pid, 948300) << sync.op;
+  for (const auto& kernel : trace.rows<store::Kernel>()) EXPECT_EQ(kernel.pid, 948300);
+  ASSERT_EQ(trace.rows<store::Step>().size(), 1U);
+  EXPECT_EQ(trace.rows<store::Step>()[0].index, 100);
+  ASSERT_FALSE(trace.rows<store::Device>().empty());
+  EXPECT_EQ(trace.rows<store::Device>()[0].compute_major, 8);
 }
 
 TEST(KinetoImport, BaseTimeAndFractionalMicroseconds) {
@@ -176,10 +178,10 @@ TEST(KinetoImport, BaseTimeAndFractionalMicroseconds) {
     17
   ]})";
   ASSERT_TRUE(parseKineto(text, "inline", trace).ok());
-  ASSERT_EQ(trace.kernels.size(), 1U);
-  EXPECT_EQ(trace.kernels[0].start_ns, 1'000'000'001'500);
-  EXPECT_EQ(trace.kernels[0].end_ns, 1'000'000'003'750);
-  EXPECT_EQ(trace.kernels[0].pid, 42);
+  ASSERT_EQ(trace.rows<store::Kernel>().size(), 1U);
+  EXPECT_EQ(trace.rows<store::Kernel>()[0].start_ns, 1'000'000'001'500);
+  EXPECT_EQ(trace.rows<store::Kernel>()[0].end_ns, 1'000'000'003'750);
+  EXPECT_EQ(trace.rows<store::Kernel>()[0].pid, 42);
   EXPECT_EQ(trace.malformed(), 2);
 }
 
@@ -198,24 +200,24 @@ TEST(KinetoImport, MemoryEventsBecomeAllocationsAndCounterSeries) {
     {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 5, "ts": "late"}
   ]})";
   ASSERT_TRUE(parseKineto(text, "inline", trace).ok());
-  ASSERT_EQ(trace.memory_events.size(), 3U);
-  EXPECT_EQ(trace.memory_events[0].operation, "alloc");
-  EXPECT_EQ(trace.memory_events[0].device, -1);
-  EXPECT_EQ(trace.memory_events[0].memory_kind, "cpu");
-  EXPECT_EQ(trace.memory_events[0].address, 4096);
-  EXPECT_EQ(trace.memory_events[0].ts_ns, 10'000);
-  EXPECT_EQ(trace.memory_events[1].device, 2);
-  EXPECT_EQ(trace.memory_events[1].memory_kind, "device");
-  EXPECT_EQ(trace.memory_events[1].total_reserved, 8192);
-  EXPECT_EQ(trace.memory_events[2].operation, "free");
-  EXPECT_EQ(trace.memory_events[2].bytes, 1024);
-  ASSERT_EQ(trace.memory_samples.size(), 6U);
-  EXPECT_EQ(trace.memory_samples[0].series, "cpu.allocated");
-  EXPECT_EQ(trace.memory_samples[1].series, "cpu.reserved");
-  EXPECT_EQ(trace.memory_samples[2].series, "cuda.allocated");
-  EXPECT_EQ(trace.memory_samples[2].device, 2);
-  EXPECT_EQ(trace.memory_samples[4].value, 0);
-  EXPECT_EQ(trace.memory_samples[4].step, -1);
+  ASSERT_EQ(trace.rows<store::MemoryEvent>().size(), 3U);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[0].operation, "alloc");
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[0].device, -1);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[0].memory_kind, "cpu");
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[0].address, 4096);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[0].ts_ns, 10'000);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[1].device, 2);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[1].memory_kind, "device");
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[1].total_reserved, 8192);
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[2].operation, "free");
+  EXPECT_EQ(trace.rows<store::MemoryEvent>()[2].bytes, 1024);
+  ASSERT_EQ(trace.rows<store::MemorySample>().size(), 6U);
+  EXPECT_EQ(trace.rows<store::MemorySample>()[0].series, "cpu.allocated");
+  EXPECT_EQ(trace.rows<store::MemorySample>()[1].series, "cpu.reserved");
+  EXPECT_EQ(trace.rows<store::MemorySample>()[2].series, "cuda.allocated");
+  EXPECT_EQ(trace.rows<store::MemorySample>()[2].device, 2);
+  EXPECT_EQ(trace.rows<store::MemorySample>()[4].value, 0);
+  EXPECT_EQ(trace.rows<store::MemorySample>()[4].step, -1);
   EXPECT_EQ(trace.malformed(), 1);
 }
 
@@ -225,7 +227,7 @@ TEST(KinetoImport, TruncatedDocumentKeepsWhatCameBefore) {
     {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
     {"ph": "X", "cat": "cpu_op", "name": "aten::mu)";
   ASSERT_TRUE(parseKineto(text, "cut", trace).ok());
-  EXPECT_EQ(trace.cpu_ops.size(), 1U);
+  EXPECT_EQ(trace.rows<store::CpuOp>().size(), 1U);
   EXPECT_EQ(trace.malformed(), 1);
 }
 

@@ -1,8 +1,11 @@
 // The store's tables are declared once, in Records.h: these tests fail when the SQL a store is made with, the views
-// or docs/FORMAT.md's column tables disagree with the declarations, and show that a column declared twice or a
-// struct member without a column is caught.
+// or docs/FORMAT.md (a section and a column table per table, no section for a table that does not exist, the schema
+// version) disagree with the declarations, and show that a column declared twice or a struct member without a
+// column is caught.
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -153,14 +156,22 @@ std::string readFormatDoc() {
   return text.str();
 }
 
-// The rows of the column table under "### `table`": (name, type) in order.
-std::vector<std::pair<std::string, std::string>> documentedColumns(const std::string& doc, const std::string& table) {
+// The text of the section headed "### `table`", up to the next heading (of any level); empty when there is
+// none.
+std::string sectionOf(const std::string& doc, const std::string& table) {
+  const std::string heading = "\n### `" + table + "`\n";
+  const auto start = doc.find(heading);
+  if (start == std::string::npos) return {};
+  const auto end = doc.find("\n#", start + heading.size());
+  return doc.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The rows of the column table in a table's section: (name, type) in order.
+std::vector<std::pair<std::string, std::string>> documentedColumns(const std::string& section) {
   std::vector<std::pair<std::string, std::string>> columns;
-  const auto section = doc.find("\n### `" + table + "`\n");
-  if (section == std::string::npos) return columns;
-  const auto header = doc.find("| column | type | meaning |", section);
+  const auto header = section.find("| column | type | meaning |");
   if (header == std::string::npos) return columns;
-  std::istringstream lines(doc.substr(header));
+  std::istringstream lines(section.substr(header));
   std::string line;
   std::getline(lines, line);  // header
   std::getline(lines, line);  // |---|
@@ -173,15 +184,37 @@ std::vector<std::pair<std::string, std::string>> documentedColumns(const std::st
   return columns;
 }
 
+// docs/FORMAT.md has a section for every table, whose column table lists the table's columns in order with their
+// types.
 TEST_F(SchemaDeclaration, FormatDocListsEachTablesColumnsInOrderWithTheirTypes) {
   const std::string doc = readFormatDoc();
   ASSERT_FALSE(doc.empty()) << "docs/FORMAT.md is missing";
   for (std::string_view table_name : tableNames()) {
     const std::string table(table_name);
+    const std::string section = sectionOf(doc, table);
+    EXPECT_FALSE(section.empty()) << "table `" << table << "` has no '### `" << table << "`' section in docs/FORMAT.md";
     std::vector<std::pair<std::string, std::string>> stored;
     for (const auto& column : storedColumns(table)) stored.emplace_back(column.name, column.type);
-    EXPECT_EQ(documentedColumns(doc, table), stored) << "docs/FORMAT.md's column table of `" << table << "`";
+    EXPECT_FALSE(stored.empty()) << table;
+    EXPECT_EQ(documentedColumns(section), stored) << "docs/FORMAT.md's column table of `" << table << "`";
   }
+}
+
+// ... and no section for a table the store does not have (views, `<table>_v`, are documented beside their tables).
+TEST(FormatDoc, DocumentsNoTableThatDoesNotExist) {
+  const std::string doc = readFormatDoc();
+  std::set<std::string> tables;
+  for (auto name : tableNames()) tables.emplace(name);
+  const std::regex heading("\n### `([a-z_]+)`");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), heading); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name.size() > 2 && name.substr(name.size() - 2) == "_v") continue;  // views
+    EXPECT_TRUE(tables.count(name)) << "docs/FORMAT.md documents `" << name << "`, which the schema does not have";
+  }
+}
+
+TEST(FormatDoc, StatesTheSchemaVersion) {
+  EXPECT_NE(readFormatDoc().find("Schema version: " + std::to_string(kSchemaVersion)), std::string::npos);
 }
 
 TEST_F(SchemaDeclaration, IndexesAreOnDeclaredColumns) {

@@ -12,6 +12,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "torchscope/base/Result.h"
@@ -34,30 +36,55 @@ struct SkippedInput {
   std::string first;      // where the first one was and why, for the summary
 };
 
+// The rows a trace holds for each table of the store: one vector per record type of store::RowRecords.
+template <class Records>
+struct RowsOf;
+template <class... Ts>
+struct RowsOf<std::tuple<Ts...>> {
+  using type = std::tuple<std::vector<Ts>...>;
+};
+
+// A trace holds rows of every table the store declares (store::RowRecords), so that a new table or column
+// needs nothing here: a parser adds a row with `trace.add(kernel)` and reads them back with
+// `trace.rows<store::Kernel>()`.
 struct ImportedTrace {
   store::RunInfo run;
-  std::vector<store::RunAttribute> attributes;
-  std::vector<store::Process> processes;
-  std::vector<store::Thread> threads;
-  std::vector<store::Device> devices;
-  std::vector<store::ApiCall> api_calls;
-  std::vector<store::Kernel> kernels;
-  std::vector<store::Memcpy> memcpys;
-  std::vector<store::Memset> memsets;
-  std::vector<store::Sync> syncs;
-  std::vector<store::CpuOp> cpu_ops;
-  std::vector<store::Compile> compiles;
-  std::vector<store::GraphBreak> graph_breaks;
-  std::vector<store::Recompile> recompiles;
-  std::vector<store::Step> steps;
-  std::vector<store::MemorySample> memory_samples;
-  std::vector<store::MemoryEvent> memory_events;
-  std::vector<store::Diagnostic> diagnostics;
   std::vector<SkippedInput> skipped;
 
+  template <store::RowRecord T>
+  [[nodiscard]] std::vector<T>& rows() {
+    return std::get<std::vector<T>>(tables_);
+  }
+  template <store::RowRecord T>
+  [[nodiscard]] const std::vector<T>& rows() const {
+    return std::get<std::vector<T>>(tables_);
+  }
+  // Rows of the tables Ts, together.
+  template <store::RowRecord... Ts>
+  [[nodiscard]] std::size_t count() const {
+    return (rows<Ts>().size() + ...);
+  }
+  template <store::RowRecord T>
+  void add(T row) {
+    rows<T>().push_back(std::move(row));
+  }
+  // Calls visit(rows) with the rows of each table, in the store's table order.
+  template <class F>
+  void forEachTable(F&& visit) {
+    std::apply([&](auto&... each) { (visit(each), ...); }, tables_);
+  }
+  template <class F>
+  void forEachTable(F&& visit) const {
+    std::apply([&](const auto&... each) { (visit(each), ...); }, tables_);
+  }
+
   [[nodiscard]] std::int64_t malformed() const;
-  // Earliest start and latest end over every timed record; {0, -1} when there is none.
+  // Earliest start and latest end over every row with a time (its table's declared time columns); {0, -1}
+  // when there is none.
   [[nodiscard]] std::pair<base::Nanos, base::Nanos> span() const;
+
+ private:
+  RowsOf<store::RowRecords>::type tables_;
 };
 
 // One TORCH_TRACE log (glog prefix + one JSON object per line, tab-prefixed payload lines).

@@ -85,6 +85,8 @@ struct Table {
   // with a time are the run's events: Reader::timeSpan() covers them.
   std::string_view start = {};
   std::string_view end = {};
+  // The end is -1 until it is known (a process still running): such a row reaches only to its start.
+  bool open_end = false;
   std::array<Index, 2> indexes = {};
   // The store version the table appeared in: a store of an older readable version reads it as empty.
   int since_version = 1;

@@ -73,7 +73,7 @@ struct Process {
   bool operator==(const Process&) const = default;
 
   static constexpr schema::Table kTable{
-      .name = "processes", .keying = schema::Keying::kReplace, .start = "start_ns", .end = "end_ns"};
+      .name = "processes", .keying = schema::Keying::kReplace, .start = "start_ns", .end = "end_ns", .open_end = true};
   static constexpr auto columns() {
     using R = Process;
     using namespace schema;
