@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torchscope/base/JsonText.h"
 #include "torchscope/store/CaptureWindow.h"
 
 namespace torchscope::analyzer {
@@ -33,7 +34,7 @@ std::string bounds(const nlohmann::json& in, const std::string& mode) {
 
 CaptureWindow parseCaptureWindow(const std::string& attribute) {
   CaptureWindow window;
-  const nlohmann::json in = nlohmann::json::parse(attribute, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json in = base::parseJson(attribute);
   if (!in.is_object() || !in.contains("mode") || !in["mode"].is_string()) return window;
   try {
     window.mode = in["mode"].get<std::string>();
@@ -59,7 +60,7 @@ CaptureWindow captureWindowOf(const store::Reader& reader) {
 
 std::string CaptureWindow::describe() const {
   if (whole()) return "";
-  const nlohmann::json in = nlohmann::json::parse(attribute, nullptr, false);
+  const nlohmann::json in = base::parseJson(attribute);
   std::string kept =
       steps > 0 ? fmt::format("steps {}-{}, {} step{}", first_kept_step, last_kept_step, steps, steps == 1 ? "" : "s")
                 : std::string("no step");

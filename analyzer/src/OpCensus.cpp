@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torchscope/base/JsonText.h"
+
 namespace torchscope::analyzer {
 
 namespace {
@@ -48,15 +50,15 @@ OpCensus censusFromArgs(const nlohmann::json& args) {
 
 Result<std::optional<OpCensus>> loadOpCensus(const store::Reader& reader) {
   std::optional<OpCensus> census;
-  auto queried = reader.query(
-      "SELECT start_ns, end_ns, args FROM cpu_ops WHERE category = 'op_census' ORDER BY start_ns LIMIT 1",
-      [&](const store::Row& row) {
-        const auto args = nlohmann::json::parse(row.isNull(2) ? std::string("{}") : row.text(2), nullptr, false);
-        if (!args.is_object()) return;
-        census = censusFromArgs(args);
-        census->start_ns = row.integer(0);
-        census->end_ns = row.integer(1);
-      });
+  auto queried =
+      reader.query("SELECT start_ns, end_ns, args FROM cpu_ops WHERE category = 'op_census' ORDER BY start_ns LIMIT 1",
+                   [&](const store::Row& row) {
+                     const auto args = base::parseJson(row.isNull(2) ? std::string("{}") : row.text(2));
+                     if (!args.is_object()) return;
+                     census = censusFromArgs(args);
+                     census->start_ns = row.integer(0);
+                     census->end_ns = row.integer(1);
+                   });
   if (!queried) return queried.error();
   return census;
 }

@@ -137,11 +137,13 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
   for (const auto& rank : ranks) steps = std::min(steps, rank.step_seconds.size());
   std::vector<Straggler> stragglers;
   if (steps == SIZE_MAX || steps < kMinimumSteps + 1) return stragglers;
+  // The steps every rank has, less the warm-up (kRankSteadyState).
+  const std::vector<std::size_t> steady = base::steadyStepPositions(std::vector<bool>(steps, false), kRankSteadyState);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     Straggler candidate;
     candidate.rank = ranks[r].rank;
     std::vector<double> differences, others_compute, others_wait;
-    for (std::size_t s = kRankSteadyState.warmup_steps; s < steps; ++s) {  // the first step compiles and warms up
+    for (const std::size_t s : steady) {
       std::vector<double> compute, wait;
       for (std::size_t o = 0; o < ranks.size(); ++o) {
         if (o == r) continue;

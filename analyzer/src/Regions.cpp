@@ -11,6 +11,7 @@
 
 #include "Rules.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/base/JsonText.h"
 #include "torchscope/base/Saturating.h"
 #include "torchscope/store/Reader.h"
 
@@ -50,7 +51,7 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
       "SELECT name, args, pid, tid, start_ns, end_ns FROM cpu_ops_v WHERE category = 'compiled_region' "
       "ORDER BY start_ns",
       [&](const store::Row& row) {
-        const auto args = nlohmann::json::parse(row.text(1), nullptr, false);
+        const auto args = base::parseJson(row.text(1));
         if (!args.is_object()) return;
         const std::int64_t id = regionArgInteger(args, "region");
         if (id < 0) return;
@@ -152,7 +153,7 @@ Result<std::map<std::int64_t, std::string>> loadCudagraphSkips(const store::Read
   auto queried =
       reader.query("SELECT args FROM cpu_ops_v WHERE category = 'cudagraphs' AND name = 'skipped' ORDER BY start_ns",
                    [&](const store::Row& row) {
-                     const auto args = nlohmann::json::parse(row.text(0), nullptr, false);
+                     const auto args = base::parseJson(row.text(0));
                      if (!args.is_object()) return;
                      std::string reason = regionArgText(args, "reason");
                      constexpr std::string_view kPrefix = "skipping cudagraphs due to ";

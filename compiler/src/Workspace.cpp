@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "torchscope/base/JsonText.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/store/CommandLine.h"
 #include "torchscope/store/Files.h"
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> splitCommandLine(const std::string& text) {
   if (!text.empty() && text.front() == '[') {
-    const auto parsed = nlohmann::json::parse(text, nullptr, false);
+    const auto parsed = base::parseJson(text);
     if (parsed.is_array()) {
       std::vector<std::string> words;
       for (const auto& word : parsed) {

@@ -3,6 +3,7 @@
 
 #include "Reports.h"
 #include "torchscope/analyzer/LineTable.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -87,7 +88,7 @@ std::string renderLines(const LineTable& table, Format format, const RenderOptio
   switch (format) {
     case Format::kText: return linesTextSection(readable);
     case Format::kMarkdown: return linesMarkdownSection(readable);
-    case Format::kJson: return report::linesJson(table).dump(2) + "\n";
+    case Format::kJson: return base::dumpJson(report::linesJson(table), 2) + "\n";
     default: return "";
   }
 }

@@ -7,6 +7,7 @@
 
 #include "Reports.h"
 #include "torchscope/analyzer/Regions.h"
+#include "torchscope/base/JsonText.h"
 
 namespace torchscope::analyzer {
 
@@ -224,7 +225,7 @@ std::string regionsJson(const RegionTable& table) {
       {"notes", table.notes},
       {"regions", regions},
   };
-  return out.dump(1) + "\n";
+  return base::dumpJson(out, 1) + "\n";
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ nlohmann::json runJson(const RunSummary& run) {
   if (run.lines.recorded) out["lines"] = linesJson(run.lines);
   // Likewise the capture window: the store's own object (docs/FORMAT.md) and the reports' sentence.
   if (!run.window.whole()) {
-    nlohmann::json window = nlohmann::json::parse(run.window.attribute, nullptr, false);
+    nlohmann::json window = base::parseJson(run.window.attribute);
     if (!window.is_object()) window = nlohmann::json::object();
     window["description"] = run.window.describe();
     out["window"] = std::move(window);

@@ -95,7 +95,7 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
     // The part of the run the store kept (docs/FORMAT.md, capture.window); null for the whole run.
     out["window"] = nullptr;
     if (!window.whole()) {
-      out["window"] = nlohmann::json::parse(window.attribute, nullptr, false);
+      out["window"] = base::parseJson(window.attribute);
       out["window"]["description"] = window.describe();
     }
     if (lines.recorded) out["lines"] = nlohmann::json::parse(analyzer::renderLines(lines, analyzer::Format::kJson));
