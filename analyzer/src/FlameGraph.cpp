@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "LineTimes.h"
+
 namespace torchscope::analyzer {
 
 namespace {
@@ -151,15 +153,18 @@ Result<FlameGraph> buildFlameGraph(const store::Reader& reader, const Facts& fac
   };
   std::vector<Row> rows;
   bool any_steady = false;
+  const SampleFilter filter(facts);  // idle threads are left out, as in the line table
   auto done = reader.query(
-      "SELECT step, tid, stack_id, sum(samples), sum(wall_ns) FROM stack_samples "
+      "SELECT step, tid, stack_id, sum(samples), sum(wall_ns), min(cpu_ns), sum(max(cpu_ns, 0)) FROM stack_samples "
       "GROUP BY step, tid, stack_id",
       [&](const store::Row& row) {
+        graph.recorded = true;
+        // min(cpu_ns) < 0: some row of the group had no CPU time.
+        if (filter.idle(row.integer(1), row.integer(4), row.integer(5) < 0 ? -1 : row.integer(6))) return;
         rows.push_back({row.integer(0), row.integer(1), row.integer(2), row.integer(3), row.integer(4)});
         any_steady = any_steady || steady.count(row.integer(0)) > 0;
       });
   if (!done) return done.error();
-  graph.recorded = !rows.empty();
   const bool steady_only = options.steady_only && any_steady;
   graph.steps = steady_only ? static_cast<std::int64_t>(steady.size()) : 0;
   std::set<std::int64_t> threads;

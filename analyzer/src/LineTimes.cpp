@@ -72,6 +72,15 @@ Result<UserLines> loadUserLines(const store::Reader& reader, const store::CodeRo
 
 }  // namespace
 
+SampleFilter::SampleFilter(const Facts& facts) {
+  for (const auto& step : facts.steps) step_threads_.insert(step.tid);
+}
+
+bool SampleFilter::idle(std::int64_t tid, std::int64_t wall_ns, std::int64_t cpu_ns) const {
+  if (cpu_ns < 0 || step_threads_.count(tid) != 0) return false;
+  return static_cast<double>(cpu_ns) < kIdleCpuShare * static_cast<double>(wall_ns);
+}
+
 Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts, const store::CodeRoots& code) {
   LineTable table;
   if (facts.count("stack_samples") == 0) return table;
@@ -106,9 +115,15 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   };
   std::vector<Sums> sums(user_lines->lines().size());
   std::set<std::int64_t> threads;
-  std::int64_t sampled_ns = 0, user_ns = 0;
+  std::int64_t sampled_ns = 0, user_ns = 0, idle_ns = 0;
+  const SampleFilter filter(facts);
   for (const auto& row : rows) {
     if (any_steady && !steady.count(row.step)) continue;
+    if (filter.idle(row.tid, row.wall_ns, row.cpu_ns)) {
+      table.idle_samples += row.samples;
+      idle_ns += row.wall_ns;
+      continue;
+    }
     threads.insert(row.tid);
     table.samples += row.samples;
     sampled_ns += row.wall_ns;
@@ -127,6 +142,7 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   }
   table.threads = static_cast<std::int64_t>(threads.size());
   table.sampled_s = static_cast<double>(sampled_ns) * 1e-9;
+  table.idle_s = static_cast<double>(idle_ns) * 1e-9;
   table.user_s = static_cast<double>(user_ns) * 1e-9;
   const double steps = table.steps > 0 ? static_cast<double>(table.steps) : 1;
   // Share of the steps' own time (of the run's without steps): self per step over the mean step, without the rounding.

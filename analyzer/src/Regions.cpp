@@ -36,7 +36,9 @@ std::string regionArgText(const nlohmann::json& object, const char* key) {
 // A region summed over its rows, with what the table needs besides: its steady-state time, CPU samples.
 struct RegionRows {
   Region region;
-  std::int64_t steady_wall_ns = 0;
+  std::int64_t steady_wall_ns = 0;  // its calls in the steady-state steps: their wall time, their CPU samples
+  std::int64_t steady_cpu_ns = 0;
+  std::int64_t steady_cpu_calls = 0;
   bool cudagraphs_asked = false;  // its torch.compile call asked for CUDA graphs
   // Rows of a single call that compiled nothing, (pid, tid, start, end): their span is the call's own.
   std::vector<std::array<std::int64_t, 4>> single_calls;
@@ -85,11 +87,15 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
         region.calls = base::saturatingAdd(region.calls, calls);
         region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
         region.run_wall_s += regionSeconds(wall - compile_wall);
-        rows.cpu_ns = base::saturatingAdd(rows.cpu_ns, std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0));
-        rows.cpu_calls =
-            base::saturatingAdd(rows.cpu_calls, std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0));
+        const std::int64_t cpu = std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0);
+        const std::int64_t cpu_calls = std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0);
+        rows.cpu_ns = base::saturatingAdd(rows.cpu_ns, cpu);
+        rows.cpu_calls = base::saturatingAdd(rows.cpu_calls, cpu_calls);
         if (steady.count(regionArgInteger(args, "step")) != 0) {
           rows.steady_wall_ns = base::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
+          region.steady_calls = base::saturatingAdd(region.steady_calls, calls - compile_calls);
+          rows.steady_cpu_ns = base::saturatingAdd(rows.steady_cpu_ns, cpu);
+          rows.steady_cpu_calls = base::saturatingAdd(rows.steady_cpu_calls, cpu_calls);
         }
         if (const auto frames = args.find("frames"); frames != args.end() && frames->is_array()) {
           for (const auto& frame : *frames) {
@@ -294,10 +300,20 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   for (auto& [id, entry] : *rows) {
     Region region = std::move(entry.region);
     if (entry.cudagraphs_asked) cudagraphs_asked.insert(region.region);
+    // Per call: the calls in the steady-state steps, since a first call (lazy initialisation, allocation, CUDA
+    // graph recording) or one in a recompiling step would skew the speed-up and the calls to pay off; all calls
+    // that compiled nothing when none ran in a steady-state step (a run without steps, or too short for any).
     const std::int64_t runs = region.calls - region.compile_calls;
-    if (runs > 0) region.wall_per_call_s = region.run_wall_s / static_cast<double>(runs);
-    if (entry.cpu_calls > 0) {
-      region.cpu_per_call_s = regionSeconds(entry.cpu_ns) / static_cast<double>(entry.cpu_calls);
+    if (region.steady_calls > 0) {
+      region.wall_per_call_s = regionSeconds(entry.steady_wall_ns) / static_cast<double>(region.steady_calls);
+    } else if (runs > 0) {
+      region.wall_per_call_s = region.run_wall_s / static_cast<double>(runs);
+    }
+    const bool steady_cpu = entry.steady_cpu_calls > 0;
+    const std::int64_t cpu_ns = steady_cpu ? entry.steady_cpu_ns : entry.cpu_ns;
+    const std::int64_t cpu_calls = steady_cpu ? entry.steady_cpu_calls : entry.cpu_calls;
+    if (cpu_calls > 0) {
+      region.cpu_per_call_s = regionSeconds(cpu_ns) / static_cast<double>(cpu_calls);
       region.run_cpu_s = region.cpu_per_call_s * static_cast<double>(std::max<std::int64_t>(runs, 0));
     }
     if (table.steady_total_s > 0 && !steady.empty()) {

@@ -130,7 +130,7 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
       py.clear_error();
       continue;
     }
-    walked.push_back({ident, key, stackOf(py, frame)});
+    walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident])});
   }
   for (const Walked& thread : walked) {
     const unsigned long ident = thread.ident;
@@ -150,6 +150,7 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   }
   // A thread that ended; its ident may come back for a new thread.
   std::erase_if(clocks_, [](const auto& entry) { return !entry.second.seen; });
+  std::erase_if(last_walks_, [&](const auto& entry) { return clocks_.count(entry.first) == 0; });
   if (active != nullptr) py.decref(active);
   py.decref(frames);
 }
@@ -174,35 +175,49 @@ StackSampler::ThreadClock& StackSampler::clockOf(const PythonApi& py, unsigned l
   return it->second;
 }
 
-std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost) {
+std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost, std::vector<WalkedFrame>& previous) {
   walk_.clear();
   py.incref(innermost);
   for (PyObject* frame = innermost; frame != nullptr && walk_.size() < kMaxStackDepth; frame = py.frame_back(frame)) {
     walk_.push_back(frame);
   }
+  this_walk_.clear();
   std::int64_t parent = -1;
+  bool as_before = true;  // every frame so far is the previous walk's, at the same instruction
   for (auto it = walk_.rbegin(); it != walk_.rend(); ++it) {
     PyObject* code = py.frame_code(*it);
     if (code == nullptr) {
       py.clear_error();
       continue;
     }
-    const std::int64_t frame_id = frameIdAt(py, *it, code);
-    py.decref(code);
-    const auto [node, added] = stack_ids_.try_emplace({static_cast<std::uintptr_t>(parent), frame_id}, 0);
-    if (added) {
-      node->second = static_cast<std::int64_t>(stack_ids_.size());
-      new_stacks_.push_back(store::Stack{node->second, parent, frame_id});
+    const int offset = py.frame_lasti != nullptr ? py.frame_lasti(*it) : -1;
+    const std::size_t depth = this_walk_.size();
+    // A frame at a reused address with the same code and instruction under the same callers has the same stack too.
+    as_before = as_before && offset >= 0 && depth < previous.size() && previous[depth].frame == *it &&
+                previous[depth].code == code && previous[depth].offset == offset;
+    std::int64_t stack_id = 0;
+    if (as_before) {
+      stack_id = previous[depth].stack_id;
+    } else {
+      const std::int64_t frame_id = frameIdAt(py, *it, code, offset);
+      const auto [node, added] = stack_ids_.try_emplace({static_cast<std::uintptr_t>(parent), frame_id}, 0);
+      if (added) {
+        node->second = static_cast<std::int64_t>(stack_ids_.size());
+        new_stacks_.push_back(store::Stack{node->second, parent, frame_id});
+      }
+      stack_id = node->second;
     }
-    parent = node->second;
+    py.decref(code);  // frameIdAt interned it (code_names_ holds it): its address stays its own
+    this_walk_.push_back({*it, code, offset, stack_id});
+    parent = stack_id;
   }
   for (PyObject* frame : walk_) py.decref(frame);
   walk_.clear();
+  previous.swap(this_walk_);
   return parent;
 }
 
-std::int64_t StackSampler::frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code) {
-  const int offset = py.frame_lasti != nullptr ? py.frame_lasti(frame) : -1;
+std::int64_t StackSampler::frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code, int offset) {
   if (offset < 0) return frameIdOf(py, code, py.frame_line(frame));
   // A line is a function of the code object and the instruction offset; frameIdOf holds the code object, so its
   // address is never reused for another.

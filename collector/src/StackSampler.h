@@ -74,6 +74,14 @@ class StackSampler {
     std::int64_t last_cpu_ns = -1;
     bool seen = false;  // sampled in the current tick
   };
+  // One frame of a thread's previous walk, outermost first: a frame that is still there, at the same instruction, under
+  // the same callers, has the same stack, found without a lookup (most of a sample's cost was hashing every frame).
+  struct WalkedFrame {
+    PyObject* frame = nullptr;  // compared by address only, never dereferenced
+    PyObject* code = nullptr;   // held by code_names_, so its address is never reused
+    int offset = -1;
+    std::int64_t stack_id = 0;  // the stack from the outermost frame to this one
+  };
   struct CodeNames {
     std::string file;
     std::string function;
@@ -93,10 +101,11 @@ class StackSampler {
   void tick();
   // With the GIL: every thread's sample into `credits`, new frames, stacks and threads into the pending records.
   void sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits);
-  std::int64_t stackOf(const PythonApi& py, PyObject* frame);
-  // The frame's id by its code object and instruction offset: computing a line number scans the code's line table,
-  // most of a tick's cost before this cache.
-  std::int64_t frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code);
+  // The stack of `frame`'s thread; `previous`: that thread's previous walk, replaced by this one.
+  std::int64_t stackOf(const PythonApi& py, PyObject* frame, std::vector<WalkedFrame>& previous);
+  // The frame's id by its code object and instruction offset (-1: unknown): computing a line number scans the code's
+  // line table, most of a tick's cost before this cache.
+  std::int64_t frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code, int offset);
   std::int64_t frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line);
   ThreadClock& clockOf(const PythonApi& py, unsigned long ident, PyObject* key, PyObject* active_threads);
   void writeNewRecords();
@@ -114,7 +123,9 @@ class StackSampler {
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_;  // (code, line)
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_at_offset_;
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> stack_ids_;  // (parent, frame)
-  std::unordered_map<unsigned long, ThreadClock> clocks_;  // by Python thread ident (pthread_t)
+  std::unordered_map<unsigned long, ThreadClock> clocks_;                   // by Python thread ident (pthread_t)
+  std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_walks_;  // by Python thread ident
+  std::vector<WalkedFrame> this_walk_;
   std::vector<store::StackFrame> new_frames_;
   std::vector<store::Stack> new_stacks_;
   std::vector<store::Thread> new_threads_;

@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
-#include "torchscope/analyzer/Regions.h"
+#include <cstdint>
 
 namespace torchscope::compiler {
 
 namespace {
 
-std::string place(const RegionGain& region) {
+std::string place(const analyzer::Region& region) {
   return region.call_file.empty() ? region.name
                                   : fmt::format("{} (called at {})", region.name,
                                                 analyzer::regionPlaceText(region.call_file, region.call_line));
@@ -22,12 +21,12 @@ std::string secondsText(double seconds) { return analyzer::regionSecondsText(sec
 
 std::string CompileWorth::verdict() const {
   if (regions.empty()) return "no compiled region was timed: nothing to compare per region";
-  std::vector<const RegionGain*> gaining;
+  std::vector<const analyzer::Region*> gaining;
   for (const auto& region : regions) {
     if (region.payoff_calls >= 0) gaining.push_back(&region);
   }
   std::string carriers;
-  for (const RegionGain* region : gaining) {
+  for (const analyzer::Region* region : gaining) {
     carriers +=
         fmt::format("{}{} ({:.2f}x, pays off after {:.0f} calls; this run made {})", carriers.empty() ? "" : "; ",
                     place(*region), region->speedup, region->payoff_calls, region->calls);
@@ -54,11 +53,11 @@ nlohmann::json compileWorthJson(const CompileWorth& worth) {
         {{"name", region.name},
          {"call_file", region.call_file},
          {"call_line", region.call_line >= 0 ? nlohmann::json(region.call_line) : nlohmann::json(nullptr)},
-         {"calls", region.calls},
-         {"eager_calls", region.eager_calls},
+         {"calls", std::max<std::int64_t>(region.calls, 0)},
+         {"eager_calls", std::max<std::int64_t>(region.eager_calls, 0)},
          {"compile_s", region.compile_s},
-         {"compiled_per_call_s", known(region.compiled_per_call_s)},
-         {"eager_per_call_s", known(region.eager_per_call_s)},
+         {"compiled_per_call_s", known(region.wall_per_call_s)},
+         {"eager_per_call_s", known(region.eager_wall_per_call_s)},
          {"speedup", known(region.speedup)},
          {"payoff_calls", known(region.payoff_calls)},
          {"saved_s", region.saved_s}});
@@ -82,7 +81,7 @@ std::string compileWorthText(const CompileWorth& worth, const std::string& inden
   for (const auto& region : worth.regions) {
     out +=
         fmt::format("{}{:<40} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10}\n", indent, place(region), region.calls,
-                    orDash(secondsText(region.eager_per_call_s)), orDash(secondsText(region.compiled_per_call_s)),
+                    orDash(secondsText(region.eager_wall_per_call_s)), orDash(secondsText(region.wall_per_call_s)),
                     region.speedup >= 0 ? fmt::format("{:.2f}x", region.speedup) : "-", secondsText(region.compile_s),
                     region.payoff_calls >= 0 ? fmt::format("{:.0f} calls", region.payoff_calls) : "never");
   }
@@ -101,25 +100,13 @@ Result<CompileWorth> compileWorth(const std::string& compiled_store, const std::
   worth.compiled_step_s = table->steady_steps > 0 ? table->steady_step_s : -1;
   worth.eager_step_s = table->eager_steady_step_s;
   worth.notes = table->notes;
-  for (const auto& region : table->regions) {
+  for (auto& region : table->regions) {
     if (region.region < 0) continue;  // frames compiled outside any timed region: nothing to match
-    RegionGain gain;
-    gain.name = region.name;
-    gain.call_file = region.call_file;
-    gain.call_line = region.call_line;
-    gain.calls = std::max<std::int64_t>(region.calls, 0);
-    gain.eager_calls = std::max<std::int64_t>(region.eager_calls, 0);
-    gain.compile_s = region.compile_s;
-    gain.compiled_per_call_s = region.wall_per_call_s;
-    gain.eager_per_call_s = region.eager_wall_per_call_s;
-    gain.speedup = region.speedup;
-    gain.payoff_calls = region.payoff_calls;
-    gain.saved_s = region.saved_s;
-    worth.saved_s += gain.saved_s;
-    worth.regions.push_back(std::move(gain));
+    worth.saved_s += region.saved_s;
+    worth.regions.push_back(std::move(region));
   }
   std::stable_sort(worth.regions.begin(), worth.regions.end(),
-                   [](const RegionGain& a, const RegionGain& b) { return a.saved_s > b.saved_s; });
+                   [](const analyzer::Region& a, const analyzer::Region& b) { return a.saved_s > b.saved_s; });
   return worth;
 }
 

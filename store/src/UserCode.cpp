@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 
 #include "torchscope/base/JsonText.h"
 
@@ -23,6 +24,16 @@ std::size_t longestMatch(std::string_view file, const std::vector<std::string>& 
   std::size_t longest = 0;
   for (const auto& root : roots) longest = std::max(longest, matchLength(file, root));
   return longest;
+}
+
+// Folders where programs write the code they generate (torch_geometric's module_from_template, jinja renders,
+// Inductor's output): a file there that no root claims is generated, not the user's. A user's script in one of them is
+// claimed by its own folder, a user root.
+constexpr std::array<std::string_view, 3> kTemporaryFolders = {"/tmp", "/var/tmp", "/dev/shm"};
+
+bool inTemporaryFolder(std::string_view file) {
+  return std::any_of(kTemporaryFolders.begin(), kTemporaryFolders.end(),
+                     [&](std::string_view folder) { return matchLength(file, folder) > 0; });
 }
 
 bool containsAny(std::string_view text, std::initializer_list<std::string_view> needles) {
@@ -49,7 +60,7 @@ bool CodeRoots::isUserFile(std::string_view file) const {
   const std::size_t as_user = longestMatch(file, user);
   const std::size_t as_library = longestMatch(file, library);
   if (as_user > 0 || as_library > 0) return as_user >= as_library;
-  if (containsAny(file, {"/site-packages/", "/dist-packages/"})) return false;
+  if (containsAny(file, {"/site-packages/", "/dist-packages/"}) || inTemporaryFolder(file)) return false;
   return !library.empty() || !containsAny(file, {"/lib/python", "/torch/"});
 }
 

@@ -2,10 +2,14 @@
 // its text, JSON and Markdown against golden/lines/ (TORCHSCOPE_UPDATE_GOLDEN=1 rewrites them).
 #include <gmock/gmock.h>
 
+#include <set>
+
+#include "SampledStore.h"
 #include "TestSupport.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/store/Writer.h"
 
 namespace torchscope::analyzer::testing {
 namespace {
@@ -53,6 +57,53 @@ TEST(LineTable, SelfAndTotalPerSteadyStep) {
   double main_thread = 0;
   for (const auto& line : table.lines) main_thread += line.file == "/job/train.py" ? line.self_per_step_s : 0;
   EXPECT_NEAR(main_thread, table.step_s, 1e-9);
+}
+
+// Five 100 ms steps on thread 1, which waits 40 ms of each on a queue (no CPU); thread 2 computes 30 ms of each;
+// thread 3 waits all along (a compile worker: 0.5 ms of CPU over its 100 ms) and thread 4's CPU time is unknown.
+TEST(LineTable, IdleThreadsOtherThanTheStepsAreLeftOut) {
+  TempDir dir;
+  const std::string path = dir.file("idle.db");
+  {
+    auto opened = store::Writer::open(path);
+    ASSERT_TRUE(opened.ok());
+    store::Writer& writer = **opened;
+    store::RunInfo run;
+    run.command_line = "python train.py";
+    run.start_ns = kSampledStart;
+    run.source = "collector";
+    writer.setRun(run);
+    writer.add(store::RunAttribute{"code.user_roots", "[\"/job\"]"});
+    writer.add(store::RunAttribute{"code.library_roots", "[\"/usr/lib/python3.12\"]"});
+    for (std::int64_t index = 0; index < 5; ++index) {
+      writer.add(store::Step{1, 1, index, kSampledStart + index * kSampledStep,
+                             kSampledStart + (index + 1) * kSampledStep, "optimizer"});
+    }
+    for (std::int64_t line = 1; line <= 5; ++line) writer.add(store::StackFrame{line, "/job/train.py", line, "f"});
+    for (std::int64_t stack = 1; stack <= 5; ++stack) writer.add(store::Stack{stack, -1, stack});
+    for (std::int64_t step = 1; step < 5; ++step) {
+      writer.add(store::StackSample{1, 1, step, 1, 6, 60 * kSampledMs, 60 * kSampledMs});  // the step's work
+      writer.add(store::StackSample{1, 1, step, 2, 4, 40 * kSampledMs, 0});                // its wait: kept
+      writer.add(store::StackSample{1, 2, step, 3, 3, 30 * kSampledMs, 30 * kSampledMs});
+      writer.add(store::StackSample{1, 3, step, 4, 10, 100 * kSampledMs, kSampledMs / 2});  // idle: left out
+      writer.add(store::StackSample{1, 4, step, 5, 1, 10 * kSampledMs, -1});                // unknown: kept
+    }
+    ASSERT_TRUE(writer.close(kSampledStart + 5 * kSampledStep).ok());
+  }
+  auto reader = store::Reader::open(path);
+  ASSERT_TRUE(reader.ok());
+  auto table = lineTable(**reader);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  EXPECT_EQ(table->steps, 4);
+  EXPECT_EQ(table->threads, 3);
+  EXPECT_EQ(table->samples, 4 * (6 + 4 + 3 + 1));
+  EXPECT_EQ(table->idle_samples, 4 * 10);
+  EXPECT_NEAR(table->idle_s, 0.4, 1e-9);
+  EXPECT_NEAR(table->sampled_s, 4 * 0.14, 1e-9);
+  std::set<std::int64_t> lines;
+  for (const auto& line : table->lines) lines.insert(line.line);
+  EXPECT_EQ(lines, (std::set<std::int64_t>{1, 2, 3, 5}));
+  EXPECT_THAT(renderLines(*table, Format::kText), HasSubstr("40 sample(s) of idle threads left out"));
 }
 
 TEST(LineTable, TextJsonAndMarkdownMatchTheirGoldens) {

@@ -3,6 +3,7 @@
 // TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "TestSupport.h"
@@ -75,7 +76,10 @@ TEST(RegionTable, RowsAddUpToTheRunsCompileAndStepTimes) {
   for (const auto& region : table->regions) {
     rows_compile += region.compile_s;
     if (region.steady_share > 0) steady_share += region.steady_share;
-    if (region.calls > 0) {
+    if (region.steady_calls > 0) {  // per call: the steady-state calls, whose time is its share of those steps
+      EXPECT_NEAR(region.wall_per_call_s * static_cast<double>(region.steady_calls),
+                  region.steady_share * table->steady_total_s, 1e-12);
+    } else if (region.calls > 0) {
       EXPECT_NEAR(region.wall_per_call_s * static_cast<double>(region.calls - region.compile_calls), region.run_wall_s,
                   1e-12);
     }
@@ -89,6 +93,31 @@ TEST(RegionTable, RowsAddUpToTheRunsCompileAndStepTimes) {
   // Block.forward 10 ms and squared_error 1 ms of each 100 ms steady step.
   EXPECT_NEAR(steady_share, 0.11, 1e-9);
   EXPECT_FALSE(table->compared);  // no eager run: nothing measured
+}
+
+// The eager fixture's first Block.forward call warms up (45 ms, the others 30 ms): its time per call, and the
+// speed-up and calls to pay off made from it, count the 9 calls of the steady-state steps only.
+TEST(RegionTable, PerCallTimesLeaveOutTheWarmUpCall) {
+  Stores stores;
+  auto eager = regionTable(stores.eager);
+  ASSERT_TRUE(eager.ok()) << eager.error().message;
+  const auto block = std::find_if(eager->regions.begin(), eager->regions.end(),
+                                  [](const Region& region) { return region.name == "Block.forward"; });
+  ASSERT_NE(block, eager->regions.end());
+  EXPECT_EQ(block->calls, 10);
+  EXPECT_EQ(block->steady_calls, 9);
+  EXPECT_NEAR(block->run_wall_s, 0.045 + 9 * 0.030, 1e-12);  // every call that compiled nothing, warm-up included
+  EXPECT_NEAR(block->wall_per_call_s, 0.030, 1e-12);
+  EXPECT_NEAR(block->cpu_per_call_s, 0.030, 1e-12);
+
+  auto compared = regionTable(stores.compiled, stores.eager);
+  ASSERT_TRUE(compared.ok());
+  const auto compiled = std::find_if(compared->regions.begin(), compared->regions.end(),
+                                     [](const Region& region) { return region.name == "Block.forward"; });
+  ASSERT_NE(compiled, compared->regions.end());
+  EXPECT_NEAR(compiled->eager_wall_per_call_s, 0.030, 1e-12);
+  EXPECT_NEAR(compiled->speedup, 3.0, 1e-9);
+  EXPECT_NEAR(compiled->payoff_calls, compiled->compile_s / (0.030 - 0.010), 1e-6);
 }
 
 TEST(RegionTable, CompileDoesNotPayIsReportedOnlyWhenMeasured) {

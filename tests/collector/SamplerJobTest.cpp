@@ -1,6 +1,8 @@
-// The stack sampler end to end: real eager jobs under `torchscope run`, their stack samples checked in the store and
-// in the line table: a known hot line leads it with a plausible share, threads and fork() children are sampled
-// apart, the capture window bounds the samples, and TORCHSCOPE_SAMPLE_HZ=0 records none.
+// The stack sampler end to end: real jobs under `torchscope run`, their stack samples checked in the store and in
+// the line table: a known hot line leads it with a plausible share, threads and fork() children are sampled apart,
+// idle threads (a compiled job's compile workers) are left out of the lines, the capture window bounds the samples,
+// and TORCHSCOPE_SAMPLE_HZ=0 records none.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,7 +98,8 @@ TEST(StackSampler, TheHotLineLeadsTheLineTableAndTheStepsAddUp) {
   EXPECT_NE(advise.out.find(std::string(kScript) + ":" + std::to_string(hot)), std::string::npos) << advise.out;
 }
 
-TEST(StackSampler, EveryThreadIsSampledWithItsName) {
+// Every thread is sampled and stored; the line table leaves out the one that only waited (as py-spy does by default).
+TEST(StackSampler, EveryThreadIsSampledWithItsNameAndIdleOnesAreLeftOutOfTheLines) {
   const TempDir scratch;
   const fs::path store = scratch.path() / "run.db";
   const ProgramOutcome job = runJob(store, {"20", "threads"});
@@ -104,22 +107,72 @@ TEST(StackSampler, EveryThreadIsSampledWithItsName) {
   auto reader = openStore(store);
   ASSERT_TRUE(reader);
   std::int64_t worker_tid = -1;
+  std::int64_t idle_tid = -1;
   for (const auto& thread : rows<store::Thread>(*reader)) {
     if (thread.name == "sampled-worker") worker_tid = thread.tid;
+    if (thread.name == "sampled-idle") idle_tid = thread.tid;
   }
   ASSERT_GT(worker_tid, 0);
+  ASSERT_GT(idle_tid, 0);
   std::int64_t worker_samples = 0;
+  std::int64_t idle_samples = 0;
   std::set<std::int64_t> tids;
   for (const auto& sample : rows<store::StackSample>(*reader)) {
     tids.insert(sample.tid);
     if (sample.tid == worker_tid) worker_samples += sample.samples;
+    if (sample.tid == idle_tid) idle_samples += sample.samples;
   }
-  EXPECT_GE(tids.size(), 2u);
+  EXPECT_GE(tids.size(), 3u);
   EXPECT_GT(worker_samples, 10);
+  EXPECT_GT(idle_samples, 10);
   const analyzer::LineTable table = linesOf(*reader);
-  EXPECT_EQ(table.threads, 2);
+  EXPECT_EQ(table.threads, 2);  // the steps' thread and the worker
   EXPECT_NE(findLine(table, scriptLine(kScript, "worker")), nullptr);
   EXPECT_NE(findLine(table, scriptLine(kScript, "hot")), nullptr);
+  EXPECT_EQ(findLine(table, scriptLine(kScript, "idle")), nullptr);
+  EXPECT_GT(table.idle_samples, 10);
+  // The steps' thread waits too (MARK:nap) and keeps its samples: its waiting is the step's time.
+  EXPECT_NE(findLine(table, scriptLine(kScript, "nap")), nullptr);
+}
+
+// A real torch.compile job on the CPU: Inductor's compile workers and tqdm's monitor wait beside the steps. They are
+// sampled and stored, and the line table leaves them out: its time is the steps' own, not that times the threads.
+TEST(StackSampler, IdleCompileWorkersOfACompiledJobAreLeftOutOfTheLines) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  const std::string script = "sampled_compiled.py";
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath(script).string(), "150"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  const auto steps = rows<store::Step>(*reader);
+  ASSERT_FALSE(steps.empty());
+  const std::int64_t main_tid = steps.front().tid;
+  std::set<std::int64_t> waiting;  // threads other than the steps' with samples of (almost) no CPU time
+  for (const auto& sample : rows<store::StackSample>(*reader)) {
+    if (sample.tid != main_tid && sample.step >= 0 && sample.cpu_ns >= 0 && sample.cpu_ns * 100 < sample.wall_ns) {
+      waiting.insert(sample.tid);
+    }
+  }
+  ASSERT_FALSE(waiting.empty()) << "no idle thread beside the steps: nothing to leave out";
+
+  const analyzer::LineTable table = linesOf(*reader);
+  ASSERT_TRUE(table.recorded);
+  ASSERT_GT(table.steps, 100);
+  EXPECT_EQ(table.threads, 1);
+  EXPECT_GT(table.idle_samples, table.samples / 2);  // at least two idle workers beside the one busy thread
+  // The counted time is the steady steps' (one thread), and the user's code holds nearly all of it.
+  const double steps_s = table.step_s * static_cast<double>(table.steps);
+  EXPECT_GT(table.sampled_s, 0.8 * steps_s);
+  EXPECT_LT(table.sampled_s, 1.2 * steps_s);
+  EXPECT_GT(table.user_s, 0.9 * table.sampled_s);
+  ASSERT_FALSE(table.lines.empty());
+  EXPECT_THAT(table.lines.front().line,
+              ::testing::AnyOf(scriptLine(script, "forward"), scriptLine(script, "backward")));
+  double shares = 0;
+  for (const auto& line : table.lines) shares += line.share;
+  EXPECT_GT(shares, 0.8);
+  EXPECT_LT(shares, 1.2);
 }
 
 TEST(StackSampler, AForkChildSamplesIntoItsOwnStoreAndLeavesThroughExit) {

@@ -6,6 +6,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import types
 import unittest
 
 from torchscope_bridge import origins, parse, sites, steps
@@ -164,6 +165,18 @@ class CodeScopeTest(unittest.TestCase):
         scope = parse.scope_of(PREFIXES)
         self.assertFalse(scope.is_user("/venv/lib/python3.11/site-packages/torch/optim/adam.py"))
         self.assertTrue(scope.is_user("/work/train.py"))
+
+    def test_code_generated_into_the_temporary_folder_is_not_the_users(self):
+        # torch_geometric renders modules from templates into tempfile.gettempdir() (the RDL sample's SAGEConv).
+        torch = types.SimpleNamespace(__file__="/venv/lib/python3.11/site-packages/torch/__init__.py")
+        library = sites._library_roots(torch)
+        self.assertIn(tempfile.gettempdir(), library)
+        scope = parse.CodeScope(["/work/job"], library)
+        generated = os.path.join(tempfile.gettempdir(), "torch_geometric.nn.conv.sage_conv_SAGEConv_propagate_ab12.py")
+        self.assertFalse(scope.is_user(generated))
+        self.assertTrue(scope.is_user("/work/job/train.py"))
+        in_temp = parse.CodeScope([os.path.join(tempfile.gettempdir(), "job")], library)
+        self.assertTrue(in_temp.is_user(os.path.join(tempfile.gettempdir(), "job", "train.py")))
 
     def test_inductors_generated_code_is_not_the_users(self):
         saved = os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)

@@ -20,8 +20,13 @@ std::string lineScope(const LineTable& table) {
   const std::string over = table.steps > 0 ? fmt::format("per step over {} steady-state step(s) of {} on average",
                                                          table.steps, lineMilliseconds(table.step_s))
                                            : std::string("over the whole run (no steady-state steps)");
-  return fmt::format("{} sample(s) of {} thread(s), {}; {:.0f} % of the sampled time is in your code", table.samples,
-                     table.threads, over, table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
+  std::string scope =
+      fmt::format("{} sample(s) of {} thread(s), {}; {:.0f} % of the sampled time is in your code", table.samples,
+                  table.threads, over, table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
+  if (table.idle_samples > 0) {
+    scope += fmt::format("; {} sample(s) of idle threads left out", table.idle_samples);
+  }
+  return scope;
 }
 
 std::string linesTextSection(const LineTable& table) {
@@ -69,6 +74,8 @@ nlohmann::json linesJson(const LineTable& table) {
           {"steps", table.steps},
           {"threads", table.threads},
           {"sampled_seconds", table.sampled_s},
+          {"idle_samples", table.idle_samples},
+          {"idle_seconds", table.idle_s},
           {"user_seconds", table.user_s},
           {"step_seconds", table.step_s},
           {"lines", lines}};

@@ -62,7 +62,8 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
     if (region.wall_per_call_s >= 0) {
       runs += fmt::format(": {} wall, {} CPU", regionTime(region.wall_per_call_s), regionTime(region.cpu_per_call_s));
       if (region.gpu_per_call_s >= 0) runs += fmt::format(", {} GPU", regionTime(region.gpu_per_call_s));
-      runs += " per call";
+      runs += region.steady_calls > 0 ? fmt::format(" per call (its {} steady-state calls)", region.steady_calls)
+                                      : std::string(" per call");
     }
     if (region.steady_share >= 0)
       runs += fmt::format("; {:.1f} % of the steady-state steps", region.steady_share * 100);
@@ -192,6 +193,7 @@ std::string regionsJson(const RegionTable& table) {
          {{"dynamo", region.dynamo_s}, {"aot_autograd", region.aot_s}, {"inductor", region.inductor_s}}},
         {"calls", region.calls >= 0 ? nlohmann::json(region.calls) : nlohmann::json(nullptr)},
         {"compile_calls", region.compile_calls},
+        {"steady_calls", region.calls >= 0 ? nlohmann::json(region.steady_calls) : nlohmann::json(nullptr)},
         {"run_wall_seconds", region.run_wall_s},
         {"run_cpu_seconds", region.run_cpu_s},
         {"wall_per_call_seconds", regionsOptionalNumber(region.wall_per_call_s)},

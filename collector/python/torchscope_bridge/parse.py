@@ -45,12 +45,17 @@ def _within(path, root):
     return path.startswith(root) and len(path) > len(root) and path[len(root)] == os.sep
 
 
+# Where programs write the code they generate (store/src/UserCode.cpp, kTemporaryFolders).
+_TEMPORARY_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
 class CodeScope:
     """Which files are the user's own code: the rule of store::CodeRoots (store/UserCode.h).
 
     The longest root that contains a file decides (a tie goes to the user root); a file under no
-    root is the user's unless it is in an installed-package folder; without library roots the
-    standard library and torch's folder count as library too; pseudo-files ("<frozen runpy>") never count.
+    root is the user's unless it is in an installed-package folder or a temporary folder (code a library
+    generated there, e.g. torch_geometric's templates); without library roots the standard library and
+    torch's folder count as library too; pseudo-files ("<frozen runpy>") never count.
     """
 
     def __init__(self, user_roots=(), library_roots=()):
@@ -68,6 +73,8 @@ class CodeScope:
         if as_user or as_library:
             return as_user >= as_library
         if "/site-packages/" in path or "/dist-packages/" in path:
+            return False
+        if any(_within(path, folder) for folder in _TEMPORARY_FOLDERS):
             return False
         return bool(self.library_roots) or ("/lib/python" not in path and "/torch/" not in path)
 

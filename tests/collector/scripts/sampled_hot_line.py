@@ -1,6 +1,8 @@
 # An eager training loop with a known hot line: each step runs 200 matrix products on one line (MARK:hot), sleeps
-# 10 ms on another (MARK:nap) and takes a tiny optimizer step. `threads`: a worker thread sleeps in a loop beside it
-# (MARK:worker); `fork`: a fork() child runs the hot line for a while and leaves through os._exit (MARK:child).
+# 10 ms on another (MARK:nap) and takes a tiny optimizer step. `threads`: a worker thread beside it computes on one
+# line (MARK:worker) between short sleeps, and another waits on a condition all along (MARK:idle), as a compile
+# pool's idle workers do; `fork`: a fork() child runs the hot line for a while and leaves through os._exit
+# (MARK:child).
 import os
 import sys
 import threading
@@ -31,11 +33,17 @@ stop = threading.Event()
 
 def worker():
     while not stop.is_set():
-        time.sleep(0.005)  # MARK:worker
+        sum(i * i for i in range(20000))  # MARK:worker
+        time.sleep(0.005)
+
+
+def idle():
+    stop.wait()  # MARK:idle
 
 
 if mode == "threads":
     threading.Thread(target=worker, name="sampled-worker", daemon=True).start()
+    threading.Thread(target=idle, name="sampled-idle", daemon=True).start()
 if mode == "fork":
     child = os.fork()
     if child == 0:

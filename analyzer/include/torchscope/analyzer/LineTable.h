@@ -28,11 +28,15 @@ struct LineTime {
 };
 
 struct LineTable {
-  bool recorded = false;        // the store has samples
-  std::int64_t samples = 0;     // the samples counted
-  std::int64_t steps = 0;       // the steady-state steps they come from; 0: the whole run (it has none)
-  std::int64_t threads = 0;     // the threads sampled
-  double sampled_s = 0;         // the wall time the counted samples stand for (summed over threads)
+  bool recorded = false;     // the store has samples
+  std::int64_t samples = 0;  // the samples counted
+  std::int64_t steps = 0;    // the steady-state steps they come from; 0: the whole run (it has none)
+  std::int64_t threads = 0;  // the threads sampled (with a sample counted)
+  double sampled_s = 0;      // the wall time the counted samples stand for (summed over threads)
+  // Samples of idle threads, left out of everything above (docs/rules.md, *Time by line of your code*): rows of a
+  // thread other than the steps' that was on a CPU less than 1 % of their wall time (a compile worker waiting).
+  std::int64_t idle_samples = 0;
+  double idle_s = 0;
   double user_s = 0;            // the part of it with a user line on the stack
   double step_s = 0;            // the mean steady-state step, 0 without steps
   std::vector<LineTime> lines;  // most self time first, at most kTopLines

@@ -38,10 +38,13 @@ struct Region {
   double inductor_s = 0;
   std::int64_t calls = -1;         // -1: not timed
   std::int64_t compile_calls = 0;  // calls during which torch compiled (their time is mostly compilation)
-  double run_wall_s = 0;           // the other calls, summed
+  std::int64_t steady_calls = 0;   // of the calls that compiled nothing, those in steady-state steps
+  double run_wall_s = 0;           // the calls that compiled nothing, summed
   double run_cpu_s = 0;            // their thread CPU time (cpu_per_call_s x their number)
-  double wall_per_call_s = -1;     // run_wall_s / (calls - compile_calls), -1 unknown
-  double cpu_per_call_s = -1;      // thread CPU time per call, from the calls sampled for it
+  // Wall time per call over the steady_calls (their time in the steady-state steps / steady_calls), so that a
+  // warm-up call does not count; over all calls that compiled nothing when steady_calls is 0; -1 unknown.
+  double wall_per_call_s = -1;
+  double cpu_per_call_s = -1;      // thread CPU time per call, from the calls sampled for it (steady ones, as above)
   double gpu_per_call_s = -1;      // GPU kernel time per call under CUPTI (its calls of one row each); -1 unknown
   double steady_share = -1;        // its wall time in the steady-state steps / their time, -1 unknown
   std::vector<std::string> eager;  // why (part of) it ran eagerly: failed compile, skipped frame, limit hit

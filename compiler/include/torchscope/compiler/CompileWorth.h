@@ -7,37 +7,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "torchscope/analyzer/Regions.h"
 #include "torchscope/base/Result.h"
 
 namespace torchscope::compiler {
 
-struct RegionGain {
-  std::string name;       // `Model.forward`, the compiled function's name
-  std::string call_file;  // the user's line that calls it
-  std::int64_t call_line = -1;
-  std::int64_t calls = 0;           // in the compiled run, the calls that compiled included
-  std::int64_t eager_calls = 0;     // in the eager run
-  double compile_s = 0;             // its frames' compile time
-  double compiled_per_call_s = -1;  // wall time per call that compiled nothing; -1 unknown
-  double eager_per_call_s = -1;     // the same region run eagerly; -1 not matched
-  double speedup = -1;              // eager / compiled per call
-  double payoff_calls = -1;         // compile_s / (eager - compiled per call); -1: never (not faster) or unknown
-  double saved_s = 0;               // (eager - compiled per call) x calls
-};
-
 struct CompileWorth {
   std::string compiled_store;  // the run that compiled, and the run that did not
   std::string eager_store;
-  std::vector<RegionGain> regions;  // most saved first
-  double compile_s = 0;             // the compiled run's compile time
-  double saved_s = 0;               // the regions' saved time, summed (negative: they lost)
-  double compiled_step_s = -1;      // median steady-state step of each run, -1 none
+  // The compiled run's timed regions (analyzer/Regions.h rows: name, call line, calls, compile time, wall time per
+  // steady-state call compiled and eager, speed-up, calls to pay off, saved time), most saved first.
+  std::vector<analyzer::Region> regions;
+  double compile_s = 0;         // the compiled run's compile time
+  double saved_s = 0;           // the regions' saved time, summed (negative: they lost)
+  double compiled_step_s = -1;  // median steady-state step of each run, -1 none
   double eager_step_s = -1;
   std::vector<std::string> notes;
 
@@ -48,7 +34,8 @@ struct CompileWorth {
 
 // The fix report's parts: JSON {"compile_s", "saved_s", "pays", "verdict", "compiled_store", "eager_store",
 // "compiled_step_s", "eager_step_s", "regions": [{name, call_file, call_line, calls, eager_calls, compile_s,
-// compiled_per_call_s, eager_per_call_s, speedup, payoff_calls, saved_s}], "notes"}, and indented text lines.
+// compiled_per_call_s, eager_per_call_s, speedup, payoff_calls, saved_s}], "notes"}, and indented text lines. Per call:
+// the wall time of the calls in each run's steady-state steps (Region::wall_per_call_s).
 [[nodiscard]] nlohmann::json compileWorthJson(const CompileWorth& worth);
 [[nodiscard]] std::string compileWorthText(const CompileWorth& worth, const std::string& indent);
 

@@ -19,7 +19,8 @@ inline constexpr std::string_view kLibraryRootsAttribute = "code.library_roots";
 
 // A file is the user's when the longest root that contains it is a user root (a tie goes to the
 // user, so that naming a library directory as user code widens it). A file under no root is the
-// user's unless it lies in an installed-package folder (site-packages, dist-packages); without
+// user's unless it lies in an installed-package folder (site-packages, dist-packages) or a temporary
+// folder (/tmp, /var/tmp, /dev/shm: code a library generated, e.g. torch_geometric's templates); without
 // library roots (imported traces) the standard library and torch's folder count as library too.
 // Pseudo-files such as "<frozen runpy>" or "<string>" are never the user's.
 struct CodeRoots {
