@@ -30,12 +30,9 @@ long long reportRank(const std::string& name) {
   return std::stoll(digits);
 }
 
+// A rank's median steady-state step, measured as the comparison measures it (-1 when it stored no steady step).
 double steadyMedian(const RunMeasurement& run) {
-  const auto steps = steadyStateStepTimes(run, 1);
-  if (steps.empty()) return -1;
-  std::vector<double> sorted = steps;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-  return sorted[sorted.size() / 2];
+  return metricValue(run, Metric{Measure::kSteadyStep, Clock::kWall}, 1);
 }
 
 }  // namespace
