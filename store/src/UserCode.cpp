@@ -26,14 +26,15 @@ std::size_t longestMatch(std::string_view file, const std::vector<std::string>& 
   return longest;
 }
 
-// Folders where programs write the code they generate (torch_geometric's module_from_template, jinja renders,
-// Inductor's output): a file there that no root claims is generated, not the user's. A user's script in one of them is
-// claimed by its own folder, a user root.
+// Folders where programs write the code they generate (torch_geometric's module_from_template, jinja renders): a file
+// right in one of them that no root claims is generated, not the user's. Only right in it: a project checked out
+// under /tmp (a CI clone) is the user's.
 constexpr std::array<std::string_view, 3> kTemporaryFolders = {"/tmp", "/var/tmp", "/dev/shm"};
 
-bool inTemporaryFolder(std::string_view file) {
-  return std::any_of(kTemporaryFolders.begin(), kTemporaryFolders.end(),
-                     [&](std::string_view folder) { return matchLength(file, folder) > 0; });
+bool rightInTemporaryFolder(std::string_view file) {
+  return std::any_of(kTemporaryFolders.begin(), kTemporaryFolders.end(), [&](std::string_view folder) {
+    return matchLength(file, folder) > 0 && file.find('/', folder.size() + 1) == std::string_view::npos;
+  });
 }
 
 bool containsAny(std::string_view text, std::initializer_list<std::string_view> needles) {
@@ -60,7 +61,7 @@ bool CodeRoots::isUserFile(std::string_view file) const {
   const std::size_t as_user = longestMatch(file, user);
   const std::size_t as_library = longestMatch(file, library);
   if (as_user > 0 || as_library > 0) return as_user >= as_library;
-  if (containsAny(file, {"/site-packages/", "/dist-packages/"}) || inTemporaryFolder(file)) return false;
+  if (containsAny(file, {"/site-packages/", "/dist-packages/"}) || rightInTemporaryFolder(file)) return false;
   return !library.empty() || !containsAny(file, {"/lib/python", "/torch/"});
 }
 

@@ -45,7 +45,7 @@ def _within(path, root):
     return path.startswith(root) and len(path) > len(root) and path[len(root)] == os.sep
 
 
-# Where programs write the code they generate (store/src/UserCode.cpp, kTemporaryFolders).
+# Where programs write the code they generate, right in the folder (store/src/UserCode.cpp, kTemporaryFolders).
 _TEMPORARY_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
 
 
@@ -53,7 +53,7 @@ class CodeScope:
     """Which files are the user's own code: the rule of store::CodeRoots (store/UserCode.h).
 
     The longest root that contains a file decides (a tie goes to the user root); a file under no
-    root is the user's unless it is in an installed-package folder or a temporary folder (code a library
+    root is the user's unless it is in an installed-package folder or right in a temporary folder (code a library
     generated there, e.g. torch_geometric's templates); without library roots the standard library and
     torch's folder count as library too; pseudo-files ("<frozen runpy>") never count.
     """
@@ -74,7 +74,7 @@ class CodeScope:
             return as_user >= as_library
         if "/site-packages/" in path or "/dist-packages/" in path:
             return False
-        if any(_within(path, folder) for folder in _TEMPORARY_FOLDERS):
+        if os.path.dirname(path) in _TEMPORARY_FOLDERS:
             return False
         return bool(self.library_roots) or ("/lib/python" not in path and "/torch/" not in path)
 

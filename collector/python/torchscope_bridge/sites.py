@@ -73,9 +73,6 @@ def _library_roots(torch):
     paths = sysconfig.get_paths()
     roots += [paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     roots.append(os.path.dirname(os.path.abspath(torch.__file__)))
-    # The job's temporary folder ($TMPDIR too): libraries write the code they generate there (torch_geometric's
-    # templates); a user's script in it is claimed by its own folder, a user root as long or longer.
-    roots.append(tempfile.gettempdir())
     return roots + _generated_code_roots() + _own_roots()
 
 

@@ -1,6 +1,7 @@
 # An eager training loop with a known hot line: each step runs 200 matrix products on one line (MARK:hot), sleeps
 # 10 ms on another (MARK:nap) and takes a tiny optimizer step. `threads`: a worker thread beside it computes on one
-# line (MARK:worker) between short sleeps, and another waits on a condition all along (MARK:idle), as a compile
+# line (MARK:worker) between short sleeps, for longer than the interpreter's switch interval (the sampler, which takes
+# the GIL, sees shorter work at the sleep that follows it), and another waits on a condition all along (MARK:idle), as a compile
 # pool's idle workers do; `fork`: a fork() child runs the hot line for a while and leaves through os._exit
 # (MARK:child).
 import os
@@ -33,7 +34,7 @@ stop = threading.Event()
 
 def worker():
     while not stop.is_set():
-        sum(i * i for i in range(20000))  # MARK:worker
+        sum(i * i for i in range(400000))  # MARK:worker
         time.sleep(0.005)
 
 
