@@ -68,17 +68,7 @@ TEST(LineTable, IdleThreadsOtherThanTheStepsAreLeftOut) {
     auto opened = store::Writer::open(path);
     ASSERT_TRUE(opened.ok());
     store::Writer& writer = **opened;
-    store::RunInfo run;
-    run.command_line = "python train.py";
-    run.start_ns = kSampledStart;
-    run.source = "collector";
-    writer.setRun(run);
-    writer.add(store::RunAttribute{"code.user_roots", "[\"/job\"]"});
-    writer.add(store::RunAttribute{"code.library_roots", "[\"/usr/lib/python3.12\"]"});
-    for (std::int64_t index = 0; index < 5; ++index) {
-      writer.add(store::Step{1, 1, index, kSampledStart + index * kSampledStep,
-                             kSampledStart + (index + 1) * kSampledStep, "optimizer"});
-    }
+    writeSampledRunAndSteps(writer, "/job");
     for (std::int64_t line = 1; line <= 5; ++line) writer.add(store::StackFrame{line, "/job/train.py", line, "f"});
     for (std::int64_t stack = 1; stack <= 5; ++stack) writer.add(store::Stack{stack, -1, stack});
     for (std::int64_t step = 1; step < 5; ++step) {

@@ -15,14 +15,8 @@ inline constexpr base::Nanos kSampledStep = 100'000'000;
 inline constexpr base::Nanos kSampledMs = 1'000'000;
 inline constexpr const char* kSampledTorch = "/usr/lib/python3.12/site-packages/torch/";
 
-// The store at `path` of a job under `project`: five 100 ms steps (the first one warm-up), two threads. The main thread
-// trains: a forward through torch's Module.__call__ into linear, a <lambda> loss and Adam; a loader thread reads
-// batches. Per steady step the main thread spends 100 ms in its stacks; one step adds 1 ms in Adam's inner loop (under
-// 0.5 %: pruned) and the loader 3 ms in load_batch, which the main thread also calls once for 1 ms (their nodes merge).
-inline std::string writeSampledStore(const std::string& path, const std::string& project = "/work/proj") {
-  auto opened = store::Writer::open(path);
-  EXPECT_TRUE(opened.ok());
-  store::Writer& writer = **opened;
+// The run of a job under `project` and its five 100 ms steps on thread 1 (the first one warm-up).
+inline void writeSampledRunAndSteps(store::Writer& writer, const std::string& project) {
   store::RunInfo run;
   run.command_line = "python train.py";
   run.start_ns = kSampledStart;
@@ -34,6 +28,17 @@ inline std::string writeSampledStore(const std::string& path, const std::string&
     writer.add(store::Step{1, 1, index, kSampledStart + index * kSampledStep,
                            kSampledStart + (index + 1) * kSampledStep, "optimizer"});
   }
+}
+
+// The store at `path` of a job under `project`: five 100 ms steps (the first one warm-up), two threads. The main thread
+// trains: a forward through torch's Module.__call__ into linear, a <lambda> loss and Adam; a loader thread reads
+// batches. Per steady step the main thread spends 100 ms in its stacks; one step adds 1 ms in Adam's inner loop (under
+// 0.5 %: pruned) and the loader 3 ms in load_batch, which the main thread also calls once for 1 ms (their nodes merge).
+inline std::string writeSampledStore(const std::string& path, const std::string& project = "/work/proj") {
+  auto opened = store::Writer::open(path);
+  EXPECT_TRUE(opened.ok());
+  store::Writer& writer = **opened;
+  writeSampledRunAndSteps(writer, project);
   const std::vector<store::StackFrame> frames = {
       {1, project + "/train.py", 40, "<module>"},
       {2, project + "/train.py", 30, "train_step"},
