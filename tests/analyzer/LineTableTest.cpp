@@ -2,6 +2,7 @@
 // its text, JSON and Markdown against golden/lines/ (TORCHSCOPE_UPDATE_GOLDEN=1 rewrites them).
 #include <gmock/gmock.h>
 
+#include <filesystem>
 #include <set>
 
 #include "SampledStore.h"
@@ -119,6 +120,20 @@ TEST(LineTable, AdviseShowsItOnlyForARunWithSamples) {
   EXPECT_THAT(render(*clean, Format::kText), Not(HasSubstr("Time by line")));
   EXPECT_FALSE(nlohmann::json::parse(render(*clean, Format::kJson))["runs"][0].contains("lines"));
   EXPECT_EQ(renderLines(clean->runs.front().lines, Format::kText), "");
+}
+
+// A job's ranks or DataLoader workers each have a table: each says whose it is.
+TEST(LineTable, EachRunsTableIsNamedWhenTheReportCoversSeveral) {
+  TempDir dir;
+  const std::string main_store = fixtureStore(dir, "sampled_lines");
+  const std::string worker_store = dir.file("worker.db");
+  std::filesystem::copy_file(main_store, worker_store);
+  auto both = analyze({main_store, worker_store});
+  ASSERT_TRUE(both.ok());
+  const std::string text = render(*both, Format::kText);
+  EXPECT_THAT(text, HasSubstr("Time by line of your code in " + both->runs[0].path + " (sampled)"));
+  EXPECT_THAT(text, HasSubstr("Time by line of your code in " + both->runs[1].path + " (sampled)"));
+  EXPECT_THAT(render(*both, Format::kMarkdown), HasSubstr("### Time by line of your code in "));
 }
 
 }  // namespace

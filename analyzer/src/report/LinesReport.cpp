@@ -29,8 +29,11 @@ std::string lineScope(const LineTable& table) {
   return scope;
 }
 
-std::string linesTextSection(const LineTable& table) {
-  std::string out = "\nTime by line of your code (sampled): " + report::sanitizeUtf8(lineScope(table)) + "\n";
+// `run`: the store's name when the report covers several (a job's ranks or DataLoader workers each have a table).
+std::string linesTextSection(const LineTable& table, const std::string& run) {
+  const std::string of_run = run.empty() ? "" : " in " + run;
+  std::string out = "\nTime by line of your code" + report::sanitizeUtf8(of_run) +
+                    " (sampled): " + report::sanitizeUtf8(lineScope(table)) + "\n";
   out += fmt::format("  {:>12} {:>12} {:>7} {:>8}  {}\n", "self", "total", "share", "samples", "line");
   for (const auto& line : table.lines) {
     out += fmt::format("  {:>12} {:>12} {:>6.1f}% {:>8}  {}\n", lineMilliseconds(line.self_per_step_s),
@@ -40,8 +43,10 @@ std::string linesTextSection(const LineTable& table) {
   return out;
 }
 
-std::string linesMarkdownSection(const LineTable& table) {
-  std::string out = "### Time by line of your code\n\n" + report::escapeMarkdown(lineScope(table)) + ".\n\n";
+std::string linesMarkdownSection(const LineTable& table, const std::string& run) {
+  const std::string heading =
+      run.empty() ? "### Time by line of your code" : "### Time by line of your code in " + report::escapeMarkdown(run);
+  std::string out = heading + "\n\n" + report::escapeMarkdown(lineScope(table)) + ".\n\n";
   out += "| Line | Self | Total | Share | Samples |\n|---|---|---|---|---|\n";
   for (const auto& line : table.lines) {
     out += fmt::format("| {} | {} | {} | {:.1f} % | {} |\n", report::escapeMarkdown(lineLabel(line)),
@@ -81,8 +86,12 @@ nlohmann::json linesJson(const LineTable& table) {
           {"lines", lines}};
 }
 
-std::string linesText(const LineTable& table) { return table.recorded ? linesTextSection(table) : ""; }
-std::string linesMarkdown(const LineTable& table) { return table.recorded ? linesMarkdownSection(table) : ""; }
+std::string linesText(const LineTable& table, const std::string& run) {
+  return table.recorded ? linesTextSection(table, run) : "";
+}
+std::string linesMarkdown(const LineTable& table, const std::string& run) {
+  return table.recorded ? linesMarkdownSection(table, run) : "";
+}
 
 }  // namespace report
 
@@ -93,8 +102,8 @@ std::string renderLines(const LineTable& table, Format format, const RenderOptio
   const Analysis readable_analysis = report::withReadablePaths(analysis, options);
   const LineTable& readable = readable_analysis.runs.front().lines;
   switch (format) {
-    case Format::kText: return linesTextSection(readable);
-    case Format::kMarkdown: return linesMarkdownSection(readable);
+    case Format::kText: return linesTextSection(readable, "");
+    case Format::kMarkdown: return linesMarkdownSection(readable, "");
     case Format::kJson: return base::dumpJson(report::linesJson(table), 2) + "\n";
     default: return "";
   }

@@ -37,8 +37,9 @@ nlohmann::json findingJson(const Finding& finding);
 nlohmann::json runJson(const RunSummary& run);
 // The line table's sections (LinesReport.cpp); "" for a run without samples.
 nlohmann::json linesJson(const LineTable& table);
-std::string linesText(const LineTable& table);
-std::string linesMarkdown(const LineTable& table);
+// `run`: the store's name, "" when the report covers one run.
+std::string linesText(const LineTable& table, const std::string& run);
+std::string linesMarkdown(const LineTable& table, const std::string& run);
 // The HTML report's flame graph of one run (FlameReport.cpp); "" for a run without samples.
 std::string flameChart(const FlameGraph& graph);
 // The multi-rank section (RanksReport.cpp): the JSON `ranks` object and the text table.

@@ -71,7 +71,7 @@ std::string text(const Analysis& analysis, const RenderOptions& options) {
   for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run, true)) + "\n";
   for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
   if (!analysis.ranks.empty()) out += ranksText(analysis.ranks);
-  for (const auto& run : analysis.runs) out += linesText(run.lines);
+  for (const auto& run : analysis.runs) out += linesText(run.lines, analysis.runs.size() > 1 ? run.path : "");
   if (analysis.findings.empty()) {
     out += "\nNo findings: nothing in this run needs attention.\n";
     return out;
@@ -100,7 +100,7 @@ std::string markdown(const Analysis& analysis) {
   for (const auto& note : analysis.notes) out += "- **Note:** " + escapeMarkdown(note) + "\n";
   out += "\n";
   for (const auto& run : analysis.runs) out += markdownMemory(run, analysis.runs.size() > 1);
-  for (const auto& run : analysis.runs) out += linesMarkdown(run.lines);
+  for (const auto& run : analysis.runs) out += linesMarkdown(run.lines, analysis.runs.size() > 1 ? run.path : "");
   if (analysis.findings.empty()) return out + "No findings: nothing in this run needs attention.\n";
   out += "| # | Severity | Rule | Location | Count | Impact | Fix |\n|---|---|---|---|---|---|---|\n";
   int index = 0;
