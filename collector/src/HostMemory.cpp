@@ -1,6 +1,7 @@
 #include "HostMemory.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -90,6 +91,7 @@ void HostMemorySampler::notePeak(std::int64_t rss) {
 }
 
 void HostMemorySampler::run() {
+  pthread_setname_np(pthread_self(), "torchscope-mem");
   auto last_row = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   while (!stopped_.load()) {
