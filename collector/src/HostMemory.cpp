@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ProcessIds.h"
 #include "torchscope/base/Clock.h"
 
 namespace torchscope::collector {
@@ -20,9 +21,9 @@ constexpr std::chrono::milliseconds kBetweenStepsRow{500};
 // /proc/self/statm stays open: each read is one pread instead of open/read/close. The descriptor
 // names the process that opened it, so a fork() child opens its own.
 int statmDescriptor() {
-  static std::atomic<pid_t> owner{-1};
+  static std::atomic<std::int64_t> owner{-1};
   static std::atomic<int> fd{-1};
-  const pid_t pid = ::getpid();
+  const std::int64_t pid = processId();
   if (owner.load() != pid) {
     // The parent's descriptor is left open in the child: closing it could race a reader.
     fd.store(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
