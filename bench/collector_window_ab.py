@@ -25,7 +25,7 @@ to show. So the cost is measured in two parts:
 The whole collector's cost on this job is about the product of the two.
 
     .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
-        [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6]
+        [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB]
 """
 
 import argparse
@@ -153,16 +153,20 @@ def collector_env(args, store, hz, window_signal=True):
 
 
 def window_part(args, store_dir):
-    """{hz: [ABBA groups of every process]}, the processes of the rates interleaved."""
-    groups = {hz: [] for hz in args.hz}
+    """{(library, hz): [ABBA groups of every process]}, the processes of every library and rate interleaved."""
+    variants = [(library, hz) for library in args.libraries for hz in args.hz]
+    groups = {variant: [] for variant in variants}
 
-    def run(hz):
+    def run(variant):
+        library, hz = variant
         command = [sys.executable, os.path.abspath(__file__), "--ab-worker", "--blocks", str(args.blocks),
                    "--block-steps", str(args.block_steps), "--prime-steps", str(args.prime_steps)]
-        out, _ = run_child(command, collector_env(args, os.path.join(store_dir, f"ab{hz}.db"), hz))
-        groups[hz].extend(abba_groups(last_json(out)["blocks"]))
+        env = collector_env(args, os.path.join(store_dir, f"ab{hz}.db"), hz)
+        env["LD_PRELOAD"] = library
+        out, _ = run_child(command, env)
+        groups[variant].extend(abba_groups(last_json(out)["blocks"]))
 
-    interleaved(args.hz, args.processes, run)
+    interleaved(variants, args.processes, run)
     return groups
 
 
@@ -170,12 +174,12 @@ def sum_cpu(blocks, group=None):
     return sum(b["cpu"] if group is None else b["threads"][group] for b in blocks)
 
 
-def report_window(hz, groups):
+def report_window(library, hz, groups):
     ratios = [sum_cpu(opened) / sum_cpu(closed) for opened, closed in groups]
     ratio, low, high = bootstrap_median(ratios)
     closed_step = statistics.median(sum_cpu(closed) / 2 for _, closed in groups)
     quartiles = statistics.quantiles(ratios, n=4)
-    print(f"window-gated, sampler {'off' if hz == 0 else f'at {hz} Hz'}: open/closed {ratio:.4f} "
+    print(f"{library}\n  window-gated, sampler {'off' if hz == 0 else f'at {hz} Hz'}: open/closed {ratio:.4f} "
           f"[{low:.4f}, {high:.4f}] (95 % bootstrap of the median over {len(ratios)} ABBA groups; quartiles "
           f"{quartiles[0]:.4f}/{quartiles[1]:.4f}/{quartiles[2]:.4f}), closed step {closed_step * 1e3:.3f} ms CPU")
     parts = []
@@ -183,7 +187,7 @@ def report_window(hz, groups):
         added = [(sum_cpu(opened, group) - sum_cpu(closed, group)) / 2 for opened, closed in groups]
         median, low, high = bootstrap_median(added)
         parts.append(f"{group} {median * 1e6:+.1f} us [{low * 1e6:+.1f}, {high * 1e6:+.1f}]")
-    print("    per open step, by thread: " + ", ".join(parts))
+    print("      per open step, by thread: " + ", ".join(parts))
 
 
 def constant_part(args, store_dir):
@@ -218,6 +222,8 @@ def main():
     parser.add_argument("--blocks", type=int, default=40, help="blocks per A/B process (groups of four: ABBA)")
     parser.add_argument("--block-steps", type=int, default=50, help="training steps per block")
     parser.add_argument("--prime-steps", type=int, default=10, help="steps with the window open before the blocks")
+    parser.add_argument("--baseline-library", help="a second library (e.g. before a change) whose A/B processes "
+                        "run interleaved with --library's")
     parser.add_argument("--hz", default="0,100", help="the stack sampler's rates to measure (0: off), comma-separated")
     parser.add_argument("--repetitions", type=int, default=6, help="paired runs for the constant part (0: skip it)")
     parser.add_argument("--ab-worker", action="store_true", help=argparse.SUPPRESS)
@@ -235,6 +241,9 @@ def main():
     if args.blocks < 4:
         parser.error("--blocks must be at least 4 (one ABBA group)")
     args.library = os.path.abspath(args.library)
+    args.libraries = [args.library]
+    if args.baseline_library:
+        args.libraries.append(os.path.abspath(args.baseline_library))
     args.hz = [int(hz) for hz in args.hz.split(",") if hz.strip()]
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as store_dir:
@@ -244,8 +253,8 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load_before[0]:.2f} at the start, "
           f"{load_after[0]:.2f} at the end (1-minute averages), python {platform.python_version()}; "
           f"{args.processes} A/B processes per rate x {args.blocks} blocks of {args.block_steps} steps")
-    for hz in args.hz:
-        report_window(hz, groups[hz])
+    for library, hz in groups:
+        report_window(library, hz, groups[(library, hz)])
     print("\n".join(constant))
 
 
