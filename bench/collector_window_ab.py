@@ -188,6 +188,9 @@ def report_window(library, hz, groups):
         median, low, high = bootstrap_median(added)
         parts.append(f"{group} {median * 1e6:+.1f} us [{low * 1e6:+.1f}, {high * 1e6:+.1f}]")
     print("      per open step, by thread: " + ", ".join(parts))
+    closed = [f"{group} {statistics.median(sum_cpu(blocks, group) / 2 for _, blocks in groups) * 1e6:.1f} us"
+              for group in THREAD_GROUPS]
+    print("      per closed step, by thread: " + ", ".join(closed))
 
 
 def constant_part(args, store_dir):

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
