@@ -1,8 +1,5 @@
 // The C ABI of collector.h: turns the bridge's JSON objects into store records (JsonRecord.h decodes the columns
 // their tables declare; what follows adds what the bridge does not send). Nothing thrown below may leave this file.
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,6 +9,7 @@
 
 #include "Collector.h"
 #include "JsonRecord.h"
+#include "ProcessIds.h"
 #include "Signals.h"
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Classify.h"
@@ -21,8 +19,6 @@ namespace torchscope::collector {
 namespace {
 
 using nlohmann::json;
-
-std::int64_t currentThreadId() { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
 
 std::int64_t integer(const json& object, const char* key, std::int64_t fallback = -1) {
   const auto it = object.find(key);
@@ -36,7 +32,7 @@ std::string text(const json& object, const char* key) {
 
 bool recordCompile(Collector& collector, const json& in) {
   auto out = recordFromJson<store::Compile>(in);
-  out.pid = getpid();
+  out.pid = processId();
   out.end_ns = integer(in, "end_ns", out.start_ns);
   collector.tally().compiles += 1;
   return collector.add(std::move(out));
@@ -44,7 +40,7 @@ bool recordCompile(Collector& collector, const json& in) {
 
 bool recordGraphBreak(Collector& collector, const json& in) {
   auto out = recordFromJson<store::GraphBreak>(in);
-  out.pid = getpid();
+  out.pid = processId();
   collector.tally().graph_breaks += 1;
   return collector.add(std::move(out));
 }
@@ -63,7 +59,7 @@ std::vector<store::RecompileCause> earlierCauses(std::int64_t pid, std::int64_t 
 
 bool recordRecompile(Collector& collector, const json& in) {
   auto out = recordFromJson<store::Recompile>(in);
-  out.pid = getpid();
+  out.pid = processId();
   // Classified here so that the live collector and the importers agree on the same text.
   std::string guards;
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
@@ -80,8 +76,8 @@ bool recordRecompile(Collector& collector, const json& in) {
 
 bool recordSync(Collector& collector, const json& in) {
   auto out = recordFromJson<store::Sync>(in);
-  out.pid = getpid();
-  out.tid = currentThreadId();
+  out.pid = processId();
+  out.tid = threadId();
   out.end_ns = integer(in, "end_ns", out.start_ns);
   if (!in.contains("sync_kind")) out.sync_kind = "python";
   out.origin = "python";
@@ -94,8 +90,8 @@ bool recordSync(Collector& collector, const json& in) {
 // from its call to its completion), a compiled region's calls of one step, a compile's CUDA-graph outcome.
 bool recordHostRange(Collector& collector, const json& in, std::string category) {
   auto out = recordFromJson<store::CpuOp>(in);
-  out.pid = getpid();
-  out.tid = integer(in, "tid", currentThreadId());
+  out.pid = processId();
+  out.tid = integer(in, "tid", threadId());
   out.end_ns = integer(in, "end_ns", out.start_ns);
   out.category = std::move(category);
   out.correlation_id = -1;
@@ -108,7 +104,7 @@ bool recordDevice(Collector& collector, const json& in) { return collector.add(r
 bool recordMemorySamples(Collector& collector, const json& in) {
   const auto values = in.find("values");
   if (values == in.end() || !values->is_object()) return false;
-  const std::int64_t pid = getpid();
+  const std::int64_t pid = processId();
   const std::int64_t device = integer(in, "device");
   const std::int64_t ts_ns = integer(in, "ts_ns", 0);
   const std::int64_t step = integer(in, "step");
@@ -122,7 +118,7 @@ bool recordMemorySamples(Collector& collector, const json& in) {
 
 bool recordMemoryHolder(Collector& collector, const json& in) {
   auto out = recordFromJson<store::MemoryHolder>(in);
-  out.pid = getpid();
+  out.pid = processId();
   return collector.add(std::move(out));
 }
 
@@ -231,8 +227,8 @@ __attribute__((visibility("default"))) int torchscope_record_step(int64_t index,
     collector.sampleStepEnd(index, start_ns, end_ns, kept);
     if (!kept) return -1;
     torchscope::store::Step step;
-    step.pid = getpid();
-    step.tid = torchscope::collector::currentThreadId();
+    step.pid = torchscope::collector::processId();
+    step.tid = torchscope::collector::threadId();
     step.index = index;
     step.start_ns = start_ns;
     step.end_ns = end_ns;

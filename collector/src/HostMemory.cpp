@@ -1,6 +1,7 @@
 #include "HostMemory.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ProcessIds.h"
 #include "torchscope/base/Clock.h"
 
 namespace torchscope::collector {
@@ -19,15 +21,28 @@ constexpr std::chrono::milliseconds kBetweenStepsRow{500};
 // /proc/self/statm stays open: each read is one pread instead of open/read/close. The descriptor
 // names the process that opened it, so a fork() child opens its own.
 int statmDescriptor() {
-  static std::atomic<pid_t> owner{-1};
+  static std::atomic<std::int64_t> owner{-1};
   static std::atomic<int> fd{-1};
-  const pid_t pid = ::getpid();
+  const std::int64_t pid = processId();
   if (owner.load() != pid) {
     // The parent's descriptor is left open in the child: closing it could race a reader.
     fd.store(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
     owner.store(pid);
   }
   return fd.load();
+}
+
+// The second of the space-separated decimal numbers that `text` starts with, -1 when there is none. Read by hand:
+// strtoll's general parsing was a fifth of the instructions of a step's record.
+std::int64_t secondNumber(const char* text) {
+  const char* at = text;
+  while (*at >= '0' && *at <= '9') ++at;
+  if (at == text || *at != ' ') return -1;
+  ++at;
+  const char* digits = at;
+  std::int64_t value = 0;
+  for (; *at >= '0' && *at <= '9' && at - digits < 18; ++at) value = value * 10 + (*at - '0');
+  return at == digits ? -1 : value;
 }
 
 }  // namespace
@@ -40,11 +55,10 @@ std::int64_t currentRssBytes() {
   if (read <= 0) return -1;
   buffer[read] = '\0';
   // "size resident shared text lib data dt", in pages.
-  char* end = nullptr;
-  (void)std::strtoll(buffer, &end, 10);
-  const long long resident_pages = std::strtoll(end, nullptr, 10);
+  const std::int64_t resident_pages = secondNumber(buffer);
+  if (resident_pages < 0) return -1;
   static const long page_size = ::sysconf(_SC_PAGESIZE);
-  return static_cast<std::int64_t>(resident_pages) * page_size;
+  return resident_pages * page_size;
 }
 
 std::int64_t peakRssBytes() {
@@ -90,6 +104,7 @@ void HostMemorySampler::notePeak(std::int64_t rss) {
 }
 
 void HostMemorySampler::run() {
+  pthread_setname_np(pthread_self(), "torchscope-mem");
   auto last_row = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   while (!stopped_.load()) {

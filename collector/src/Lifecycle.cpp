@@ -9,6 +9,7 @@
 
 #include "Collector.h"
 #include "Environment.h"
+#include "ProcessIds.h"
 #include "Signals.h"
 #include "torchscope/collector/collector.h"
 
@@ -50,6 +51,7 @@ void afterForkInParent() {
 }
 
 void afterForkInChild() {
+  forgetProcessIdsAfterFork();
   try {
     initialized_pid = getpid();
     Collector::instance().afterForkInChild();

@@ -161,6 +161,7 @@ void CaptureWindow::begin(const WindowSettings& settings, std::int64_t start_ns,
 }
 
 void CaptureWindow::runTimer(std::int64_t start_ns) {
+  pthread_setname_np(pthread_self(), "torchscope-win");
   const int read_fd = settings_.mode == WindowMode::kSignal ? toggle_pipe[0] : -1;
   const std::int64_t opens_at = start_ns + settings_.delay_ns;
   const std::int64_t closes_at = settings_.duration_ns < 0 ? -1 : opens_at + settings_.duration_ns;

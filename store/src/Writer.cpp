@@ -256,6 +256,7 @@ class Writer::Impl {
   }
 
   void run() {
+    pthread_setname_np(pthread_self(), "torchscope-wr");  // its CPU is told apart from the job's (bench/, top -H)
     std::unique_lock lock(mutex_);
     while (true) {
       wake_.wait_for(lock, options_.flush_interval, [&] {

@@ -1,12 +1,15 @@
 // The collector library itself (linked, not preloaded) under concurrent callers and a fork: what
 // the sanitizer builds run, since they cannot preload an instrumented library into Python.
 // Started by ctest with TORCHSCOPE_OUTPUT set: the library opens its store when it loads.
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -49,12 +52,28 @@ std::int64_t stepsIn(const std::string& path) {
   return counts ? counts->at("steps") : -1;
 }
 
+// The (pid, tid) pairs of a store's step rows with their counts. The collector caches both ids (ProcessIds.h):
+// a fork() child and each thread must still get their own.
+std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> stepIds(const std::string& path) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> ids;
+  auto reader = torchscope::store::Reader::open(path);
+  if (!reader) return ids;
+  auto steps = (*reader)->load<torchscope::store::Step>();
+  if (!steps) return ids;
+  for (const auto& step : *steps) ids[{step.pid, step.tid}] += 1;
+  return ids;
+}
+
 TEST(CollectorThreads, ConcurrentCallersAndAForkLoseNothing) {
   ASSERT_EQ(torchscope_is_active(), 1) << "run with TORCHSCOPE_OUTPUT set";
   const std::string path = torchscope_store_path();
+  // The forking thread records too, so that its cached tid (the parent's) would show in the child were it kept.
+  torchscope_record_step(0, 0, 1, "marker");
   std::vector<std::thread> callers;
+  std::vector<std::int64_t> caller_tids(kThreads, -1);
   for (int t = 0; t < kThreads; ++t) {
-    callers.emplace_back([t] {
+    callers.emplace_back([t, &caller_tids] {
+      caller_tids[t] = static_cast<std::int64_t>(syscall(SYS_gettid));
       for (int i = 0; i < kStepsPerThread; ++i) {
         torchscope_record_step(i, i * 10, i * 10 + 5, "marker");
         if (i % 500 == 0) {
@@ -86,12 +105,18 @@ TEST(CollectorThreads, ConcurrentCallersAndAForkLoseNothing) {
   }
   torchscope_finish(0);
 
-  EXPECT_EQ(stepsIn(path), kThreads * kStepsPerThread);
+  EXPECT_EQ(stepsIn(path), kThreads * kStepsPerThread + 1);
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> expected{{{getpid(), getpid()}, 1}};
+  for (const std::int64_t tid : caller_tids) expected[{getpid(), tid}] = kStepsPerThread;
+  EXPECT_EQ(stepIds(path), expected) << "each caller's steps carry the process's pid and the caller's own tid";
   if (!kFork) return;
   const std::filesystem::path requested(path);
   const std::string child_store =
       (requested.parent_path() / (requested.stem().string() + "." + std::to_string(child) + ".db")).string();
   EXPECT_EQ(stepsIn(child_store), kChildSteps) << child_store;
+  // The child's one thread is the one that forked (its tid is the child's pid), not any id cached in the parent.
+  const std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> child_ids{{{child, child}, kChildSteps}};
+  EXPECT_EQ(stepIds(child_store), child_ids);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(child_store + suffix);
 }
 

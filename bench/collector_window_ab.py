@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""What the collector costs an eager CPU training job, to within 1 %: its per-step work measured inside one process.
+
+Fresh processes of the same loop differ by several per cent in CPU time on a shared machine, far more than the 1 %
+to show. So the cost is measured in two parts:
+
+* **Window-gated (A/B in one process).** The job runs under the collector with TORCHSCOPE_WINDOW_SIGNAL=1: the
+  capture window starts closed and each SIGUSR2 toggles it. The eager MLP loop of bench/sampler_overhead.py
+  (256-512-512-10, batch 64, SGD, one intra-op thread) runs blocks of --block-steps steps in ABBA order (closed,
+  open, open, closed, ...), each block's process CPU per step (time.process_time: every thread) read on its own.
+  Each ABBA group gives one ratio (the two open blocks over the two closed ones: a linear drift of the machine
+  cancels). The figure is the median ratio over every group of --processes processes, with a 95 % bootstrap
+  interval of that median. Per block the CPU of each thread is read too (/proc/self/task/*/schedstat): the job's
+  thread, the store's writer (torchscope-wr), the host-memory sampler (torchscope-mem), the stack sampler
+  (torchscope-smp), the rest. This is what the collector does only while the window is open: the step row, the
+  host RSS at the step end and its peak, the bridge's memory hook (leak evidence every 64th step), the writer's
+  inserts, the host-memory sampler's reads and, with --hz, the stack sampler's ticks. Before the measured blocks the
+  window is open for --prime-steps steps, so that the one-off op census (one step, docs/collector.md) is not in them.
+* **Constant (across processes).** What the collector costs with its window closed: the library and bridge loaded,
+  the step hooks' checks and the record call that drops the step, the side threads waking up. Measured as paired
+  runs of fresh processes (plain, collector with a closed window), interleaved (bench/paired.py): the loop's CPU
+  (time.process_time) and the whole process tree's (import and exit included), paired ratios with the median and a
+  bootstrap interval. This machine's run-to-run noise bounds its precision; the interval says how well.
+
+The whole collector's cost on this job is about the product of the two.
+
+    .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
+        [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB]
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import platform
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+
+from paired import interleaved, last_json, run_child
+
+THREAD_GROUPS = ("job", "torchscope-wr", "torchscope-mem", "torchscope-smp", "other")
+
+
+def thread_cpu():
+    """{group: CPU seconds so far} of this process's threads, from schedstat (nanoseconds)."""
+    main = os.getpid()
+    totals = dict.fromkeys(THREAD_GROUPS, 0.0)
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/schedstat") as schedstat:
+                seconds = int(schedstat.read().split()[0]) / 1e9
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                name = comm.read().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        group = "job" if int(task) == main else name if name in totals else "other"
+        totals[group] += seconds
+    return totals
+
+
+def make_loop():
+    import torch
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    inputs, targets = torch.randn(64, 256), torch.randint(0, 10, (64,))
+
+    def train(steps):
+        for _ in range(steps):
+            optimizer.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(inputs), targets).backward()
+            optimizer.step()
+
+    return train
+
+
+def set_window(library, want_open):
+    """Toggles the capture window until the collector says it is `want_open` (its thread reads the signal)."""
+    if (library.torchscope_window_open() == 1) == want_open:
+        return
+    os.kill(os.getpid(), signal.SIGUSR2)
+    deadline = time.monotonic() + 5
+    while (library.torchscope_window_open() == 1) != want_open:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the capture window did not toggle: is TORCHSCOPE_WINDOW_SIGNAL=1 set?")
+        time.sleep(0.001)
+
+
+def ab_worker(blocks, per_block, prime_steps):
+    train = make_loop()
+    library = ctypes.CDLL(None)
+    library.torchscope_window_open.restype = ctypes.c_int
+    train(50)  # warm-up, window closed
+    set_window(library, True)
+    train(prime_steps)  # the op census's step, once per process
+    set_window(library, False)
+    train(50)
+    out = []
+    for block in range(blocks):
+        want_open = (block % 4) in (1, 2)  # ABBA: a linear drift hits both sides alike
+        set_window(library, want_open)
+        time.sleep(0.01)  # the side threads see the new state
+        threads, start = thread_cpu(), time.process_time()
+        train(per_block)
+        cpu = time.process_time() - start
+        after = thread_cpu()
+        out.append({"open": want_open, "cpu": cpu / per_block,
+                    "threads": {group: (after[group] - threads[group]) / per_block for group in THREAD_GROUPS}})
+    print(json.dumps({"blocks": out}))
+
+
+def steady_worker(steps):
+    train = make_loop()
+    train(50)
+    start = time.process_time()
+    train(steps)
+    print(json.dumps({"loop_cpu": time.process_time() - start}))
+
+
+def bootstrap_median(values, resamples=2000, seed=1):
+    """(median, low, high): the median and the 2.5 and 97.5 percentiles of the medians of resampled values."""
+    rng = random.Random(seed)
+    values = list(values)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return statistics.median(values), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
+def abba_groups(blocks):
+    """[(open blocks, closed blocks)] of each whole ABBA group of four blocks."""
+    groups = []
+    for first in range(0, len(blocks) - 3, 4):
+        group = blocks[first:first + 4]
+        groups.append(([b for b in group if b["open"]], [b for b in group if not b["open"]]))
+    return groups
+
+
+def collector_env(args, store, hz, window_signal=True):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = args.library
+    env["TORCHSCOPE_OUTPUT"] = store
+    env["TORCHSCOPE_SUMMARY"] = "0"
+    env["TORCHSCOPE_SAMPLE_HZ"] = str(hz)
+    if window_signal:
+        env["TORCHSCOPE_WINDOW_SIGNAL"] = "1"
+    return env
+
+
+def window_part(args, store_dir):
+    """{(library, hz): [ABBA groups of every process]}, the processes of every library and rate interleaved."""
+    variants = [(library, hz) for library in args.libraries for hz in args.hz]
+    groups = {variant: [] for variant in variants}
+
+    def run(variant):
+        library, hz = variant
+        command = [sys.executable, os.path.abspath(__file__), "--ab-worker", "--blocks", str(args.blocks),
+                   "--block-steps", str(args.block_steps), "--prime-steps", str(args.prime_steps)]
+        env = collector_env(args, os.path.join(store_dir, f"ab{hz}.db"), hz)
+        env["LD_PRELOAD"] = library
+        out, _ = run_child(command, env)
+        groups[variant].extend(abba_groups(last_json(out)["blocks"]))
+
+    interleaved(variants, args.processes, run)
+    return groups
+
+
+def sum_cpu(blocks, group=None):
+    return sum(b["cpu"] if group is None else b["threads"][group] for b in blocks)
+
+
+def report_window(library, hz, groups):
+    ratios = [sum_cpu(opened) / sum_cpu(closed) for opened, closed in groups]
+    ratio, low, high = bootstrap_median(ratios)
+    closed_step = statistics.median(sum_cpu(closed) / 2 for _, closed in groups)
+    quartiles = statistics.quantiles(ratios, n=4)
+    print(f"{library}\n  window-gated, sampler {'off' if hz == 0 else f'at {hz} Hz'}: open/closed {ratio:.4f} "
+          f"[{low:.4f}, {high:.4f}] (95 % bootstrap of the median over {len(ratios)} ABBA groups; quartiles "
+          f"{quartiles[0]:.4f}/{quartiles[1]:.4f}/{quartiles[2]:.4f}), closed step {closed_step * 1e3:.3f} ms CPU")
+    parts = []
+    for group in THREAD_GROUPS:
+        added = [(sum_cpu(opened, group) - sum_cpu(closed, group)) / 2 for opened, closed in groups]
+        median, low, high = bootstrap_median(added)
+        parts.append(f"{group} {median * 1e6:+.1f} us [{low * 1e6:+.1f}, {high * 1e6:+.1f}]")
+    print("      per open step, by thread: " + ", ".join(parts))
+    closed = [f"{group} {statistics.median(sum_cpu(blocks, group) / 2 for _, blocks in groups) * 1e6:.1f} us"
+              for group in THREAD_GROUPS]
+    print("      per closed step, by thread: " + ", ".join(closed))
+
+
+def constant_part(args, store_dir):
+    steps = args.blocks * args.block_steps
+
+    def run(variant):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        if variant == "closed":
+            env = collector_env(args, os.path.join(store_dir, "closed.db"), 0)
+        command = [sys.executable, os.path.abspath(__file__), "--steady-worker", "--steps", str(steps)]
+        out, tree = run_child(command, env)
+        return {"tree": tree, "loop": last_json(out)["loop_cpu"]}
+
+    results = interleaved(["plain", "closed"], args.repetitions, run)
+    plain, closed = results["plain"], results["closed"]
+    lines = [f"constant (collector loaded, window closed, sampler off) against no collector, {args.repetitions} paired "
+          f"runs of {steps} steps:"]
+    for key, what in (("loop", "loop CPU"), ("tree", "process tree CPU")):
+        ratios = [run[key] / base[key] for run, base in zip(closed, plain)]
+        ratio, low, high = bootstrap_median(ratios)
+        lines.append(f"    {what}: plain {statistics.median(r[key] for r in plain):.3f} s (runs "
+              f"{min(r[key] for r in plain):.3f}..{max(r[key] for r in plain):.3f}), ratio {ratio:.4f} "
+              f"[{low:.4f}, {high:.4f}] (paired ratios {min(ratios):.4f}..{max(ratios):.4f})")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--library", help="libtorchscope_collector.so")
+    parser.add_argument("--processes", type=int, default=4, help="A/B processes per sampler rate")
+    parser.add_argument("--blocks", type=int, default=40, help="blocks per A/B process (groups of four: ABBA)")
+    parser.add_argument("--block-steps", type=int, default=50, help="training steps per block")
+    parser.add_argument("--prime-steps", type=int, default=10, help="steps with the window open before the blocks")
+    parser.add_argument("--baseline-library", help="a second library (e.g. before a change) whose A/B processes "
+                        "run interleaved with --library's")
+    parser.add_argument("--hz", default="0,100", help="the stack sampler's rates to measure (0: off), comma-separated")
+    parser.add_argument("--repetitions", type=int, default=6, help="paired runs for the constant part (0: skip it)")
+    parser.add_argument("--ab-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--steady-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.ab_worker:
+        ab_worker(args.blocks, args.block_steps, args.prime_steps)
+        return
+    if args.steady_worker:
+        steady_worker(args.steps)
+        return
+    if not args.library or not os.path.exists(args.library):
+        parser.error("--library must name the built libtorchscope_collector.so")
+    if args.blocks < 4:
+        parser.error("--blocks must be at least 4 (one ABBA group)")
+    args.library = os.path.abspath(args.library)
+    args.libraries = [args.library]
+    if args.baseline_library:
+        args.libraries.append(os.path.abspath(args.baseline_library))
+    args.hz = [int(hz) for hz in args.hz.split(",") if hz.strip()]
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as store_dir:
+        groups = window_part(args, store_dir)
+        constant = constant_part(args, store_dir) if args.repetitions > 0 else []
+    load_after = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load_before[0]:.2f} at the start, "
+          f"{load_after[0]:.2f} at the end (1-minute averages), python {platform.python_version()}; "
+          f"{args.processes} A/B processes per rate x {args.blocks} blocks of {args.block_steps} steps")
+    for library, hz in groups:
+        report_window(library, hz, groups[(library, hz)])
+    print("\n".join(constant))
+
+
+if __name__ == "__main__":
+    main()
