@@ -7,7 +7,8 @@ to show. So the cost is measured in two parts:
 * **Window-gated (A/B in one process).** The job runs under the collector with TORCHSCOPE_WINDOW_SIGNAL=1: the
   capture window starts closed and each SIGUSR2 toggles it. The eager MLP loop of bench/sampler_overhead.py
   (256-512-512-10, batch 64, SGD, one intra-op thread) runs blocks of --block-steps steps in ABBA order (closed,
-  open, open, closed, ...), each block's process CPU per step (time.process_time: every thread) read on its own.
+  open, open, closed, ...), each block's process CPU per step (time.process_time: every thread) and wall time per
+  step read on its own (a job's thread that waits for the GIL a sampler tick holds is asleep: wall, not CPU).
   Each ABBA group gives one ratio (the two open blocks over the two closed ones: a linear drift of the machine
   cancels). The figure is the median ratio over every group of --processes processes, with a 95 % bootstrap
   interval of that median. Per block the CPU of each thread is read too (/proc/self/task/*/schedstat): the job's
@@ -107,11 +108,12 @@ def ab_worker(blocks, per_block, prime_steps):
         want_open = (block % 4) in (1, 2)  # ABBA: a linear drift hits both sides alike
         set_window(library, want_open)
         time.sleep(0.01)  # the side threads see the new state
-        threads, start = thread_cpu(), time.process_time()
+        threads, start, wall_start = thread_cpu(), time.process_time(), time.perf_counter()
         train(per_block)
+        wall = time.perf_counter() - wall_start
         cpu = time.process_time() - start
         after = thread_cpu()
-        out.append({"open": want_open, "cpu": cpu / per_block,
+        out.append({"open": want_open, "cpu": cpu / per_block, "wall": wall / per_block,
                     "threads": {group: (after[group] - threads[group]) / per_block for group in THREAD_GROUPS}})
     print(json.dumps({"blocks": out}))
 
@@ -174,6 +176,10 @@ def sum_cpu(blocks, group=None):
     return sum(b["cpu"] if group is None else b["threads"][group] for b in blocks)
 
 
+def sum_wall(blocks):
+    return sum(b["wall"] for b in blocks)
+
+
 def report_window(library, hz, groups):
     ratios = [sum_cpu(opened) / sum_cpu(closed) for opened, closed in groups]
     ratio, low, high = bootstrap_median(ratios)
@@ -182,6 +188,10 @@ def report_window(library, hz, groups):
     print(f"{library}\n  window-gated, sampler {'off' if hz == 0 else f'at {hz} Hz'}: open/closed {ratio:.4f} "
           f"[{low:.4f}, {high:.4f}] (95 % bootstrap of the median over {len(ratios)} ABBA groups; quartiles "
           f"{quartiles[0]:.4f}/{quartiles[1]:.4f}/{quartiles[2]:.4f}), closed step {closed_step * 1e3:.3f} ms CPU")
+    # The job's thread waiting for the GIL a sampler tick holds is asleep: it costs wall time, not CPU.
+    wall, wall_low, wall_high = bootstrap_median([sum_wall(opened) / sum_wall(closed) for opened, closed in groups])
+    print(f"      wall time per step open/closed {wall:.4f} [{wall_low:.4f}, {wall_high:.4f}], closed step "
+          f"{statistics.median(sum_wall(closed) / 2 for _, closed in groups) * 1e3:.3f} ms")
     parts = []
     for group in THREAD_GROUPS:
         added = [(sum_cpu(opened, group) - sum_cpu(closed, group)) / 2 for opened, closed in groups]
