@@ -20,8 +20,12 @@ const PythonApi& pythonApi() {
     bind(py.is_finalizing, "Py_IsFinalizing");
     if (py.is_finalizing == nullptr) bind(py.is_finalizing, "_Py_IsFinalizing");
     bind(py.gil_check, "PyGILState_Check");
-    bind(py.gil_ensure, "PyGILState_Ensure");
-    bind(py.gil_release, "PyGILState_Release");
+    bind(py.main_interpreter, "PyInterpreterState_Main");
+    bind(py.thread_state_new, "PyThreadState_New");
+    bind(py.thread_state_clear, "PyThreadState_Clear");
+    bind(py.thread_state_delete_current, "PyThreadState_DeleteCurrent");
+    bind(py.restore_thread, "PyEval_RestoreThread");
+    bind(py.save_thread, "PyEval_SaveThread");
     bind(py.get_frame, "PyEval_GetFrame");
     bind(py.frame_back, "PyFrame_GetBack");
     bind(py.frame_code, "PyFrame_GetCode");

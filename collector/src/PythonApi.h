@@ -7,17 +7,24 @@
 namespace torchscope::collector {
 
 using PyObject = void;
-using PyGilState = int;  // PyGILState_STATE
+using PyThreadState = void;
+using PyInterpreterState = void;
 
 struct PythonApi {
   int (*is_initialized)() = nullptr;
   int (*is_finalizing)() = nullptr;  // Py_IsFinalizing (3.13) or _Py_IsFinalizing (before)
   int (*gil_check)() = nullptr;
-  PyGilState (*gil_ensure)() = nullptr;
-  void (*gil_release)(PyGilState) = nullptr;
-  PyObject* (*get_frame)() = nullptr;            // borrowed
-  PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
-  PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
+  // A thread state of the collector's own, kept across many takes of the GIL (PyGILState_Ensure/Release make and
+  // free one per pair on a thread that has none).
+  PyInterpreterState* (*main_interpreter)() = nullptr;                // PyInterpreterState_Main
+  PyThreadState* (*thread_state_new)(PyInterpreterState*) = nullptr;  // PyThreadState_New
+  void (*thread_state_clear)(PyThreadState*) = nullptr;               // PyThreadState_Clear: with the GIL
+  void (*thread_state_delete_current)() = nullptr;                    // PyThreadState_DeleteCurrent: lets the GIL go
+  void (*restore_thread)(PyThreadState*) = nullptr;                   // PyEval_RestoreThread: takes the GIL
+  PyThreadState* (*save_thread)() = nullptr;                          // PyEval_SaveThread: lets the GIL go
+  PyObject* (*get_frame)() = nullptr;                                 // borrowed
+  PyObject* (*frame_back)(PyObject*) = nullptr;                       // new reference
+  PyObject* (*frame_code)(PyObject*) = nullptr;                       // new reference
   int (*frame_line)(PyObject*) = nullptr;
   int (*frame_lasti)(PyObject*) = nullptr;            // PyFrame_GetLasti (3.11+): the instruction offset, -1 when none
   PyObject* (*current_frames)() = nullptr;            // _PyThread_CurrentFrames: {ident: frame}, new reference
@@ -41,7 +48,8 @@ struct PythonApi {
   }
   // What reading every thread's stack from a thread of the collector needs.
   [[nodiscard]] bool canSampleThreads() const {
-    return canReadOwnStack() && is_initialized && is_finalizing && gil_ensure && gil_release &&
+    return canReadOwnStack() && is_initialized && is_finalizing && main_interpreter && thread_state_new &&
+           thread_state_clear && thread_state_delete_current && restore_thread && save_thread &&
            (current_frames || (sys_object && call)) && import_added && dict_get && dict_next && as_unsigned_long &&
            as_long_long && incref;
   }

@@ -73,8 +73,24 @@ void StackSampler::run() {
     // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
     next = std::max(next + period_, std::chrono::steady_clock::now());
   }
+  // Not under wake_mutex_: stop() must be able to give up on a thread that waits for the GIL.
+  const bool stopper_holds_gil = stopped_holding_gil_;
+  lock.unlock();
+  if (!stopper_holds_gil) releaseThreadState();
+  lock.lock();
   finished_ = true;
   wake_.notify_all();
+}
+
+void StackSampler::releaseThreadState() {
+  // An interpreter that finalises frees it with the other threads' (and must not be waited for).
+  if (thread_state_ == nullptr) return;
+  const PythonApi& py = pythonApi();
+  if (py.is_initialized() == 0 || py.is_finalizing() != 0) return;
+  py.restore_thread(thread_state_);
+  py.thread_state_clear(thread_state_);
+  py.thread_state_delete_current();
+  thread_state_ = nullptr;
 }
 
 void StackSampler::tick() {
@@ -85,12 +101,18 @@ void StackSampler::tick() {
   }
   const PythonApi& py = pythonApi();
   if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
+  if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());
+  if (thread_state_ == nullptr) return;
   std::vector<Credit> credits;
   {
-    const PyGilState gil = py.gil_ensure();
+    py.restore_thread(thread_state_);
+    // Let go even when interning runs out of memory: the job's threads wait for the GIL.
+    struct LetGilGo {
+      const PythonApi& py;
+      ~LetGilGo() { py.save_thread(); }
+    } let_go{py};
     // stop() may have come while this thread waited for the GIL.
     if (!stopping_) sampleThreads(py, base::monotonicNow(), credits);
-    py.gil_release(gil);
   }
   writeNewRecords();
   if (credits.empty()) return;
@@ -285,7 +307,10 @@ void StackSampler::stepEnded(std::int64_t index, std::int64_t start_ns, std::int
 void StackSampler::stop(std::chrono::milliseconds patience) {
   bool finished = false;
   {
+    const PythonApi& py = pythonApi();
+    const bool holds_gil = py.gil_check != nullptr && py.gil_check() == 1;
     std::unique_lock lock(wake_mutex_);
+    stopped_holding_gil_ = stopped_holding_gil_ || holds_gil;
     stopping_ = true;
     wake_.notify_all();
     finished = wake_.wait_for(lock, patience, [&] { return finished_; });
