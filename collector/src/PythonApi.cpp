@@ -34,9 +34,9 @@ const PythonApi& pythonApi() {
     bind(py.current_frames, "_PyThread_CurrentFrames");
     bind(py.sys_object, "PySys_GetObject");
     bind(py.call, "PyObject_CallObject");
-    bind(py.import_added, "PyImport_AddModule");
     bind(py.get_attr, "PyObject_GetAttrString");
     bind(py.dict_get, "PyDict_GetItem");
+    bind(py.dict_get_string, "PyDict_GetItemString");
     bind(py.dict_next, "PyDict_Next");
     bind(py.as_unsigned_long, "PyLong_AsUnsignedLong");
     bind(py.as_long_long, "PyLong_AsLongLong");

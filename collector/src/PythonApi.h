@@ -30,9 +30,9 @@ struct PythonApi {
   PyObject* (*current_frames)() = nullptr;            // _PyThread_CurrentFrames: {ident: frame}, new reference
   PyObject* (*sys_object)(const char*) = nullptr;     // PySys_GetObject: borrowed
   PyObject* (*call)(PyObject*, PyObject*) = nullptr;  // PyObject_CallObject: new reference
-  PyObject* (*import_added)(const char*) = nullptr;   // PyImport_AddModule: borrowed
   PyObject* (*get_attr)(PyObject*, const char*) = nullptr;               // new reference
   PyObject* (*dict_get)(PyObject*, PyObject*) = nullptr;                 // PyDict_GetItem: borrowed, no error set
+  PyObject* (*dict_get_string)(PyObject*, const char*) = nullptr;        // PyDict_GetItemString: the same
   int (*dict_next)(PyObject*, long*, PyObject**, PyObject**) = nullptr;  // borrowed
   unsigned long (*as_unsigned_long)(PyObject*) = nullptr;
   long long (*as_long_long)(PyObject*) = nullptr;
@@ -50,7 +50,7 @@ struct PythonApi {
   [[nodiscard]] bool canSampleThreads() const {
     return canReadOwnStack() && is_initialized && is_finalizing && main_interpreter && thread_state_new &&
            thread_state_clear && thread_state_delete_current && restore_thread && save_thread &&
-           (current_frames || (sys_object && call)) && import_added && dict_get && dict_next && as_unsigned_long &&
+           (current_frames || call) && sys_object && dict_get && dict_get_string && dict_next && as_unsigned_long &&
            as_long_long && incref;
   }
 };

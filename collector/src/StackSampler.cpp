@@ -21,6 +21,8 @@ namespace {
 constexpr int kDefaultSampleHz = 0;
 // Deeper stacks keep their innermost frames.
 constexpr std::size_t kMaxStackDepth = 256;
+// A thread that threading does not list after this many ticks (one started with _thread) stays unnamed.
+constexpr int kMaxThreadLookups = 100;
 // Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half
 // counts as outside every step, so that a day-long job's memory stays bounded.
 constexpr std::size_t kMaxPendingCredits = 1 << 16;
@@ -32,6 +34,16 @@ std::int64_t threadCpuNanos(unsigned long ident) {
   timespec now{};
   if (clock_gettime(clock, &now) != 0) return -1;
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// threading._active ({ident: Thread}, a new reference), null when the job has not imported threading: looked up in
+// sys.modules, never imported (PyImport_AddModule would leave an empty module in its place).
+PyObject* activeThreadsOf(const PythonApi& py) {
+  PyObject* modules = py.sys_object("modules");
+  PyObject* threading = modules != nullptr ? py.dict_get_string(modules, "threading") : nullptr;
+  PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
+  if (active == nullptr) py.clear_error();
+  return active;
 }
 
 }  // namespace
@@ -129,10 +141,6 @@ void StackSampler::tick() {
 void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits) {
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
-  // threading._active maps a thread's ident to its Thread object, for its native id and name.
-  PyObject* threading = py.import_added("threading");
-  PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
-  if (active == nullptr) py.clear_error();
   for (auto& [ident, clock] : clocks_) clock.seen = false;
   // Every stack is walked before any Python code runs here (a Thread's `name` is a property): running it can hand
   // the GIL to the job's threads, which then pop frames this walk is on, some of them Dynamo's own frames that it
@@ -154,9 +162,18 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
     }
     walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident])});
   }
+  PyObject* active = nullptr;  // threading._active, looked up at the tick's first new thread only
+  bool active_looked_up = false;
   for (const Walked& thread : walked) {
     const unsigned long ident = thread.ident;
-    ThreadClock& clock = clockOf(py, ident, thread.key, active);
+    ThreadClock& clock = clocks_[ident];
+    // A thread runs Python before threading lists it (Thread._bootstrap_inner): looked for again at later ticks.
+    if (clock.tid < 0 && clock.lookups < kMaxThreadLookups) {
+      if (!active_looked_up) active = activeThreadsOf(py);
+      active_looked_up = true;
+      ++clock.lookups;
+      describeThread(py, clock, thread.key, active);
+    }
     clock.seen = true;
     Credit credit;
     credit.ts_ns = now_ns;
@@ -177,24 +194,24 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   py.decref(frames);
 }
 
-StackSampler::ThreadClock& StackSampler::clockOf(const PythonApi& py, unsigned long ident, PyObject* key,
-                                                 PyObject* active) {
-  auto [it, added] = clocks_.try_emplace(ident);
-  if (!added) return it->second;
+void StackSampler::describeThread(const PythonApi& py, ThreadClock& clock, PyObject* key, PyObject* active) {
   store::Thread thread{pid_, -1, ""};
-  // Both dicts are keyed by the thread's ident as an int.
+  // Both dicts are keyed by the thread's ident as an int. Held: `name` runs Python code, during which the thread
+  // may end and leave the dict.
   PyObject* object = active != nullptr ? py.dict_get(active, key) : nullptr;
   if (object != nullptr) {
+    py.incref(object);
     if (PyObject* native = py.get_attr(object, "native_id")) {
       thread.tid = py.as_long_long(native);
       py.decref(native);
     }
     py.clear_error();
     thread.name = textAttribute(py, object, "name");
+    py.decref(object);
   }
-  it->second.tid = thread.tid;
-  if (thread.tid > 0) new_threads_.push_back(std::move(thread));
-  return it->second;
+  if (thread.tid <= 0) return;
+  clock.tid = thread.tid;
+  new_threads_.push_back(std::move(thread));
 }
 
 std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost, std::vector<WalkedFrame>& previous) {

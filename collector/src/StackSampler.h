@@ -73,6 +73,7 @@ class StackSampler {
     std::int64_t last_ns = -1;
     std::int64_t last_cpu_ns = -1;
     bool seen = false;  // sampled in the current tick
+    int lookups = 0;    // ticks that looked for its Thread object (for its native id and name)
   };
   // One frame of a thread's previous walk, outermost first: a frame that is still there, at the same instruction, under
   // the same callers, has the same stack, found without a lookup (most of a sample's cost was hashing every frame).
@@ -110,7 +111,8 @@ class StackSampler {
   // line table, most of a tick's cost before this cache.
   std::int64_t frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code, int offset);
   std::int64_t frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line);
-  ThreadClock& clockOf(const PythonApi& py, unsigned long ident, PyObject* key, PyObject* active_threads);
+  // A thread not yet named: its native id and name from threading (`active`: threading._active or null), when listed.
+  void describeThread(const PythonApi& py, ThreadClock& clock, PyObject* key, PyObject* active);
   void writeNewRecords();
   // Under mutex_: the credits up to `end_ns` go to `step` (those before `start_ns` to no step).
   void assign(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns);
