@@ -142,13 +142,16 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
   for (auto& [ident, clock] : clocks_) clock.seen = false;
-  // Every stack is walked before any Python code runs here (a Thread's `name` is a property): running it can hand
-  // the GIL to the job's threads, which then pop frames this walk is on, some of them Dynamo's own frames that it
-  // frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb).
+  // Every stack is walked, and every thread's CPU clock read, before any Python code runs here (a Thread's `name` is
+  // a property): running it can hand the GIL to the job's threads, which then pop frames this walk is on, some of
+  // them Dynamo's own frames that it frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb), or
+  // end, and the CPU clock of an ended thread is read through its freed descriptor (pthread_getcpuclockid). A thread
+  // listed with a frame cannot end while this thread holds the GIL.
   struct Walked {
     unsigned long ident;
     PyObject* key;
     std::int64_t stack_id;
+    std::int64_t cpu_ns;
   };
   std::vector<Walked> walked;
   long position = 0;
@@ -160,13 +163,12 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
       py.clear_error();
       continue;
     }
-    walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident])});
+    walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident]), threadCpuNanos(ident)});
   }
   PyObject* active = nullptr;  // threading._active, looked up at the tick's first new thread only
   bool active_looked_up = false;
   for (const Walked& thread : walked) {
-    const unsigned long ident = thread.ident;
-    ThreadClock& clock = clocks_[ident];
+    ThreadClock& clock = clocks_[thread.ident];
     // A thread runs Python before threading lists it (Thread._bootstrap_inner): looked for again at later ticks.
     if (clock.tid < 0 && clock.lookups < kMaxThreadLookups) {
       if (!active_looked_up) active = activeThreadsOf(py);
@@ -181,10 +183,9 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
     credit.stack_id = thread.stack_id;
     // A thread's first sample stands for one period.
     credit.wall_ns = clock.last_ns >= 0 ? now_ns - clock.last_ns : period_.count();
-    const std::int64_t cpu_ns = threadCpuNanos(ident);
-    credit.cpu_ns = cpu_ns < 0 ? -1 : clock.last_cpu_ns >= 0 ? cpu_ns - clock.last_cpu_ns : 0;
+    credit.cpu_ns = thread.cpu_ns < 0 ? -1 : clock.last_cpu_ns >= 0 ? thread.cpu_ns - clock.last_cpu_ns : 0;
     clock.last_ns = now_ns;
-    clock.last_cpu_ns = cpu_ns;
+    clock.last_cpu_ns = thread.cpu_ns;
     if (credit.stack_id > 0) credits.push_back(credit);
   }
   // A thread that ended; its ident may come back for a new thread.
