@@ -26,6 +26,8 @@ const PythonApi& pythonApi() {
     bind(py.thread_state_delete_current, "PyThreadState_DeleteCurrent");
     bind(py.restore_thread, "PyEval_RestoreThread");
     bind(py.save_thread, "PyEval_SaveThread");
+    bind(py.gc_disable, "PyGC_Disable");
+    bind(py.gc_enable, "PyGC_Enable");
     bind(py.get_frame, "PyEval_GetFrame");
     bind(py.frame_back, "PyFrame_GetBack");
     bind(py.frame_code, "PyFrame_GetCode");

@@ -22,9 +22,11 @@ struct PythonApi {
   void (*thread_state_delete_current)() = nullptr;                    // PyThreadState_DeleteCurrent: lets the GIL go
   void (*restore_thread)(PyThreadState*) = nullptr;                   // PyEval_RestoreThread: takes the GIL
   PyThreadState* (*save_thread)() = nullptr;                          // PyEval_SaveThread: lets the GIL go
-  PyObject* (*get_frame)() = nullptr;                                 // borrowed
-  PyObject* (*frame_back)(PyObject*) = nullptr;                       // new reference
-  PyObject* (*frame_code)(PyObject*) = nullptr;                       // new reference
+  int (*gc_disable)() = nullptr;                 // PyGC_Disable (3.10+): the previous state, 1 when it was enabled
+  int (*gc_enable)() = nullptr;                  // PyGC_Enable
+  PyObject* (*get_frame)() = nullptr;            // borrowed
+  PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
+  PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
   int (*frame_line)(PyObject*) = nullptr;
   int (*frame_lasti)(PyObject*) = nullptr;            // PyFrame_GetLasti (3.11+): the instruction offset, -1 when none
   PyObject* (*current_frames)() = nullptr;            // _PyThread_CurrentFrames: {ident: frame}, new reference

@@ -46,6 +46,24 @@ PyObject* activeThreadsOf(const PythonApi& py) {
   return active;
 }
 
+// Keeps the garbage collector off while it lives, or until resume(), when it was on.
+class GarbageCollectionPause {
+ public:
+  explicit GarbageCollectionPause(const PythonApi& py)
+      : py_(py), was_on_(py.gc_disable != nullptr && py.gc_enable != nullptr && py.gc_disable() == 1) {}
+  ~GarbageCollectionPause() { resume(); }
+  GarbageCollectionPause(const GarbageCollectionPause&) = delete;
+  GarbageCollectionPause& operator=(const GarbageCollectionPause&) = delete;
+  void resume() {
+    if (was_on_) py_.gc_enable();
+    was_on_ = false;
+  }
+
+ private:
+  const PythonApi& py_;
+  bool was_on_;
+};
+
 }  // namespace
 
 int sampleRateFromEnvironment() {
@@ -139,6 +157,11 @@ void StackSampler::tick() {
 }
 
 void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits) {
+  // No garbage collection while the stacks are read: the frame objects they make (sys._current_frames,
+  // PyFrame_GetBack) can start one on this thread (Python 3.11 collects inside the allocation), whose finalizers
+  // run Python code, which can hand the GIL to the job's threads mid-walk. Nothing of the job runs before it is
+  // enabled again, so the job never sees it off.
+  GarbageCollectionPause no_collection(py);
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
   for (auto& [ident, clock] : clocks_) clock.seen = false;
@@ -165,6 +188,7 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
     }
     walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident]), threadCpuNanos(ident)});
   }
+  no_collection.resume();
   PyObject* active = nullptr;  // threading._active, looked up at the tick's first new thread only
   bool active_looked_up = false;
   for (const Walked& thread : walked) {
