@@ -33,7 +33,7 @@
 
 namespace torchscope::collector {
 
-// TORCHSCOPE_SAMPLE_HZ: samples per second, 0 (the default) for none, at most kMaxSampleHz.
+// TORCHSCOPE_SAMPLE_HZ: samples per second (100 when unset or not a number), 0 for none, at most kMaxSampleHz.
 [[nodiscard]] int sampleRateFromEnvironment();
 inline constexpr int kMaxSampleHz = 1000;
 
