@@ -77,7 +77,7 @@ class Collector {
   // Host memory at the end of a step (memory_samples rows), when memory capture is on.
   void recordStepMemory(std::int64_t step, std::int64_t end_ns);
 
-  // The stack sampler (StackSampler.h) of a Python process with a store when TORCHSCOPE_SAMPLE_HZ asks: started by
+  // The stack sampler (StackSampler.h) of a Python process with a store unless TORCHSCOPE_SAMPLE_HZ=0: started by
   // the bridge once the interpreter runs (and again in a fork() child), stopped by it before the interpreter
   // finalises, and at shutdown at the latest.
   void startStackSampler();

@@ -20,8 +20,14 @@ const PythonApi& pythonApi() {
     bind(py.is_finalizing, "Py_IsFinalizing");
     if (py.is_finalizing == nullptr) bind(py.is_finalizing, "_Py_IsFinalizing");
     bind(py.gil_check, "PyGILState_Check");
-    bind(py.gil_ensure, "PyGILState_Ensure");
-    bind(py.gil_release, "PyGILState_Release");
+    bind(py.main_interpreter, "PyInterpreterState_Main");
+    bind(py.thread_state_new, "PyThreadState_New");
+    bind(py.thread_state_clear, "PyThreadState_Clear");
+    bind(py.thread_state_delete_current, "PyThreadState_DeleteCurrent");
+    bind(py.restore_thread, "PyEval_RestoreThread");
+    bind(py.save_thread, "PyEval_SaveThread");
+    bind(py.gc_disable, "PyGC_Disable");
+    bind(py.gc_enable, "PyGC_Enable");
     bind(py.get_frame, "PyEval_GetFrame");
     bind(py.frame_back, "PyFrame_GetBack");
     bind(py.frame_code, "PyFrame_GetCode");
@@ -30,9 +36,9 @@ const PythonApi& pythonApi() {
     bind(py.current_frames, "_PyThread_CurrentFrames");
     bind(py.sys_object, "PySys_GetObject");
     bind(py.call, "PyObject_CallObject");
-    bind(py.import_added, "PyImport_AddModule");
     bind(py.get_attr, "PyObject_GetAttrString");
     bind(py.dict_get, "PyDict_GetItem");
+    bind(py.dict_get_string, "PyDict_GetItemString");
     bind(py.dict_next, "PyDict_Next");
     bind(py.as_unsigned_long, "PyLong_AsUnsignedLong");
     bind(py.as_long_long, "PyLong_AsLongLong");

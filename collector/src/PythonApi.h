@@ -7,14 +7,23 @@
 namespace torchscope::collector {
 
 using PyObject = void;
-using PyGilState = int;  // PyGILState_STATE
+using PyThreadState = void;
+using PyInterpreterState = void;
 
 struct PythonApi {
   int (*is_initialized)() = nullptr;
   int (*is_finalizing)() = nullptr;  // Py_IsFinalizing (3.13) or _Py_IsFinalizing (before)
   int (*gil_check)() = nullptr;
-  PyGilState (*gil_ensure)() = nullptr;
-  void (*gil_release)(PyGilState) = nullptr;
+  // A thread state of the collector's own, kept across many takes of the GIL (PyGILState_Ensure/Release make and
+  // free one per pair on a thread that has none).
+  PyInterpreterState* (*main_interpreter)() = nullptr;                // PyInterpreterState_Main
+  PyThreadState* (*thread_state_new)(PyInterpreterState*) = nullptr;  // PyThreadState_New
+  void (*thread_state_clear)(PyThreadState*) = nullptr;               // PyThreadState_Clear: with the GIL
+  void (*thread_state_delete_current)() = nullptr;                    // PyThreadState_DeleteCurrent: lets the GIL go
+  void (*restore_thread)(PyThreadState*) = nullptr;                   // PyEval_RestoreThread: takes the GIL
+  PyThreadState* (*save_thread)() = nullptr;                          // PyEval_SaveThread: lets the GIL go
+  int (*gc_disable)() = nullptr;                 // PyGC_Disable (3.10+): the previous state, 1 when it was enabled
+  int (*gc_enable)() = nullptr;                  // PyGC_Enable
   PyObject* (*get_frame)() = nullptr;            // borrowed
   PyObject* (*frame_back)(PyObject*) = nullptr;  // new reference
   PyObject* (*frame_code)(PyObject*) = nullptr;  // new reference
@@ -23,9 +32,9 @@ struct PythonApi {
   PyObject* (*current_frames)() = nullptr;            // _PyThread_CurrentFrames: {ident: frame}, new reference
   PyObject* (*sys_object)(const char*) = nullptr;     // PySys_GetObject: borrowed
   PyObject* (*call)(PyObject*, PyObject*) = nullptr;  // PyObject_CallObject: new reference
-  PyObject* (*import_added)(const char*) = nullptr;   // PyImport_AddModule: borrowed
   PyObject* (*get_attr)(PyObject*, const char*) = nullptr;               // new reference
   PyObject* (*dict_get)(PyObject*, PyObject*) = nullptr;                 // PyDict_GetItem: borrowed, no error set
+  PyObject* (*dict_get_string)(PyObject*, const char*) = nullptr;        // PyDict_GetItemString: the same
   int (*dict_next)(PyObject*, long*, PyObject**, PyObject**) = nullptr;  // borrowed
   unsigned long (*as_unsigned_long)(PyObject*) = nullptr;
   long long (*as_long_long)(PyObject*) = nullptr;
@@ -41,8 +50,9 @@ struct PythonApi {
   }
   // What reading every thread's stack from a thread of the collector needs.
   [[nodiscard]] bool canSampleThreads() const {
-    return canReadOwnStack() && is_initialized && is_finalizing && gil_ensure && gil_release &&
-           (current_frames || (sys_object && call)) && import_added && dict_get && dict_next && as_unsigned_long &&
+    return canReadOwnStack() && is_initialized && is_finalizing && main_interpreter && thread_state_new &&
+           thread_state_clear && thread_state_delete_current && restore_thread && save_thread &&
+           (current_frames || call) && sys_object && dict_get && dict_get_string && dict_next && as_unsigned_long &&
            as_long_long && incref;
   }
 };

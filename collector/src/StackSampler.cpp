@@ -15,12 +15,14 @@ namespace torchscope::collector {
 
 namespace {
 
-// Off unless asked for: its cost is not yet shown within 1 % for the whole collector (docs/performance.md). The
-// SIGSEGV once seen in its walk under torch.compile (a Python property run between walks handed the GIL over) is
-// fixed in sampleThreads: 39 sampled runs of that job since, none crashed.
-constexpr int kDefaultSampleHz = 0;
+// On by default (TORCHSCOPE_SAMPLE_HZ=0 turns it off): its cost and its stress record are in docs/performance.md,
+// *Stack sampler* (the SIGSEGV once seen in its walk under torch.compile, a Python property run between walks that
+// handed the GIL over, is fixed in sampleThreads).
+constexpr int kDefaultSampleHz = 100;
 // Deeper stacks keep their innermost frames.
 constexpr std::size_t kMaxStackDepth = 256;
+// A thread that threading does not list after this many ticks (one started with _thread) stays unnamed.
+constexpr int kMaxThreadLookups = 100;
 // Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half
 // counts as outside every step, so that a day-long job's memory stays bounded.
 constexpr std::size_t kMaxPendingCredits = 1 << 16;
@@ -33,6 +35,34 @@ std::int64_t threadCpuNanos(unsigned long ident) {
   if (clock_gettime(clock, &now) != 0) return -1;
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
+
+// threading._active ({ident: Thread}, a new reference), null when the job has not imported threading: looked up in
+// sys.modules, never imported (PyImport_AddModule would leave an empty module in its place).
+PyObject* activeThreadsOf(const PythonApi& py) {
+  PyObject* modules = py.sys_object("modules");
+  PyObject* threading = modules != nullptr ? py.dict_get_string(modules, "threading") : nullptr;
+  PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
+  if (active == nullptr) py.clear_error();
+  return active;
+}
+
+// Keeps the garbage collector off while it lives, or until resume(), when it was on.
+class GarbageCollectionPause {
+ public:
+  explicit GarbageCollectionPause(const PythonApi& py)
+      : py_(py), was_on_(py.gc_disable != nullptr && py.gc_enable != nullptr && py.gc_disable() == 1) {}
+  ~GarbageCollectionPause() { resume(); }
+  GarbageCollectionPause(const GarbageCollectionPause&) = delete;
+  GarbageCollectionPause& operator=(const GarbageCollectionPause&) = delete;
+  void resume() {
+    if (was_on_) py_.gc_enable();
+    was_on_ = false;
+  }
+
+ private:
+  const PythonApi& py_;
+  bool was_on_;
+};
 
 }  // namespace
 
@@ -73,8 +103,24 @@ void StackSampler::run() {
     // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
     next = std::max(next + period_, std::chrono::steady_clock::now());
   }
+  // Not under wake_mutex_: stop() must be able to give up on a thread that waits for the GIL.
+  const bool stopper_holds_gil = stopped_holding_gil_;
+  lock.unlock();
+  if (!stopper_holds_gil) releaseThreadState();
+  lock.lock();
   finished_ = true;
   wake_.notify_all();
+}
+
+void StackSampler::releaseThreadState() {
+  // An interpreter that finalises frees it with the other threads' (and must not be waited for).
+  if (thread_state_ == nullptr) return;
+  const PythonApi& py = pythonApi();
+  if (py.is_initialized() == 0 || py.is_finalizing() != 0) return;
+  py.restore_thread(thread_state_);
+  py.thread_state_clear(thread_state_);
+  py.thread_state_delete_current();
+  thread_state_ = nullptr;
 }
 
 void StackSampler::tick() {
@@ -85,12 +131,18 @@ void StackSampler::tick() {
   }
   const PythonApi& py = pythonApi();
   if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
+  if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());
+  if (thread_state_ == nullptr) return;
   std::vector<Credit> credits;
   {
-    const PyGilState gil = py.gil_ensure();
+    py.restore_thread(thread_state_);
+    // Let go even when interning runs out of memory: the job's threads wait for the GIL.
+    struct LetGilGo {
+      const PythonApi& py;
+      ~LetGilGo() { py.save_thread(); }
+    } let_go{py};
     // stop() may have come while this thread waited for the GIL.
     if (!stopping_) sampleThreads(py, base::monotonicNow(), credits);
-    py.gil_release(gil);
   }
   writeNewRecords();
   if (credits.empty()) return;
@@ -105,20 +157,24 @@ void StackSampler::tick() {
 }
 
 void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits) {
+  // No garbage collection while the stacks are read: the frame objects they make (sys._current_frames,
+  // PyFrame_GetBack) can start one on this thread (Python 3.11 collects inside the allocation), whose finalizers
+  // run Python code, which can hand the GIL to the job's threads mid-walk. Nothing of the job runs before it is
+  // enabled again, so the job never sees it off.
+  GarbageCollectionPause no_collection(py);
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
-  // threading._active maps a thread's ident to its Thread object, for its native id and name.
-  PyObject* threading = py.import_added("threading");
-  PyObject* active = threading != nullptr ? py.get_attr(threading, "_active") : nullptr;
-  if (active == nullptr) py.clear_error();
   for (auto& [ident, clock] : clocks_) clock.seen = false;
-  // Every stack is walked before any Python code runs here (a Thread's `name` is a property): running it can hand
-  // the GIL to the job's threads, which then pop frames this walk is on, some of them Dynamo's own frames that it
-  // frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb).
+  // Every stack is walked, and every thread's CPU clock read, before any Python code runs here (a Thread's `name` is
+  // a property): running it can hand the GIL to the job's threads, which then pop frames this walk is on, some of
+  // them Dynamo's own frames that it frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb), or
+  // end, and the CPU clock of an ended thread is read through its freed descriptor (pthread_getcpuclockid). A thread
+  // listed with a frame cannot end while this thread holds the GIL.
   struct Walked {
     unsigned long ident;
     PyObject* key;
     std::int64_t stack_id;
+    std::int64_t cpu_ns;
   };
   std::vector<Walked> walked;
   long position = 0;
@@ -130,11 +186,20 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
       py.clear_error();
       continue;
     }
-    walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident])});
+    walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident]), threadCpuNanos(ident)});
   }
+  no_collection.resume();
+  PyObject* active = nullptr;  // threading._active, looked up at the tick's first new thread only
+  bool active_looked_up = false;
   for (const Walked& thread : walked) {
-    const unsigned long ident = thread.ident;
-    ThreadClock& clock = clockOf(py, ident, thread.key, active);
+    ThreadClock& clock = clocks_[thread.ident];
+    // A thread runs Python before threading lists it (Thread._bootstrap_inner): looked for again at later ticks.
+    if (clock.tid < 0 && clock.lookups < kMaxThreadLookups) {
+      if (!active_looked_up) active = activeThreadsOf(py);
+      active_looked_up = true;
+      ++clock.lookups;
+      describeThread(py, clock, thread.key, active);
+    }
     clock.seen = true;
     Credit credit;
     credit.ts_ns = now_ns;
@@ -142,10 +207,9 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
     credit.stack_id = thread.stack_id;
     // A thread's first sample stands for one period.
     credit.wall_ns = clock.last_ns >= 0 ? now_ns - clock.last_ns : period_.count();
-    const std::int64_t cpu_ns = threadCpuNanos(ident);
-    credit.cpu_ns = cpu_ns < 0 ? -1 : clock.last_cpu_ns >= 0 ? cpu_ns - clock.last_cpu_ns : 0;
+    credit.cpu_ns = thread.cpu_ns < 0 ? -1 : clock.last_cpu_ns >= 0 ? thread.cpu_ns - clock.last_cpu_ns : 0;
     clock.last_ns = now_ns;
-    clock.last_cpu_ns = cpu_ns;
+    clock.last_cpu_ns = thread.cpu_ns;
     if (credit.stack_id > 0) credits.push_back(credit);
   }
   // A thread that ended; its ident may come back for a new thread.
@@ -155,24 +219,24 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   py.decref(frames);
 }
 
-StackSampler::ThreadClock& StackSampler::clockOf(const PythonApi& py, unsigned long ident, PyObject* key,
-                                                 PyObject* active) {
-  auto [it, added] = clocks_.try_emplace(ident);
-  if (!added) return it->second;
+void StackSampler::describeThread(const PythonApi& py, ThreadClock& clock, PyObject* key, PyObject* active) {
   store::Thread thread{pid_, -1, ""};
-  // Both dicts are keyed by the thread's ident as an int.
+  // Both dicts are keyed by the thread's ident as an int. Held: `name` runs Python code, during which the thread
+  // may end and leave the dict.
   PyObject* object = active != nullptr ? py.dict_get(active, key) : nullptr;
   if (object != nullptr) {
+    py.incref(object);
     if (PyObject* native = py.get_attr(object, "native_id")) {
       thread.tid = py.as_long_long(native);
       py.decref(native);
     }
     py.clear_error();
     thread.name = textAttribute(py, object, "name");
+    py.decref(object);
   }
-  it->second.tid = thread.tid;
-  if (thread.tid > 0) new_threads_.push_back(std::move(thread));
-  return it->second;
+  if (thread.tid <= 0) return;
+  clock.tid = thread.tid;
+  new_threads_.push_back(std::move(thread));
 }
 
 std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost, std::vector<WalkedFrame>& previous) {
@@ -285,7 +349,10 @@ void StackSampler::stepEnded(std::int64_t index, std::int64_t start_ns, std::int
 void StackSampler::stop(std::chrono::milliseconds patience) {
   bool finished = false;
   {
+    const PythonApi& py = pythonApi();
+    const bool holds_gil = py.gil_check != nullptr && py.gil_check() == 1;
     std::unique_lock lock(wake_mutex_);
+    stopped_holding_gil_ = stopped_holding_gil_ || holds_gil;
     stopping_ = true;
     wake_.notify_all();
     finished = wake_.wait_for(lock, patience, [&] { return finished_; });

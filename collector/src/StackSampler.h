@@ -33,7 +33,7 @@
 
 namespace torchscope::collector {
 
-// TORCHSCOPE_SAMPLE_HZ: samples per second, 0 (the default) for none, at most kMaxSampleHz.
+// TORCHSCOPE_SAMPLE_HZ: samples per second (100 when unset or not a number), 0 for none, at most kMaxSampleHz.
 [[nodiscard]] int sampleRateFromEnvironment();
 inline constexpr int kMaxSampleHz = 1000;
 
@@ -73,6 +73,7 @@ class StackSampler {
     std::int64_t last_ns = -1;
     std::int64_t last_cpu_ns = -1;
     bool seen = false;  // sampled in the current tick
+    int lookups = 0;    // ticks that looked for its Thread object (for its native id and name)
   };
   // One frame of a thread's previous walk, outermost first: a frame that is still there, at the same instruction, under
   // the same callers, has the same stack, found without a lookup (most of a sample's cost was hashing every frame).
@@ -99,6 +100,9 @@ class StackSampler {
 
   void run();
   void tick();
+  // Frees the thread's own Python thread state while the interpreter runs. Not when stop() came from a thread that
+  // holds the GIL (os._exit): the process ends, the thread state with it.
+  void releaseThreadState();
   // With the GIL: every thread's sample into `credits`, new frames, stacks and threads into the pending records.
   void sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits);
   // The stack of `frame`'s thread; `previous`: that thread's previous walk, replaced by this one.
@@ -107,7 +111,8 @@ class StackSampler {
   // line table, most of a tick's cost before this cache.
   std::int64_t frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code, int offset);
   std::int64_t frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line);
-  ThreadClock& clockOf(const PythonApi& py, unsigned long ident, PyObject* key, PyObject* active_threads);
+  // A thread not yet named: its native id and name from threading (`active`: threading._active or null), when listed.
+  void describeThread(const PythonApi& py, ThreadClock& clock, PyObject* key, PyObject* active);
   void writeNewRecords();
   // Under mutex_: the credits up to `end_ns` go to `step` (those before `start_ns` to no step).
   void assign(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns);
@@ -118,7 +123,8 @@ class StackSampler {
   const std::chrono::nanoseconds period_;
   const CaptureWindow& window_;
 
-  // The sampler thread's own: the interning of frames and stacks, and each thread's clocks.
+  // The sampler thread's own: its Python thread state (made at the first tick, kept until the thread ends: one made and
+  // freed per take of the GIL was 3-4 % of a tick), the interning of frames and stacks, and each thread's clocks.
   std::unordered_map<PyObject*, CodeNames> code_names_;  // code objects held, so that an address is never reused
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_;  // (code, line)
   std::unordered_map<std::pair<std::uintptr_t, std::int64_t>, std::int64_t, PairHash> frame_ids_at_offset_;
@@ -130,6 +136,7 @@ class StackSampler {
   std::vector<store::Stack> new_stacks_;
   std::vector<store::Thread> new_threads_;
   std::vector<PyObject*> walk_;  // the frames of the stack being read, innermost first (owned references)
+  PyThreadState* thread_state_ = nullptr;
 
   std::mutex mutex_;  // guards what follows; never held while the GIL is taken
   std::vector<Credit> pending_;
@@ -139,7 +146,8 @@ class StackSampler {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_{false};
-  bool finished_ = false;  // the thread left its loop
+  bool stopped_holding_gil_ = false;  // under wake_mutex_
+  bool finished_ = false;             // the thread left its loop
   std::thread thread_;
 };
 

@@ -36,12 +36,12 @@ const analyzer::LineTime* findLine(const analyzer::LineTable& table, int line) {
   return nullptr;
 }
 
-// The sampler is off unless asked for: every job here asks for the rate users are told to set.
-class SamplingAsked : public ::testing::Environment {
+// Every job here samples at the rate a user gets without asking (100 Hz), whatever the environment says.
+class DefaultRate : public ::testing::Environment {
  public:
-  void SetUp() override { setenv("TORCHSCOPE_SAMPLE_HZ", "100", 1); }
+  void SetUp() override { unsetenv("TORCHSCOPE_SAMPLE_HZ"); }
 };
-const ::testing::Environment* const kSamplingAsked = ::testing::AddGlobalTestEnvironment(new SamplingAsked);
+const ::testing::Environment* const kDefaultRate = ::testing::AddGlobalTestEnvironment(new DefaultRate);
 
 ProgramOutcome runJob(const fs::path& store, const std::vector<std::string>& args, const ProgramOptions& options = {}) {
   std::vector<std::string> argv = {TORCHSCOPE_PYTHON, scriptPath(kScript).string()};
@@ -236,6 +236,32 @@ TEST(StackSampler, ARateOfZeroRecordsNoSamples) {
   EXPECT_EQ(rows<store::Step>(*reader).size(), 5u);
   const ProgramOutcome advise = runTorchscope("advise " + store.string());
   EXPECT_EQ(advise.out.find("Time by line"), std::string::npos) << advise.out;
+}
+
+// `torchscope run --sample-hz N` sets the rate over TORCHSCOPE_SAMPLE_HZ; 0 turns the sampler off.
+TEST(StackSampler, TheRunOptionSetsTheRateAndZeroTurnsItOff) {
+  const TempDir scratch;
+  const auto sampledSteps = [&](const std::string& name, const std::string& hz, const char* environment_hz) {
+    const fs::path store = scratch.path() / name;
+    ProgramOptions options;
+    if (environment_hz != nullptr) options.env["TORCHSCOPE_SAMPLE_HZ"] = environment_hz;
+    const ProgramOutcome job = runProgram({torchscopeExecutable().string(), "run", "--sample-hz", hz, "-o",
+                                           store.string(), "--", TORCHSCOPE_PYTHON, scriptPath(kScript).string(), "5"},
+                                          options);
+    EXPECT_EQ(job.exit_code, 0) << job.err;
+    auto reader = openStore(store);
+    EXPECT_TRUE(reader);
+    if (!reader) return std::int64_t{-1};
+    EXPECT_EQ(rows<store::Step>(*reader).size(), 5u);
+    std::int64_t samples = 0;
+    for (const auto& sample : rows<store::StackSample>(*reader)) samples += sample.samples;
+    return samples;
+  };
+  EXPECT_GT(sampledSteps("on.db", "200", "0"), 10);
+  EXPECT_EQ(sampledSteps("off.db", "0", nullptr), 0);
+  const ProgramOutcome too_fast = runTorchscope("run --sample-hz 5000 -- true");
+  EXPECT_NE(too_fast.exit_code, 0);
+  EXPECT_NE(too_fast.err.find("--sample-hz"), std::string::npos) << too_fast.err;
 }
 
 }  // namespace

@@ -79,6 +79,11 @@ void setWindowEnvironment(const WindowOptions& window) {
   if (window.signal_toggle) setenv("TORCHSCOPE_WINDOW_SIGNAL", "1", 1);
 }
 
+// --sample-hz replaces TORCHSCOPE_SAMPLE_HZ; without it (-1), the environment's stays (the collector's default: 100).
+void setSamplerEnvironment(int sample_hz) {
+  if (sample_hz >= 0) setenv("TORCHSCOPE_SAMPLE_HZ", std::to_string(sample_hz).c_str(), 1);
+}
+
 void setJobEnvironment(const std::string& store_path, bool summary, bool status_line) {
   const std::string library = installation().collector_library;
   const char* preload = std::getenv("LD_PRELOAD");
@@ -105,7 +110,7 @@ void setJobEnvironment(const std::string& store_path, bool summary, bool status_
 
 // Starts the job; returns its pid, or fails with the reason exec() gave.
 pid_t startJob(const std::vector<std::string>& command, const std::string& store_path, bool summary, bool status_line,
-               const WindowOptions& window) {
+               const WindowOptions& window, int sample_hz) {
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
   const pid_t pid = fork();
@@ -114,6 +119,7 @@ pid_t startJob(const std::vector<std::string>& command, const std::string& store
     close(status_pipe[0]);
     setJobEnvironment(store_path, summary, status_line);
     setWindowEnvironment(window);
+    setSamplerEnvironment(sample_hz);
     std::vector<char*> argv;
     for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
@@ -181,6 +187,7 @@ void addRunCommand(CLI::App& app) {
     std::string output;
     bool no_summary = false;
     WindowOptions window;
+    int sample_hz = -1;  // -1: TORCHSCOPE_SAMPLE_HZ, else the collector's default
     std::vector<std::string> command;
   };
   auto options = std::make_shared<Options>();
@@ -195,6 +202,8 @@ void addRunCommand(CLI::App& app) {
       "  torchscope run -o runs/job1/ -- torchrun --nproc_per_node=4 train.py\n"
       "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
       "export and compare read whole.\n"
+      "Every Python thread's stack is sampled 100 times a second (host time by line of the job's code in advise and\n"
+      "stats, and the flame graph): --sample-hz N sets the rate (at most 1000), --sample-hz 0 turns it off.\n"
       "A capture window keeps steps, syncs, collectives, memory and GPU records of part of the run only\n"
       "(compiles, graph breaks and recompiles are always kept); at most one of:\n"
       "  --steps 100:150                   steps 100 to 149\n"
@@ -206,6 +215,11 @@ void addRunCommand(CLI::App& app) {
                   "Store to write (default: torchscope-<pid>.db in the current directory); a directory, or a path "
                   "ending in '/', is a run folder holding one store per process");
   cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
+  // At most the collector's kMaxSampleHz (collector/src/StackSampler.h).
+  cmd->add_option("--sample-hz", options->sample_hz,
+                  "Sample every Python thread's stack N times a second (default 100, or TORCHSCOPE_SAMPLE_HZ); 0: off")
+      ->type_name("N")
+      ->check(numberIn(0, 1000));
   auto* steps = cmd->add_option("--steps", options->window.steps, "Keep steps A to B-1 only (A: to the end)")
                     ->type_name("A:B")
                     ->check(stepRange());
@@ -254,8 +268,8 @@ void addRunCommand(CLI::App& app) {
     }
     const bool status_line = LiveStatus::onTerminal();
     const auto started = std::chrono::system_clock::now();
-    const pid_t pid =
-        startJob(options->command, store_path.string(), !options->no_summary, status_line, options->window);
+    const pid_t pid = startJob(options->command, store_path.string(), !options->no_summary, status_line,
+                               options->window, options->sample_hz);
     // While the job runs a Ctrl-C belongs to it (the terminal sends it to both); signals sent to
     // torchscope alone are passed on. The job was forked before this, so it keeps its defaults.
     job_pid = pid;

@@ -81,8 +81,8 @@ std::string FlamePanel::tooltip(int box) const {
 std::string FlamePanel::summary() const {
   if (!error_.empty()) return "No flame graph: " + error_;
   if (!graph_.recorded) {
-    return "No flame graph: the store has no stack samples (the collector samples Python stacks only when asked: "
-           "run the job with TORCHSCOPE_SAMPLE_HZ=100 to record them).";
+    return "No flame graph: the store has no stack samples (the job ran with the sampler off, "
+           "TORCHSCOPE_SAMPLE_HZ=0 or --sample-hz 0, or ran no Python).";
   }
   if (boxes_.empty()) return "No flame graph: no sampled time in the steps analysed.";
   const std::string over = graph_.steps > 0 ? fmt::format("the {} steady-state step(s)", graph_.steps)

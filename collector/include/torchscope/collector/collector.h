@@ -54,7 +54,7 @@ int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, cons
  * flush the store (only now, so that Python's own SIGINT handling is in place first). */
 void torchscope_bridge_started(void);
 
-/* Starts this process's stack sampler (TORCHSCOPE_SAMPLE_HZ; unset or 0: none): the bridge calls it once the
+/* Starts this process's stack sampler (TORCHSCOPE_SAMPLE_HZ, 100 when unset; 0: none): the bridge calls it once the
  * interpreter runs and again in a fork() child. Does nothing when one runs already, or without a store. */
 void torchscope_sampler_start(void);
 
