@@ -64,6 +64,7 @@ def run_once(library, window, steps, store, time_step_end=False):
         env["LD_PRELOAD"] = library
         env["TORCHSCOPE_OUTPUT"] = store
         env["TORCHSCOPE_SUMMARY"] = "0"
+        env["TORCHSCOPE_SAMPLE_HZ"] = "0"  # the collector without its stack sampler (bench/sampler_overhead.py has it)
         if window:
             env["TORCHSCOPE_WINDOW_STEPS"] = window
     command = [sys.executable, __file__, "--worker", "--steps", str(steps)]

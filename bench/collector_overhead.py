@@ -63,6 +63,7 @@ def run_once(library, steps, warmup, compile_model, store_dir):
         env["LD_PRELOAD"] = library
         env["TORCHSCOPE_OUTPUT"] = os.path.join(store_dir, "bench.db")
         env["TORCHSCOPE_SUMMARY"] = "0"
+        env["TORCHSCOPE_SAMPLE_HZ"] = "0"  # the collector without its stack sampler (bench/sampler_overhead.py has it)
     command = [sys.executable, __file__, "--worker", "--steps", str(steps), "--warmup", str(warmup)]
     if compile_model:
         command.append("--compile")

@@ -3,8 +3,9 @@
 
 Runs the same eager MLP training loop (256-512-512-10, batch 64, SGD, one intra-op thread) in fresh processes, the
 variants interleaved and their order rotated every repetition, so that drifts of the shared machine hit every side
-alike: no collector; the collector with TORCHSCOPE_SAMPLE_HZ=0; the collector with the sampler at --hz (100 by default;
-the collector itself samples only when TORCHSCOPE_SAMPLE_HZ is set); torch.profiler with CPU activities over the whole loop; and Scalene (`--scalene`, when it is installed:
+alike: no collector; the collector with TORCHSCOPE_SAMPLE_HZ=0; the collector with the sampler at --hz (100 by default,
+the collector's own default); torch.profiler with CPU activities over the whole loop; and Scalene (`--scalene`, when it
+is installed:
 bench/requirements.txt). Measures the CPU time of the whole process tree (getrusage of the waited children: every
 thread, the import of torch and the exit included), of the training loop alone (time.process_time) and of the
 sampler's own thread over the loop (/proc/self/task, by its name: noise-free where the ratios are not). Prints each

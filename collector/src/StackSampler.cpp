@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 
 #include "Collector.h"
 #include "Environment.h"
@@ -89,7 +90,12 @@ StackSampler::~StackSampler() { stop(std::chrono::milliseconds(1000)); }
 
 void StackSampler::run() {
   pthread_setname_np(pthread_self(), "torchscope-smp");
-  auto next = std::chrono::steady_clock::now() + period_;
+  // Each interval is drawn from half to one and a half periods: at a fixed period, a job whose steps last a multiple
+  // of it would be seen at the same points of every step (aliasing). The mean rate stays the one asked for.
+  std::minstd_rand jitter(static_cast<std::uint_fast32_t>(base::monotonicNow()));
+  std::uniform_int_distribution<std::int64_t> interval_ns(period_.count() / 2, period_.count() * 3 / 2);
+  const auto interval = [&] { return std::chrono::nanoseconds(interval_ns(jitter)); };
+  auto next = std::chrono::steady_clock::now() + interval();
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
     if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
@@ -101,7 +107,7 @@ void StackSampler::run() {
     }
     lock.lock();
     // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
-    next = std::max(next + period_, std::chrono::steady_clock::now());
+    next = std::max(next + interval(), std::chrono::steady_clock::now());
   }
   // Not under wake_mutex_: stop() must be able to give up on a thread that waits for the GIL.
   const bool stopper_holds_gil = stopped_holding_gil_;
