@@ -42,6 +42,7 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, run_child
+from workloads import eager_mlp_loop
 
 THREAD_GROUPS = ("job", "torchscope-wr", "torchscope-mem", "torchscope-smp", "other")
 
@@ -63,25 +64,6 @@ def thread_cpu():
     return totals
 
 
-def make_loop():
-    import torch
-
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    inputs, targets = torch.randn(64, 256), torch.randint(0, 10, (64,))
-
-    def train(steps):
-        for _ in range(steps):
-            optimizer.zero_grad(set_to_none=True)
-            torch.nn.functional.cross_entropy(model(inputs), targets).backward()
-            optimizer.step()
-
-    return train
-
-
 def set_window(library, want_open):
     """Toggles the capture window until the collector says it is `want_open` (its thread reads the signal)."""
     if (library.torchscope_window_open() == 1) == want_open:
@@ -95,7 +77,7 @@ def set_window(library, want_open):
 
 
 def ab_worker(blocks, per_block, prime_steps):
-    train = make_loop()
+    train = eager_mlp_loop()
     library = ctypes.CDLL(None)
     library.torchscope_window_open.restype = ctypes.c_int
     train(50)  # warm-up, window closed
@@ -119,7 +101,7 @@ def ab_worker(blocks, per_block, prime_steps):
 
 
 def steady_worker(steps):
-    train = make_loop()
+    train = eager_mlp_loop()
     train(50)
     start = time.process_time()
     train(steps)

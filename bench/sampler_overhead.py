@@ -27,32 +27,20 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, paired_ratios, run_child, spread
+from workloads import eager_mlp_loop
 
 
 def worker(steps, profile):
-    import torch
-
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    inputs, targets = torch.randn(64, 256), torch.randint(0, 10, (64,))
-
-    def train():
-        for _ in range(steps):
-            optimizer.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.cross_entropy(model(inputs), targets)
-            loss.backward()
-            optimizer.step()
-
+    train = eager_mlp_loop()
     start = time.process_time()
     start_sampler = sampler_thread_cpu()
     if profile:
+        import torch
+
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-            train()
+            train(steps)
     else:
-        train()
+        train(steps)
     print(json.dumps({"loop_cpu": time.process_time() - start, "sampler_cpu": sampler_thread_cpu() - start_sampler}))
 
 
