@@ -5,7 +5,7 @@ Fresh processes of the same loop differ by several per cent in CPU time on a sha
 to show. So the cost is measured in two parts:
 
 * **Window-gated (A/B in one process).** The job runs under the collector with TORCHSCOPE_WINDOW_SIGNAL=1: the
-  capture window starts closed and each SIGUSR2 toggles it. The eager MLP loop of bench/sampler_overhead.py
+  capture window starts closed and each SIGUSR2 toggles it. The eager MLP loop of bench/workloads.py
   (256-512-512-10, batch 64, SGD, one intra-op thread) runs blocks of --block-steps steps in ABBA order (closed,
   open, open, closed, ...), each block's process CPU per step (time.process_time: every thread) and wall time per
   step read on its own (a job's thread that waits for the GIL a sampler tick holds is asleep: wall, not CPU).
