@@ -260,9 +260,10 @@ void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {
 void Collector::startStackSampler() {
   std::lock_guard lock(stack_sampler_mutex_);
   if (!python_ || !active() || stack_sampler_.load() != nullptr) return;
-  const int hz = sampleRateFromEnvironment();
-  if (hz <= 0) return;
-  stack_sampler_.store(new StackSampler(getpid(), hz, window_));
+  const SampleRate rate = sampleRateFromEnvironment();
+  if (!rate.error.empty()) diagnostic("collector", "warning", rate.error);
+  if (rate.hz <= 0) return;
+  stack_sampler_.store(new StackSampler(getpid(), rate.hz, window_));
 }
 
 void Collector::stopStackSampler() {

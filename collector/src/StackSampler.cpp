@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "Collector.h"
 #include "Environment.h"
@@ -67,13 +68,21 @@ class GarbageCollectionPause {
 
 }  // namespace
 
-int sampleRateFromEnvironment() {
+SampleRate sampleRateFromEnvironment() {
   const std::string value = envString("TORCHSCOPE_SAMPLE_HZ");
-  if (value.empty()) return kDefaultSampleHz;
+  if (value.empty()) return {kDefaultSampleHz, ""};
   char* end = nullptr;
   const long parsed = std::strtol(value.c_str(), &end, 10);
-  if (end == value.c_str() || *end != '\0' || parsed < 0) return kDefaultSampleHz;
-  return static_cast<int>(std::min<long>(parsed, kMaxSampleHz));
+  if (end == value.c_str() || *end != '\0' || parsed < 0) {
+    return {kDefaultSampleHz, "TORCHSCOPE_SAMPLE_HZ=" + value + " is not a whole number from 0 to " +
+                                  std::to_string(kMaxSampleHz) + ": sampled at " + std::to_string(kDefaultSampleHz) +
+                                  " Hz"};
+  }
+  if (parsed > kMaxSampleHz) {
+    return {kMaxSampleHz, "TORCHSCOPE_SAMPLE_HZ=" + value + " is above " + std::to_string(kMaxSampleHz) +
+                              ": sampled at " + std::to_string(kMaxSampleHz) + " Hz"};
+  }
+  return {static_cast<int>(parsed), ""};
 }
 
 StackSampler::StackSampler(pid_t pid, int hz, const CaptureWindow& window)

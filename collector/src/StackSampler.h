@@ -33,9 +33,15 @@
 
 namespace torchscope::collector {
 
-// TORCHSCOPE_SAMPLE_HZ: samples per second (100 when unset or not a number), 0 for none, at most kMaxSampleHz.
-[[nodiscard]] int sampleRateFromEnvironment();
 inline constexpr int kMaxSampleHz = 1000;
+
+// TORCHSCOPE_SAMPLE_HZ: samples per second (100 when unset), 0 for none, at most kMaxSampleHz. A value that is not
+// a whole number falls back to 100 Hz and one above the maximum to the maximum, with `error` saying so.
+struct SampleRate {
+  int hz = 0;
+  std::string error;
+};
+[[nodiscard]] SampleRate sampleRateFromEnvironment();
 
 class StackSampler {
  public:

@@ -238,6 +238,24 @@ TEST(StackSampler, ARateOfZeroRecordsNoSamples) {
   EXPECT_EQ(advise.out.find("Time by line"), std::string::npos) << advise.out;
 }
 
+// A rate that is not a whole number samples at the default, and the store says why.
+TEST(StackSampler, AMalformedRateSamplesAtTheDefaultWithAWarning) {
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  ProgramOptions options;
+  options.env["TORCHSCOPE_SAMPLE_HZ"] = "fast";
+  const ProgramOutcome job = runJob(store, {"5"}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  EXPECT_FALSE(rows<store::StackSample>(*reader).empty());
+  const auto diagnostics = rows<store::Diagnostic>(*reader);
+  EXPECT_TRUE(std::any_of(diagnostics.begin(), diagnostics.end(), [](const store::Diagnostic& diagnostic) {
+    return diagnostic.severity == "warning" &&
+           diagnostic.message == "TORCHSCOPE_SAMPLE_HZ=fast is not a whole number from 0 to 1000: sampled at 100 Hz";
+  }));
+}
+
 // `torchscope run --sample-hz N` sets the rate over TORCHSCOPE_SAMPLE_HZ; 0 turns the sampler off.
 TEST(StackSampler, TheRunOptionSetsTheRateAndZeroTurnsItOff) {
   const TempDir scratch;
