@@ -42,27 +42,7 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, run_child
-from workloads import eager_mlp_loop
-
-THREAD_GROUPS = ("job", "torchscope-wr", "torchscope-mem", "torchscope-smp", "other")
-
-
-def thread_cpu():
-    """{group: CPU seconds so far} of this process's threads, from schedstat (nanoseconds)."""
-    main = os.getpid()
-    totals = dict.fromkeys(THREAD_GROUPS, 0.0)
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/schedstat") as schedstat:
-                seconds = int(schedstat.read().split()[0]) / 1e9
-            with open(f"/proc/self/task/{task}/comm") as comm:
-                name = comm.read().strip()
-        except (OSError, ValueError, IndexError):
-            continue
-        group = "job" if int(task) == main else name if name in totals else "other"
-        totals[group] += seconds
-    return totals
-
+from workloads import THREAD_GROUPS, eager_mlp_loop, thread_cpu
 
 def set_window(library, want_open):
     """Toggles the capture window until the collector says it is `want_open` (its thread reads the signal)."""
@@ -233,8 +213,8 @@ def main():
         return
     if not args.library or not os.path.exists(args.library):
         parser.error("--library must name the built libtorchscope_collector.so")
-    if args.blocks < 4:
-        parser.error("--blocks must be at least 4 (one ABBA group)")
+    if args.blocks < 8:
+        parser.error("--blocks must be at least 8 (two ABBA groups: the spread needs two ratios)")
     args.library = os.path.abspath(args.library)
     args.libraries = [args.library]
     if args.baseline_library:

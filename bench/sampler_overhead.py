@@ -27,13 +27,13 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, paired_ratios, run_child, spread
-from workloads import eager_mlp_loop
+from workloads import eager_mlp_loop, thread_cpu
 
 
 def worker(steps, profile):
     train = eager_mlp_loop()
     start = time.process_time()
-    start_sampler = sampler_thread_cpu()
+    start_sampler = thread_cpu()["torchscope-smp"]
     if profile:
         import torch
 
@@ -41,31 +41,8 @@ def worker(steps, profile):
             train(steps)
     else:
         train(steps)
-    print(json.dumps({"loop_cpu": time.process_time() - start, "sampler_cpu": sampler_thread_cpu() - start_sampler}))
-
-
-def sampler_thread_cpu():
-    """CPU seconds of the collector's stack sampler thread (named torchscope-smp) so far; 0 without one. Read from
-    schedstat (nanoseconds) where the kernel has it: stat's clock ticks (10 ms) are too coarse for a thread that runs
-    a few microseconds per tick."""
-    total = 0
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/comm") as comm:
-                if comm.read().strip() != "torchscope-smp":
-                    continue
-            try:
-                with open(f"/proc/self/task/{task}/schedstat") as schedstat:
-                    total += int(schedstat.read().split()[0]) / 1e9
-                    continue
-            except (OSError, ValueError, IndexError):
-                pass
-            with open(f"/proc/self/task/{task}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except OSError:
-            pass
-    return total
+    sampler_cpu = thread_cpu()["torchscope-smp"] - start_sampler
+    print(json.dumps({"loop_cpu": time.process_time() - start, "sampler_cpu": sampler_cpu}))
 
 
 def run_once(variant, args, store_dir):

@@ -1,5 +1,39 @@
-"""The job the collector's overhead benches share: an eager MLP training loop (256-512-512-10, batch 64, SGD, one
-intra-op thread), built in the worker process so that its import of torch is part of what a bench measures."""
+"""What the collector's overhead benches share: their job, an eager MLP training loop (256-512-512-10, batch 64, SGD,
+one intra-op thread, built in the worker process so that its import of torch is part of what a bench measures), and
+how they read the CPU time of the job's threads and of the collector's (named torchscope-wr, -mem, -smp)."""
+
+import os
+
+THREAD_GROUPS = ("job", "torchscope-wr", "torchscope-mem", "torchscope-smp", "other")
+
+
+def _task_cpu_seconds(task):
+    """A thread's CPU seconds: schedstat's nanoseconds where the kernel has them (stat's 10 ms clock ticks are too
+    coarse for a thread that runs a few microseconds at a time)."""
+    try:
+        with open(f"/proc/self/task/{task}/schedstat") as schedstat:
+            return int(schedstat.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/self/task/{task}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu():
+    """{group: CPU seconds so far} of this process's threads: the main thread ("job"), each collector thread by its
+    name, the rest ("other")."""
+    main = os.getpid()
+    totals = dict.fromkeys(THREAD_GROUPS, 0.0)
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                name = comm.read().strip()
+            seconds = _task_cpu_seconds(task)
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended
+        group = "job" if int(task) == main else name if name in totals else "other"
+        totals[group] += seconds
+    return totals
 
 
 def eager_mlp_loop():
