@@ -46,6 +46,10 @@ const PythonApi& pythonApi() {
     bind(py.incref, "Py_IncRef");
     bind(py.decref, "Py_DecRef");
     bind(py.clear_error, "PyErr_Clear");
+    bind(py.version, "Py_Version");
+    bind(py.code_line, "PyCode_Addr2Line");
+    bind(py.add_pending_call, "Py_AddPendingCall");
+    bind(py.thread_state_get, "PyThreadState_Get");
     return py;
   }();
   return loaded;

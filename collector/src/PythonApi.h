@@ -42,6 +42,11 @@ struct PythonApi {
   void (*incref)(PyObject*) = nullptr;
   void (*decref)(PyObject*) = nullptr;
   void (*clear_error)() = nullptr;
+  // What reading stacks without the GIL (PythonMemory.h) adds.
+  const unsigned long* version = nullptr;                   // Py_Version (3.11+): 0xMMmmPPRS
+  int (*code_line)(PyObject*, int) = nullptr;               // PyCode_Addr2Line: code, byte offset; with the GIL
+  int (*add_pending_call)(int (*)(void*), void*) = nullptr;  // Py_AddPendingCall: from any thread, no GIL
+  PyThreadState* (*thread_state_get)() = nullptr;           // PyThreadState_Get: with the GIL
 
   // What reading the calling thread's own stack needs.
   [[nodiscard]] bool canReadOwnStack() const {
@@ -54,6 +59,10 @@ struct PythonApi {
            thread_state_clear && thread_state_delete_current && restore_thread && save_thread &&
            (current_frames || call) && sys_object && dict_get && dict_get_string && dict_next && as_unsigned_long &&
            as_long_long && incref;
+  }
+  // What reading stacks without the GIL needs beside canSampleThreads.
+  [[nodiscard]] bool canSampleWithoutGil() const {
+    return version && code_line && add_pending_call && thread_state_get;
   }
 };
 

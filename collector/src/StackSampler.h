@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "PythonApi.h"
+#include "PythonMemory.h"
 #include "Window.h"
 #include "torchscope/store/Records.h"
 
@@ -42,6 +43,18 @@ struct SampleRate {
   std::string error;
 };
 [[nodiscard]] SampleRate sampleRateFromEnvironment();
+
+// How the sampler reads the stacks. kDirect: without the GIL (PythonMemory.h) where the interpreter's layout is known,
+// with it for a tick that meets a code object or thread it does not know yet; kGil: always with the GIL (the only
+// way on other versions); kCompare (for tests): every tick with the GIL, reading both ways and counting the threads
+// whose stacks differ, the GIL walk's stacks kept.
+enum class StackReader { kDirect, kGil, kCompare };
+// TORCHSCOPE_SAMPLE_READER=direct (the default), gil or compare; `error` says why another value reads directly.
+struct StackReaderChoice {
+  StackReader reader = StackReader::kDirect;
+  std::string error;
+};
+[[nodiscard]] StackReaderChoice stackReaderFromEnvironment();
 
 class StackSampler {
  public:
@@ -59,6 +72,11 @@ class StackSampler {
   void stop(std::chrono::milliseconds patience);
 
  private:
+  // Deeper stacks keep their innermost frames.
+  static constexpr std::size_t kMaxStackDepth = 256;
+  // A thread that threading does not list after this many ticks (one started with _thread) stays unnamed.
+  static constexpr int kMaxThreadLookups = 100;
+
   // One sample of one thread, waiting for the step it falls in.
   struct Credit {
     std::int64_t ts_ns = 0;
@@ -92,6 +110,22 @@ class StackSampler {
   struct CodeNames {
     std::string file;
     std::string function;
+    CodeShape shape;  // read when interned, where the direct reader is used
+    bool shaped = false;
+  };
+  // A frame read without the GIL, its code object held (code_names_).
+  struct DirectFrame {
+    std::uintptr_t address;
+    PyObject* code;
+    int offset;  // in bytes, as PyFrame_GetLasti
+  };
+  // One thread's sample before it is credited; `key`: its ident as a Python int, null when read without the GIL
+  // (such a thread is already named).
+  struct Walked {
+    unsigned long ident;
+    PyObject* key;
+    std::int64_t stack_id;
+    std::int64_t cpu_ns;
   };
   // Both halves mixed (splitmix64): small consecutive ids would collide under a plain sum.
   struct PairHash {
@@ -111,6 +145,28 @@ class StackSampler {
   void releaseThreadState();
   // With the GIL: every thread's sample into `credits`, new frames, stacks and threads into the pending records.
   void sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits);
+  // Each walked thread's credit into `credits`; names new threads when `py` is given (with the GIL).
+  void creditThreads(const PythonApi* py, std::int64_t now_ns, const std::vector<Walked>& walked,
+                     std::vector<Credit>& credits);
+  void keepCredits(const std::vector<Credit>& credits);
+  // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a code object or a
+  // thread not known yet, or a read that cannot be trusted). Takes the GIL only to compute new lines.
+  bool tickWithoutGil(const PythonApi& py);
+  // The threads read into raw_threads_ as stacks of held code objects, into direct_frames_ (per thread) and
+  // `walked`; false on a code object not held or an instruction outside its code. `new_lines`: (code, offset) pairs
+  // whose line is not known yet, left out of the stacks.
+  bool resolveRawThreads(std::vector<std::pair<PyObject*, int>>& new_lines, bool& main_thread_unknown);
+  // With the GIL: the lines of `new_lines` interned.
+  void internLines(const PythonApi& py, const std::vector<std::pair<PyObject*, int>>& new_lines);
+  std::int64_t directStackOf(const std::vector<DirectFrame>& frames, std::vector<WalkedFrame>& previous);
+  // The stack of `frame_id` called from `parent` (-1: none), interned.
+  std::int64_t stackIdOf(std::int64_t parent, std::int64_t frame_id);
+  void chooseReader();
+  // With the GIL: the code objects the job's main thread handed over (adoptMainThreadCodes) become held ones.
+  void takeAdoptedCodes(const PythonApi& py);
+  void internCode(const PythonApi& py, PyObject* code, CodeNames& names);
+  // With the GIL, after a walk (kCompare): the direct reader's stacks for the same frames against `walked`.
+  void compareReaders(const PythonApi& py, const std::vector<Walked>& walked);
   // The stack of `frame`'s thread; `previous`: that thread's previous walk, replaced by this one.
   std::int64_t stackOf(const PythonApi& py, PyObject* frame, std::vector<WalkedFrame>& previous);
   // The frame's id by its code object and instruction offset (-1: unknown): computing a line number scans the code's
@@ -128,6 +184,9 @@ class StackSampler {
   const pid_t pid_;
   const std::chrono::nanoseconds period_;
   const CaptureWindow& window_;
+  StackReader reader_ = StackReader::kGil;
+  const InterpreterLayout* layout_ = nullptr;  // null: read with the GIL
+  std::uintptr_t interpreter_ = 0;             // the main interpreter's state
 
   // The sampler thread's own: its Python thread state (made at the first tick, kept until the thread ends: one made and
   // freed per take of the GIL was 3-4 % of a tick), the interning of frames and stacks, and each thread's clocks.
@@ -142,6 +201,14 @@ class StackSampler {
   std::vector<store::Stack> new_stacks_;
   std::vector<store::Thread> new_threads_;
   std::vector<PyObject*> walk_;  // the frames of the stack being read, innermost first (owned references)
+  std::vector<RawThread> raw_threads_;              // the direct reader's last read
+  std::vector<std::vector<DirectFrame>> direct_stacks_;  // raw_threads_'s, innermost first; empty: no complete frame
+  std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
+  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, with it, and those that took it for lines
+  std::int64_t ticks_with_gil_ = 0;
+  std::int64_t ticks_for_lines_ = 0;
+  std::int64_t compared_ = 0;  // kCompare: thread samples read both ways, and those whose stacks differed
+  std::int64_t compare_differences_ = 0;
   PyThreadState* thread_state_ = nullptr;
 
   std::mutex mutex_;  // guards what follows; never held while the GIL is taken
