@@ -47,9 +47,8 @@ const PythonApi& pythonApi() {
     bind(py.decref, "Py_DecRef");
     bind(py.clear_error, "PyErr_Clear");
     bind(py.version, "Py_Version");
+    bind(py.code_type, "PyCode_Type");
     bind(py.code_line, "PyCode_Addr2Line");
-    bind(py.add_pending_call, "Py_AddPendingCall");
-    bind(py.thread_state_get, "PyThreadState_Get");
     return py;
   }();
   return loaded;

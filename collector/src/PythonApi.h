@@ -43,10 +43,9 @@ struct PythonApi {
   void (*decref)(PyObject*) = nullptr;
   void (*clear_error)() = nullptr;
   // What reading stacks without the GIL (PythonMemory.h) adds.
-  const unsigned long* version = nullptr;                   // Py_Version (3.11+): 0xMMmmPPRS
-  int (*code_line)(PyObject*, int) = nullptr;               // PyCode_Addr2Line: code, byte offset; with the GIL
-  int (*add_pending_call)(int (*)(void*), void*) = nullptr;  // Py_AddPendingCall: from any thread, no GIL
-  PyThreadState* (*thread_state_get)() = nullptr;           // PyThreadState_Get: with the GIL
+  const unsigned long* version = nullptr;       // Py_Version (3.11+): 0xMMmmPPRS
+  const void* code_type = nullptr;              // &PyCode_Type
+  int (*code_line)(PyObject*, int) = nullptr;  // PyCode_Addr2Line: code, byte offset; with the GIL
 
   // What reading the calling thread's own stack needs.
   [[nodiscard]] bool canReadOwnStack() const {
@@ -62,7 +61,7 @@ struct PythonApi {
   }
   // What reading stacks without the GIL needs beside canSampleThreads.
   [[nodiscard]] bool canSampleWithoutGil() const {
-    return version && code_line && add_pending_call && thread_state_get;
+    return version && code_type && code_line;
   }
 };
 

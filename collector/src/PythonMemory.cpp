@@ -49,17 +49,81 @@ bool readOwnMemory(std::uintptr_t address, void* out, std::size_t size) {
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
-bool readCodeShape(const InterpreterLayout& layout, std::uintptr_t code, CodeShape& shape) {
-  std::int64_t size = 0;
-  int first_traceable = 0;
-  if (!readOwnMemory(code + layout.code_size, &size, sizeof(size)) ||
-      !readOwnMemory(code + layout.code_first_traceable, &first_traceable, sizeof(first_traceable))) {
+bool readCodeHeader(const InterpreterLayout& layout, std::uintptr_t code, std::uintptr_t code_type,
+                    CodeHeader& header) {
+  const std::size_t first = layout.object_type;
+  const std::size_t end = std::max({layout.code_filename, layout.code_name, layout.code_line_table,
+                                    layout.code_first_line, layout.code_first_traceable, layout.code_size}) +
+                          8;
+  Span<256> fields;
+  if (code_type == 0 || !fields.read(code, first, end) || fields.at<std::uintptr_t>(layout.object_type) != code_type) {
     return false;
   }
-  shape.first_instruction = code + layout.code_adaptive;
-  shape.code_units = size;
-  shape.first_traceable = first_traceable;
-  return size > 0;
+  header.filename = fields.at<std::uintptr_t>(layout.code_filename);
+  header.name = fields.at<std::uintptr_t>(layout.code_name);
+  header.line_table = fields.at<std::uintptr_t>(layout.code_line_table);
+  header.first_line = fields.at<int>(layout.code_first_line);
+  header.shape.first_instruction = code + layout.code_adaptive;
+  header.shape.code_units = fields.at<std::int64_t>(layout.code_size);
+  header.shape.first_traceable = fields.at<int>(layout.code_first_traceable);
+  return header.shape.code_units > 0 && header.shape.first_traceable >= 0 &&
+         header.shape.first_traceable < header.shape.code_units;
+}
+
+bool readAsciiText(const InterpreterLayout& layout, std::uintptr_t text, std::string& out) {
+  constexpr std::int64_t kMaxText = 4096;
+  Span<64> fields;
+  if (!fields.read(text, layout.text_length, std::max(layout.text_length, layout.text_state) + 8)) return false;
+  const std::int64_t length = fields.at<std::int64_t>(layout.text_length);
+  const unsigned state = fields.at<unsigned>(layout.text_state);
+  if ((state & layout.text_compact_ascii_ready) != layout.text_compact_ascii_ready || length < 0 ||
+      length > kMaxText) {
+    return false;
+  }
+  out.resize(static_cast<std::size_t>(length));
+  return length == 0 || readOwnMemory(text + layout.ascii_data, out.data(), out.size());
+}
+
+bool readBytes(const InterpreterLayout& layout, std::uintptr_t bytes, std::string& out) {
+  constexpr std::int64_t kMaxBytes = 1 << 20;
+  std::int64_t size = 0;
+  if (!readOwnMemory(bytes + layout.bytes_size, &size, sizeof(size)) || size < 0 || size > kMaxBytes) return false;
+  out.resize(static_cast<std::size_t>(size));
+  return size == 0 || readOwnMemory(bytes + layout.bytes_data, out.data(), out.size());
+}
+
+int lineAtOffset(const std::string& line_table, int first_line, int offset) {
+  // Each entry: a first byte with its top bit set (bits 3-6 its kind, bits 0-2 its length in code units minus one),
+  // then bytes without it. Only the start line matters here: the kinds 0-9 keep it, 10-12 add (kind - 10), 13 and
+  // 14 add the signed varint that follows, 15 has no location.
+  const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(line_table[at]); };
+  int line = first_line;
+  int start = 0;
+  std::size_t at = 0;
+  while (at < line_table.size()) {
+    const unsigned char head = byte(at++);
+    if ((head & 0x80) == 0) return -1;  // not an entry's first byte: a table this reader does not know
+    const unsigned kind = (head >> 3) & 15;
+    const int end = start + 2 * static_cast<int>((head & 7) + 1);
+    if (kind >= 10 && kind <= 12) {
+      line += static_cast<int>(kind) - 10;
+    } else if (kind == 13 || kind == 14) {
+      // Unsigned varint in 6-bit chunks, least significant first, bit 6 set on all but the last; the sign in bit 0.
+      unsigned value = 0;
+      unsigned shift = 0;
+      while (at < line_table.size() && shift < 32) {
+        const unsigned char chunk = byte(at++);
+        value |= static_cast<unsigned>(chunk & 63) << shift;
+        shift += 6;
+        if ((chunk & 64) == 0) break;
+      }
+      line += (value & 1) != 0 ? -static_cast<int>(value >> 1) : static_cast<int>(value >> 1);
+    }
+    if (offset >= start && offset < end) return kind == 15 ? -1 : line;
+    while (at < line_table.size() && (byte(at) & 0x80) == 0) ++at;  // the entry's remaining bytes
+    start = end;
+  }
+  return -1;
 }
 
 void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, std::vector<RawFrame>& frames) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "PythonApi.h"
@@ -30,9 +31,21 @@ struct InterpreterLayout {
   std::size_t code_first_traceable;   // PyCodeObject._co_firsttraceable (an int)
   std::size_t code_adaptive;          // PyCodeObject.co_code_adaptive: _PyCode_CODE(code)
   char owned_by_generator;            // FRAME_OWNED_BY_GENERATOR
+  std::size_t object_type;            // PyObject.ob_type
+  std::size_t code_filename;          // PyCodeObject.co_filename
+  std::size_t code_name;              // PyCodeObject.co_name
+  std::size_t code_line_table;        // PyCodeObject.co_linetable (bytes, Objects/locations.md)
+  std::size_t code_first_line;        // PyCodeObject.co_firstlineno (an int)
+  std::size_t text_length;            // PyASCIIObject.length
+  std::size_t text_state;             // PyASCIIObject.state (a 32-bit field)
+  std::size_t ascii_data;             // sizeof(PyASCIIObject): where a compact ASCII string's characters start
+  unsigned text_compact_ascii_ready;  // the state bits compact, ascii and ready
+  std::size_t bytes_size;             // PyVarObject.ob_size of a bytes object
+  std::size_t bytes_data;             // PyBytesObject.ob_sval
 };
 
-inline constexpr InterpreterLayout kLayout311{16, 8, 56, 152, 160, 8, 32, 48, 56, 69, 16, 168, 184, 1};
+inline constexpr InterpreterLayout kLayout311{16, 8,   56,  152, 160, 8,  32, 48, 56,   69, 16, 168, 184,
+                                              1,  8,   112, 120, 136, 72, 16, 32, 48, 0xe0, 16, 32};
 
 // The layout of the running interpreter (Py_Version), null when it is not one the reader knows.
 [[nodiscard]] const InterpreterLayout* layoutOfRunningInterpreter(const PythonApi& py);
@@ -40,13 +53,34 @@ inline constexpr InterpreterLayout kLayout311{16, 8, 56, 152, 160, 8, 32, 48, 56
 // Copies `size` bytes at `address` of this process into `out`: false when any of it cannot be read.
 bool readOwnMemory(std::uintptr_t address, void* out, std::size_t size);
 
-// What a code object held by the reader's caller says about its frames, read once.
+// Where a code object's instructions lie, and the first one of a frame that has started.
 struct CodeShape {
   std::uintptr_t first_instruction = 0;  // _PyCode_CODE(code)
   std::int64_t code_units = 0;
   std::int64_t first_traceable = 0;  // a frame before this code unit has not started (_PyFrame_IsIncomplete)
+  bool operator==(const CodeShape&) const = default;
 };
-[[nodiscard]] bool readCodeShape(const InterpreterLayout& layout, std::uintptr_t code, CodeShape& shape);
+
+// A code object read without being held: what names its frames, and what tells another code object later at the
+// same address apart (its filename, name and line table objects).
+struct CodeHeader {
+  std::uintptr_t filename = 0;
+  std::uintptr_t name = 0;
+  std::uintptr_t line_table = 0;
+  int first_line = 0;
+  CodeShape shape;
+  bool operator==(const CodeHeader&) const = default;
+};
+// False unless `code` reads as a code object (its type is `code_type`, PyCode_Type) with a plausible shape.
+[[nodiscard]] bool readCodeHeader(const InterpreterLayout& layout, std::uintptr_t code, std::uintptr_t code_type,
+                                  CodeHeader& header);
+// A str object's text: only a compact ASCII one (as file and function names are), false for any other.
+[[nodiscard]] bool readAsciiText(const InterpreterLayout& layout, std::uintptr_t text, std::string& out);
+// A bytes object's contents (up to 1 MiB).
+[[nodiscard]] bool readBytes(const InterpreterLayout& layout, std::uintptr_t bytes, std::string& out);
+// The line of the instruction at `offset` (bytes) by a code object's line table (CPython 3.11's format,
+// Objects/locations.md), as PyCode_Addr2Line gives it: -1 for an instruction without a location, or past the table.
+[[nodiscard]] int lineAtOffset(const std::string& line_table, int first_line, int offset);
 
 // One frame as read: its code object's address (unverified) and the address of the code unit before its next
 // instruction (_PyInterpreterFrame.prev_instr).

@@ -154,7 +154,7 @@ void StackSampler::tick() {
   if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());
   if (thread_state_ == nullptr) return;
   if (reader_ == StackReader::kDirect) {
-    if (tickWithoutGil(py)) {
+    if (tickWithoutGil()) {
       ++ticks_without_gil_;
       return;
     }
@@ -200,7 +200,6 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   // them Dynamo's own frames that it frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb), or
   // end, and the CPU clock of an ended thread is read through its freed descriptor (pthread_getcpuclockid). A thread
   // listed with a frame cannot end while this thread holds the GIL.
-  takeAdoptedCodes(py);
   std::vector<Walked> walked;
   long position = 0;
   PyObject* key = nullptr;
@@ -327,22 +326,33 @@ std::int64_t StackSampler::frameIdAt(const PythonApi& py, PyObject* frame, PyObj
 }
 
 std::int64_t StackSampler::frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line) {
-  const auto [node, added] = frame_ids_.try_emplace({reinterpret_cast<std::uintptr_t>(code), line}, 0);
-  if (!added) return node->second;
-  node->second = static_cast<std::int64_t>(frame_ids_.size());
+  const auto known = frame_ids_.find({reinterpret_cast<std::uintptr_t>(code), line});
+  if (known != frame_ids_.end()) return known->second;
   auto [names, new_code] = code_names_.try_emplace(code);
   if (new_code) {
     py.incref(code);
     internCode(py, code, names->second);
   }
-  new_frames_.push_back(store::StackFrame{node->second, names->second.file, line, names->second.function});
+  return internFrame(reinterpret_cast<std::uintptr_t>(code), line, names->second.file, names->second.function);
+}
+
+std::int64_t StackSampler::internFrame(std::uintptr_t key, std::int64_t line, const std::string& file,
+                                       const std::string& function) {
+  const auto [node, added] = frame_ids_.try_emplace({key, line}, 0);
+  if (!added) return node->second;
+  node->second = static_cast<std::int64_t>(frame_ids_.size());
+  new_frames_.push_back(store::StackFrame{node->second, file, line, function});
   return node->second;
 }
 
 void StackSampler::internCode(const PythonApi& py, PyObject* code, CodeNames& names) {
   names.file = textAttribute(py, code, "co_filename");
   names.function = textAttribute(py, code, "co_name");
-  names.shaped = layout_ != nullptr && readCodeShape(*layout_, reinterpret_cast<std::uintptr_t>(code), names.shape);
+  // The code object is held: its header and line table stay as read.
+  names.read = layout_ != nullptr &&
+               readCodeHeader(*layout_, reinterpret_cast<std::uintptr_t>(code),
+                              reinterpret_cast<std::uintptr_t>(py.code_type), names.header) &&
+               readBytes(*layout_, names.header.line_table, names.line_table);
 }
 
 void StackSampler::writeNewRecords() {
@@ -405,9 +415,8 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
       if (reader_ == StackReader::kDirect) {
         Collector::instance().diagnostic(
             "collector", "info",
-            "stack sampler: " + std::to_string(ticks_without_gil_) + " ticks read without the GIL (" +
-                std::to_string(ticks_for_lines_) + " of them took it for new lines), " +
-                std::to_string(ticks_with_gil_) + " with it (new code objects or threads)");
+            "stack sampler: " + std::to_string(ticks_without_gil_) + " ticks read without the GIL, " +
+                std::to_string(ticks_with_gil_) + " with it (new threads, reads that could not be trusted)");
       }
       if (reader_ == StackReader::kCompare) {
         Collector::instance().diagnostic("collector", "info",

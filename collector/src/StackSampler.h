@@ -110,14 +110,27 @@ class StackSampler {
   struct CodeNames {
     std::string file;
     std::string function;
-    CodeShape shape;  // read when interned, where the direct reader is used
-    bool shaped = false;
+    CodeHeader header;  // read when interned, where the direct reader is used
+    std::string line_table;
+    bool read = false;  // header and line table
   };
-  // A frame read without the GIL, its code object held (code_names_).
+  // A code object the direct reader met without holding it (a function that runs between two of its thread's
+  // lets-go of the GIL is never seen by the GIL walk), named from its memory; told apart from a later code object at
+  // the same address by its header.
+  struct UnheldCode {
+    CodeHeader header;
+    std::string file;
+    std::string function;
+    std::string line_table;
+  };
+  // The key of an unheld code object in the frame tables: its index with the top bit set, which no address has.
+  static constexpr std::uintptr_t kUnheldKey = std::uintptr_t{1} << 63;
+  static constexpr std::size_t kMaxUnheldCodes = 1 << 16;
+  // A frame read without the GIL.
   struct DirectFrame {
     std::uintptr_t address;
-    PyObject* code;
-    int offset;  // in bytes, as PyFrame_GetLasti
+    std::uintptr_t code;  // a held code object's address, or an unheld one's key
+    int offset;           // in bytes, as PyFrame_GetLasti
   };
   // One thread's sample before it is credited; `key`: its ident as a Python int, null when read without the GIL
   // (such a thread is already named).
@@ -149,21 +162,19 @@ class StackSampler {
   void creditThreads(const PythonApi* py, std::int64_t now_ns, const std::vector<Walked>& walked,
                      std::vector<Credit>& credits);
   void keepCredits(const std::vector<Credit>& credits);
-  // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a code object or a
-  // thread not known yet, or a read that cannot be trusted). Takes the GIL only to compute new lines.
-  bool tickWithoutGil(const PythonApi& py);
-  // The threads read into raw_threads_ as stacks of held code objects, into direct_frames_ (per thread) and
-  // `walked`; false on a code object not held or an instruction outside its code. `new_lines`: (code, offset) pairs
-  // whose line is not known yet, left out of the stacks.
-  bool resolveRawThreads(std::vector<std::pair<PyObject*, int>>& new_lines, bool& main_thread_unknown);
-  // With the GIL: the lines of `new_lines` interned.
-  void internLines(const PythonApi& py, const std::vector<std::pair<PyObject*, int>>& new_lines);
+  // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a thread not named
+  // yet, or a read that cannot be trusted).
+  bool tickWithoutGil();
+  // raw_threads_ into direct_stacks_, new frames interned; false on a read that cannot be trusted.
+  bool resolveRawThreads();
+  // The key of the unheld code object at `address` (UnheldCode), 0 when it does not read as one.
+  std::uintptr_t unheldCodeAt(std::uintptr_t address);
   std::int64_t directStackOf(const std::vector<DirectFrame>& frames, std::vector<WalkedFrame>& previous);
+  // The frame id of (code key, line), its names given.
+  std::int64_t internFrame(std::uintptr_t key, std::int64_t line, const std::string& file, const std::string& function);
   // The stack of `frame_id` called from `parent` (-1: none), interned.
   std::int64_t stackIdOf(std::int64_t parent, std::int64_t frame_id);
   void chooseReader();
-  // With the GIL: the code objects the job's main thread handed over (adoptMainThreadCodes) become held ones.
-  void takeAdoptedCodes(const PythonApi& py);
   void internCode(const PythonApi& py, PyObject* code, CodeNames& names);
   // With the GIL, after a walk (kCompare): the direct reader's stacks for the same frames against `walked`.
   void compareReaders(const PythonApi& py, const std::vector<Walked>& walked);
@@ -202,11 +213,12 @@ class StackSampler {
   std::vector<store::Thread> new_threads_;
   std::vector<PyObject*> walk_;  // the frames of the stack being read, innermost first (owned references)
   std::vector<RawThread> raw_threads_;              // the direct reader's last read
-  std::vector<std::vector<DirectFrame>> direct_stacks_;  // raw_threads_'s, innermost first; empty: no complete frame
+  std::vector<std::vector<DirectFrame>> direct_stacks_;
+  std::vector<UnheldCode> unheld_codes_;
+  std::unordered_map<std::uintptr_t, std::vector<std::size_t>> unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
   std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
-  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, with it, and those that took it for lines
+  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it
   std::int64_t ticks_with_gil_ = 0;
-  std::int64_t ticks_for_lines_ = 0;
   std::int64_t compared_ = 0;  // kCompare: thread samples read both ways, and those whose stacks differed
   std::int64_t compare_differences_ = 0;
   PyThreadState* thread_state_ = nullptr;

@@ -5,6 +5,7 @@
 #include <internal/pycore_frame.h>
 #include <internal/pycore_interp.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "PythonLayoutProbe.h"
 
@@ -28,5 +29,21 @@ struct ProbedLayout probedLayout(void) {
   layout.code_unit_size = sizeof(_Py_CODEUNIT);
   layout.first_traceable_size = sizeof(((PyCodeObject*)0)->_co_firsttraceable);
   layout.size_size = sizeof(((PyVarObject*)0)->ob_size);
+  layout.object_type = offsetof(PyObject, ob_type);
+  layout.code_filename = offsetof(PyCodeObject, co_filename);
+  layout.code_name = offsetof(PyCodeObject, co_name);
+  layout.code_line_table = offsetof(PyCodeObject, co_linetable);
+  layout.code_first_line = offsetof(PyCodeObject, co_firstlineno);
+  layout.text_length = offsetof(PyASCIIObject, length);
+  layout.text_state = offsetof(PyASCIIObject, state);
+  layout.ascii_data = sizeof(PyASCIIObject);
+  PyASCIIObject text;
+  memset(&text, 0, sizeof(text));
+  text.state.compact = 1;
+  text.state.ascii = 1;
+  text.state.ready = 1;
+  memcpy(&layout.text_compact_ascii_ready, &text.state, sizeof(unsigned));
+  layout.bytes_size = offsetof(PyVarObject, ob_size);
+  layout.bytes_data = offsetof(PyBytesObject, ob_sval);
   return layout;
 }

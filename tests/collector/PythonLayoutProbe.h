@@ -13,6 +13,9 @@ struct ProbedLayout {
   size_t frame_code, frame_previous, frame_prev_instr, frame_owner, code_size, code_first_traceable, code_adaptive;
   int owned_by_generator;
   size_t code_unit_size, first_traceable_size, size_size;
+  size_t object_type, code_filename, code_name, code_line_table, code_first_line, text_length, text_state, ascii_data;
+  unsigned text_compact_ascii_ready;
+  size_t bytes_size, bytes_data;
 };
 
 struct ProbedLayout probedLayout(void);
