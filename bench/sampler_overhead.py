@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import platform
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -62,7 +63,18 @@ def run_once(variant, args, store_dir):
                    str(args.steps)]
     out, tree = run_child(command, env)
     last = last_json(out)
-    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0)}
+    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0),
+            "ticks": ticks_of(env.get("TORCHSCOPE_OUTPUT"))}
+
+
+def ticks_of(store):
+    """The sampler's ticks over the loop's steps: the step samples of the thread sampled most (the loop's)."""
+    if not store or not os.path.exists(store):
+        return 0
+    with sqlite3.connect(store) as db:
+        row = db.execute("SELECT max(n) FROM (SELECT sum(samples) AS n FROM stack_samples WHERE step >= 0 GROUP BY tid)").fetchone()
+    os.remove(store)
+    return row[0] or 0
 
 
 def main():
@@ -90,7 +102,7 @@ def main():
         results = interleaved(variants, args.repetitions, lambda variant: run_once(variant, args, store_dir))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, python "
           f"{platform.python_version()}; {args.repetitions} interleaved runs per variant, {args.steps} eager steps "
-          f"each, sampler at {args.hz} Hz")
+          f"each, sampler at {args.hz} Hz, reader {os.environ.get('TORCHSCOPE_SAMPLE_READER', 'direct')}")
     plain = results["plain"]
     for variant in variants:
         runs = results[variant]
@@ -99,6 +111,8 @@ def main():
         if variant == "sampler":
             own, low, high = spread(r["sampler"] / r["loop"] for r in runs)
             line += f"  sampler thread {own * 100:.2f} % of the loop's CPU [{low * 100:.2f}, {high * 100:.2f}]"
+            per_tick, low, high = spread(r["sampler"] / r["ticks"] for r in runs if r["ticks"] > 0)
+            line += f", {per_tick * 1e6:.1f} us per tick of the loop [{low * 1e6:.1f}, {high * 1e6:.1f}]"
         if variant != "plain":
             for key in ("tree", "loop"):
                 ratio, low, high = spread(paired_ratios(runs, plain, key))

@@ -16,9 +16,10 @@ namespace {
 template <std::size_t N>
 class Span {
  public:
-  bool read(std::uintptr_t base, std::size_t first, std::size_t end) {
+  template <class Reader = decltype(readOwnMemory)>
+  bool read(std::uintptr_t base, std::size_t first, std::size_t end, Reader&& reader = readOwnMemory) {
     first_ = first;
-    return end - first <= N && readOwnMemory(base + first, bytes_.data(), end - first);
+    return end - first <= N && reader(base + first, bytes_.data(), end - first);
   }
   template <class T>
   T at(std::size_t offset) const {
@@ -30,6 +31,39 @@ class Span {
  private:
   std::array<unsigned char, N> bytes_{};
   std::size_t first_ = 0;
+};
+
+// A copy of the memory below the frame last read: a thread's frames lie next to each other on its data stack, callers
+// below callees, so that one read of the 8 KiB below a frame holds most of its callers' (one system call for a stack,
+// not one a frame). The copy is one moment's, as consistent as the frames read one by one.
+class FrameWindow {
+ public:
+  bool operator()(std::uintptr_t address, void* out, std::size_t size) {
+    if (address < start_ || address + size > start_ + length_) {
+      const std::uintptr_t end = address + size;
+      // The 8 KiB below, else from the start of the frame's page (both mapped when the frame is), else the frame.
+      const std::uintptr_t below = end > kBytes ? end - kBytes : 0;
+      const std::uintptr_t page = address & ~(kPage - 1);
+      if (below != 0 && readOwnMemory(below, bytes_.data(), kBytes)) {
+        start_ = below;
+      } else if (page != 0 && readOwnMemory(page, bytes_.data(), end - page)) {
+        start_ = page;
+      } else {
+        length_ = 0;
+        return readOwnMemory(address, out, size);
+      }
+      length_ = end - start_;
+    }
+    std::memcpy(out, bytes_.data() + (address - start_), size);
+    return true;
+  }
+
+ private:
+  static constexpr std::uintptr_t kBytes = 8192;
+  static constexpr std::uintptr_t kPage = 4096;
+  std::array<unsigned char, kBytes> bytes_{};
+  std::uintptr_t start_ = 0;
+  std::uintptr_t length_ = 0;
 };
 
 }  // namespace
@@ -138,7 +172,8 @@ void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, 
   const std::size_t end = std::max({layout.frame_code + 8, layout.frame_previous + 8, layout.frame_prev_instr + 8,
                                     layout.frame_owner + 1});
   Span<128> fields;
-  while (frame != 0 && frames.size() < kMaxRawFrames && fields.read(frame, first, end)) {
+  FrameWindow window;
+  while (frame != 0 && frames.size() < kMaxRawFrames && fields.read(frame, first, end, window)) {
     RawFrame raw;
     raw.address = frame;
     raw.code = fields.at<std::uintptr_t>(layout.frame_code);

@@ -1,6 +1,8 @@
-// The stack sampler: a thread that wakes at a fixed rate, takes the GIL and reads every Python thread's stack, as
-// py-spy and Austin do but from inside the process, so that every job (eager or compiled, CPU or GPU) gets its host
-// time by line without a code change. Each sample is credited with the wall time since that thread's previous sample
+// The stack sampler: a thread that wakes at a fixed rate and reads every Python thread's stack, as py-spy and Austin
+// do but from inside the process, so that every job (eager or compiled, CPU or GPU) gets its host time by line without
+// a code change. On CPython 3.11 it reads the interpreter's memory without the GIL (StackSamplerDirect.cpp,
+// PythonMemory.h), and takes the GIL (the walk through the C API here) only for what it cannot read alone; on any
+// other version it always takes the GIL, and sees a thread that computes in pure Python where it next lets it go. Each sample is credited with the wall time since that thread's previous sample
 // (a long call that holds the GIL is credited to the line that made it once the sampler gets the GIL back) and with
 // the thread's CPU time over the same interval. Samples are aggregated per step, thread and stack, and written as
 // stack_samples rows at each step end and when the sampler stops (docs/FORMAT.md, *Sampled stacks*). Only samples
@@ -165,8 +167,12 @@ class StackSampler {
   // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a thread not named
   // yet, or a read that cannot be trusted).
   bool tickWithoutGil();
-  // raw_threads_ into direct_stacks_, new frames interned; false on a read that cannot be trusted.
+  // raw_threads_ into direct_stacks_, new frames interned; false on a read that cannot be trusted. Counts the frames
+  // of unheld code objects into unheld_frames_.
   bool resolveRawThreads();
+  // With the GIL, crediting nothing: the GIL walk's interning of every thread's stack, so that the code objects of
+  // long-lived frames are held (read by address) rather than read again at every tick.
+  void holdCodesWithGil(const PythonApi& py);
   // The key of the unheld code object at `address` (UnheldCode), 0 when it does not read as one.
   std::uintptr_t unheldCodeAt(std::uintptr_t address);
   std::int64_t directStackOf(const std::vector<DirectFrame>& frames, std::vector<WalkedFrame>& previous);
@@ -215,6 +221,8 @@ class StackSampler {
   std::vector<RawThread> raw_threads_;              // the direct reader's last read
   std::vector<std::vector<DirectFrame>> direct_stacks_;
   std::vector<UnheldCode> unheld_codes_;
+  std::size_t unheld_frames_ = 0;   // in the last resolveRawThreads
+  std::int64_t last_hold_ns_ = 0;  // the last holdCodesWithGil
   std::unordered_map<std::uintptr_t, std::vector<std::size_t>> unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
   std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
   std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it

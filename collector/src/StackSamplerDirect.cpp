@@ -13,6 +13,10 @@ namespace torchscope::collector {
 
 namespace {
 
+// At most once in this while, a tick that met unheld code objects takes the GIL to hold them (a forced switch for a
+// thread that holds it, once a second).
+constexpr std::int64_t kHoldIntervalNs = 1'000'000'000;
+
 // CPU time of a thread of this process by its kernel id, -1 when it cannot be read: Linux's per-thread CPU clock
 // (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)), which fails for a thread that ended rather than read a freed pthread
 // descriptor, and for a thread of another process.
@@ -81,13 +85,43 @@ bool StackSampler::tickWithoutGil() {
   }
   std::vector<Credit> credits;
   creditThreads(nullptr, now_ns, walked, credits);
+  if (unheld_frames_ > 0 && now_ns - last_hold_ns_ >= kHoldIntervalNs) {
+    last_hold_ns_ = now_ns;
+    holdCodesWithGil(pythonApi());
+  }
   writeNewRecords();
   keepCredits(credits);
   return true;
 }
 
+void StackSampler::holdCodesWithGil(const PythonApi& py) {
+  py.restore_thread(thread_state_);
+  struct LetGilGo {
+    const PythonApi& py;
+    ~LetGilGo() { py.save_thread(); }
+  } let_go{py};
+  if (stopping_) return;
+  // As in sampleThreads: no collection while frame objects are made, no Python code run between the walks.
+  GarbageCollectionPause no_collection(py);
+  PyObject* frames = currentFramesOfAllThreads(py);
+  if (frames == nullptr) return;
+  long position = 0;
+  PyObject* key = nullptr;
+  PyObject* frame = nullptr;
+  while (py.dict_next(frames, &position, &key, &frame) != 0) {
+    const unsigned long ident = py.as_unsigned_long(key);
+    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
+      py.clear_error();
+      continue;
+    }
+    (void)stackOf(py, frame, last_walks_[ident]);
+  }
+  py.decref(frames);
+}
+
 bool StackSampler::resolveRawThreads() {
   direct_stacks_.resize(raw_threads_.size());
+  unheld_frames_ = 0;
   for (std::size_t i = 0; i < raw_threads_.size(); ++i) {
     std::vector<DirectFrame>& stack = direct_stacks_[i];
     stack.clear();
@@ -99,6 +133,7 @@ bool StackSampler::resolveRawThreads() {
       const std::uintptr_t key = held ? raw.code : unheldCodeAt(raw.code);
       if (key == 0) return false;
       const UnheldCode* unheld = held ? nullptr : &unheld_codes_[key & ~kUnheldKey];
+      if (!held) ++unheld_frames_;
       const CodeHeader& header = held ? names->second.header : unheld->header;
       const auto distance = static_cast<std::int64_t>(raw.prev_instr - header.shape.first_instruction);
       const std::int64_t unit = distance / 2;  // _Py_CODEUNIT: two bytes
