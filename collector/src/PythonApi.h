@@ -43,8 +43,8 @@ struct PythonApi {
   void (*decref)(PyObject*) = nullptr;
   void (*clear_error)() = nullptr;
   // What reading stacks without the GIL (PythonMemory.h) adds.
-  const unsigned long* version = nullptr;       // Py_Version (3.11+): 0xMMmmPPRS
-  const void* code_type = nullptr;              // &PyCode_Type
+  const unsigned long* version = nullptr;      // Py_Version (3.11+): 0xMMmmPPRS
+  const void* code_type = nullptr;             // &PyCode_Type
   int (*code_line)(PyObject*, int) = nullptr;  // PyCode_Addr2Line: code, byte offset; with the GIL
 
   // What reading the calling thread's own stack needs.
@@ -60,9 +60,7 @@ struct PythonApi {
            as_long_long && incref;
   }
   // What reading stacks without the GIL needs beside canSampleThreads.
-  [[nodiscard]] bool canSampleWithoutGil() const {
-    return version && code_type && code_line;
-  }
+  [[nodiscard]] bool canSampleWithoutGil() const { return version && code_type && code_line; }
 };
 
 // Looked up once, on first use.

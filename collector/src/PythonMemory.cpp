@@ -110,8 +110,7 @@ bool readAsciiText(const InterpreterLayout& layout, std::uintptr_t text, std::st
   if (!fields.read(text, layout.text_length, std::max(layout.text_length, layout.text_state) + 8)) return false;
   const std::int64_t length = fields.at<std::int64_t>(layout.text_length);
   const unsigned state = fields.at<unsigned>(layout.text_state);
-  if ((state & layout.text_compact_ascii_ready) != layout.text_compact_ascii_ready || length < 0 ||
-      length > kMaxText) {
+  if ((state & layout.text_compact_ascii_ready) != layout.text_compact_ascii_ready || length < 0 || length > kMaxText) {
     return false;
   }
   out.resize(static_cast<std::size_t>(length));
@@ -169,8 +168,8 @@ void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, 
     return;
   }
   const std::size_t first = std::min({layout.frame_code, layout.frame_previous, layout.frame_prev_instr});
-  const std::size_t end = std::max({layout.frame_code + 8, layout.frame_previous + 8, layout.frame_prev_instr + 8,
-                                    layout.frame_owner + 1});
+  const std::size_t end =
+      std::max({layout.frame_code + 8, layout.frame_previous + 8, layout.frame_prev_instr + 8, layout.frame_owner + 1});
   Span<128> fields;
   FrameWindow window;
   while (frame != 0 && frames.size() < kMaxRawFrames && fields.read(frame, first, end, window)) {

@@ -44,8 +44,8 @@ struct InterpreterLayout {
   std::size_t bytes_data;             // PyBytesObject.ob_sval
 };
 
-inline constexpr InterpreterLayout kLayout311{16, 8,   56,  152, 160, 8,  32, 48, 56,   69, 16, 168, 184,
-                                              1,  8,   112, 120, 136, 72, 16, 32, 48, 0xe0, 16, 32};
+inline constexpr InterpreterLayout kLayout311{16, 8, 56,  152, 160, 8,  32, 48, 56, 69,   16, 168, 184,
+                                              1,  8, 112, 120, 136, 72, 16, 32, 48, 0xe0, 16, 32};
 
 // The layout of the running interpreter (Py_Version), null when it is not one the reader knows.
 [[nodiscard]] const InterpreterLayout* layoutOfRunningInterpreter(const PythonApi& py);

@@ -413,16 +413,16 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
     if (finished) {
       thread_.join();
       if (reader_ == StackReader::kDirect) {
-        Collector::instance().diagnostic(
-            "collector", "info",
-            "stack sampler: " + std::to_string(ticks_without_gil_) + " ticks read without the GIL, " +
-                std::to_string(ticks_with_gil_) + " with it (new threads, reads that could not be trusted)");
+        Collector::instance().diagnostic("collector", "info",
+                                         "stack sampler: " + std::to_string(ticks_without_gil_) +
+                                             " ticks read without the GIL, " + std::to_string(ticks_with_gil_) +
+                                             " with it (new threads, reads that could not be trusted)");
       }
       if (reader_ == StackReader::kCompare) {
         Collector::instance().diagnostic("collector", "info",
                                          "stack sampler compare: " + std::to_string(compared_) +
-                                             " thread samples read both ways, " +
-                                             std::to_string(compare_differences_) + " differed");
+                                             " thread samples read both ways, " + std::to_string(compare_differences_) +
+                                             " differed");
       }
     } else {
       thread_.detach();

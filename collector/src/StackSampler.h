@@ -2,13 +2,13 @@
 // do but from inside the process, so that every job (eager or compiled, CPU or GPU) gets its host time by line without
 // a code change. On CPython 3.11 it reads the interpreter's memory without the GIL (StackSamplerDirect.cpp,
 // PythonMemory.h), and takes the GIL (the walk through the C API here) only for what it cannot read alone; on any
-// other version it always takes the GIL, and sees a thread that computes in pure Python where it next lets it go. Each sample is credited with the wall time since that thread's previous sample
-// (a long call that holds the GIL is credited to the line that made it once the sampler gets the GIL back) and with
-// the thread's CPU time over the same interval. Samples are aggregated per step, thread and stack, and written as
-// stack_samples rows at each step end and when the sampler stops (docs/FORMAT.md, *Sampled stacks*). Only samples
-// taken while the capture window is open are kept; frames and stacks are interned in the store as they are first
-// seen. Only Python frames are read: native code is summarised by the Python line that called it and the thread's
-// CPU time beside its wall time.
+// other version it always takes the GIL, and sees a thread that computes in pure Python where it next lets it go. Each
+// sample is credited with the wall time since that thread's previous sample (a long call that holds the GIL is credited
+// to the line that made it once the sampler gets the GIL back) and with the thread's CPU time over the same interval.
+// Samples are aggregated per step, thread and stack, and written as stack_samples rows at each step end and when the
+// sampler stops (docs/FORMAT.md, *Sampled stacks*). Only samples taken while the capture window is open are kept;
+// frames and stacks are interned in the store as they are first seen. Only Python frames are read: native code is
+// summarised by the Python line that called it and the thread's CPU time beside its wall time.
 //
 // The sampler never touches the interpreter while it finalises: the bridge starts it once the interpreter runs and
 // stops it from an atexit handler, before finalisation begins.
@@ -217,13 +217,14 @@ class StackSampler {
   std::vector<store::StackFrame> new_frames_;
   std::vector<store::Stack> new_stacks_;
   std::vector<store::Thread> new_threads_;
-  std::vector<PyObject*> walk_;  // the frames of the stack being read, innermost first (owned references)
-  std::vector<RawThread> raw_threads_;              // the direct reader's last read
+  std::vector<PyObject*> walk_;         // the frames of the stack being read, innermost first (owned references)
+  std::vector<RawThread> raw_threads_;  // the direct reader's last read
   std::vector<std::vector<DirectFrame>> direct_stacks_;
   std::vector<UnheldCode> unheld_codes_;
-  std::size_t unheld_frames_ = 0;   // in the last resolveRawThreads
+  std::size_t unheld_frames_ = 0;  // in the last resolveRawThreads
   std::int64_t last_hold_ns_ = 0;  // the last holdCodesWithGil
-  std::unordered_map<std::uintptr_t, std::vector<std::size_t>> unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
+  std::unordered_map<std::uintptr_t, std::vector<std::size_t>>
+      unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
   std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
   std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it
   std::int64_t ticks_with_gil_ = 0;

@@ -56,9 +56,9 @@ void StackSampler::chooseReader() {
     message = "stack sampler: stacks read with the GIL (TORCHSCOPE_SAMPLE_READER=gil)";
   } else {
     const unsigned long version = py.version != nullptr ? *py.version : 0;
-    const std::string name = version != 0 ? std::to_string((version >> 24) & 0xff) + "." +
-                                                std::to_string((version >> 16) & 0xff)
-                                          : "before 3.11";
+    const std::string name = version != 0
+                                 ? std::to_string((version >> 24) & 0xff) + "." + std::to_string((version >> 16) & 0xff)
+                                 : "before 3.11";
     message = "stack sampler: stacks read with the GIL (no reader without it for Python " + name +
               "): a thread that computes in pure Python is seen where it next lets the GIL go";
   }
@@ -182,8 +182,8 @@ std::int64_t StackSampler::directStackOf(const std::vector<DirectFrame>& frames,
     auto* code = reinterpret_cast<PyObject*>(it->code);
     as_before = as_before && depth < previous.size() && previous[depth].frame == address &&
                 previous[depth].code == code && previous[depth].offset == it->offset;
-    const std::int64_t stack_id = as_before ? previous[depth].stack_id
-                                            : stackIdOf(parent, frame_ids_at_offset_.at({it->code, it->offset}));
+    const std::int64_t stack_id =
+        as_before ? previous[depth].stack_id : stackIdOf(parent, frame_ids_at_offset_.at({it->code, it->offset}));
     this_walk_.push_back({address, code, it->offset, stack_id});
     parent = stack_id;
   }

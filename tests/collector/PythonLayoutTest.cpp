@@ -67,9 +67,9 @@ TEST(PythonLayout, TheLineTableReaderFollowsEachKindOfEntry) {
     table.push_back(static_cast<char>(0x80 | (kind << 3) | (units - 1)));
     for (unsigned char byte : rest) table.push_back(static_cast<char>(byte));
   };
-  entry(13, 1, {0x04});        // [0, 2): no columns, line +2 (svarint 4) -> 12
-  entry(3, 2, {0x12});         // [2, 6): short form, line kept -> 12
-  entry(11, 1, {0x01, 0x05});  // [6, 8): one-line form, line +1 -> 13
+  entry(13, 1, {0x04});                    // [0, 2): no columns, line +2 (svarint 4) -> 12
+  entry(3, 2, {0x12});                     // [2, 6): short form, line kept -> 12
+  entry(11, 1, {0x01, 0x05});              // [6, 8): one-line form, line +1 -> 13
   entry(14, 3, {0x03, 0x00, 0x01, 0x02});  // [8, 14): long form, line -1 (svarint 3) -> 12
   entry(15, 1, {});                        // [14, 16): no location
   entry(13, 1, {0x48, 0x03});              // [16, 18): line +100 (svarint 200 = 0x48 0x03) -> 112
@@ -79,7 +79,7 @@ TEST(PythonLayout, TheLineTableReaderFollowsEachKindOfEntry) {
   EXPECT_EQ(lineAtOffset(table, 10, 12), 12);
   EXPECT_EQ(lineAtOffset(table, 10, 14), -1);
   EXPECT_EQ(lineAtOffset(table, 10, 16), 112);
-  EXPECT_EQ(lineAtOffset(table, 10, 18), -1);  // past the table
+  EXPECT_EQ(lineAtOffset(table, 10, 18), -1);                  // past the table
   EXPECT_EQ(lineAtOffset(std::string(1, '\x05'), 10, 0), -1);  // not an entry's first byte
 }
 

@@ -74,8 +74,8 @@ BiasRun runComputeThenSleep(const fs::path& store, const std::string& reader_cho
   ProgramOptions options;
   options.env["TORCHSCOPE_SAMPLE_READER"] = reader_choice;
   options.env["TORCHSCOPE_SAMPLE_HZ"] = "500";
-  const ProgramOutcome job = runUnderTorchscope(
-      store, {TORCHSCOPE_PYTHON, scriptPath("sampled_pure_python.py").string(), "3"}, options);
+  const ProgramOutcome job =
+      runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("sampled_pure_python.py").string(), "3"}, options);
   EXPECT_EQ(job.exit_code, 0) << job.err;
   BiasRun run;
   std::smatch match;
@@ -89,8 +89,9 @@ BiasRun runComputeThenSleep(const fs::path& store, const std::string& reader_cho
   if (steps.empty()) return run;
   run.sampled_share =
       shareOf(*reader, steps.front().tid, [](const store::StackFrame& frame) { return frame.function == "compute"; });
-  const std::string told = reader_choice == "gil" ? "stack sampler: stacks read with the GIL (TORCHSCOPE_SAMPLE_READER=gil)"
-                                                  : "stack sampler: stacks read without the GIL";
+  const std::string told = reader_choice == "gil"
+                               ? "stack sampler: stacks read with the GIL (TORCHSCOPE_SAMPLE_READER=gil)"
+                               : "stack sampler: stacks read without the GIL";
   EXPECT_TRUE(hasDiagnostic(*reader, told)) << told;
   return run;
 }
