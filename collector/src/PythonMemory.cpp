@@ -78,9 +78,12 @@ const InterpreterLayout* layoutOfRunningInterpreter(const PythonApi& py) {
 
 bool readOwnMemory(std::uintptr_t address, void* out, std::size_t size) {
   if (address == 0 || size == 0) return false;
+  // Per thread: getpid() is a system call, and the sampler's thread, the only caller but tests, never forks (a fork()
+  // child starts a sampler thread of its own).
+  thread_local const pid_t self = getpid();
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+  return process_vm_readv(self, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
 bool readCodeHeader(const InterpreterLayout& layout, std::uintptr_t code, std::uintptr_t code_type,
@@ -159,14 +162,13 @@ int lineAtOffset(const std::string& line_table, int first_line, int offset) {
   return -1;
 }
 
-void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, std::vector<RawFrame>& frames) {
+namespace {
+
+// The frames under a thread's _PyCFrame, innermost first.
+void readFrames(const InterpreterLayout& layout, std::uintptr_t cframe, std::vector<RawFrame>& frames) {
   frames.clear();
-  std::uintptr_t cframe = 0;
   std::uintptr_t frame = 0;
-  if (!readOwnMemory(thread_state + layout.tstate_cframe, &cframe, sizeof(cframe)) ||
-      !readOwnMemory(cframe + layout.cframe_current_frame, &frame, sizeof(frame))) {
-    return;
-  }
+  if (!readOwnMemory(cframe + layout.cframe_current_frame, &frame, sizeof(frame))) return;
   const std::size_t first = std::min({layout.frame_code, layout.frame_previous, layout.frame_prev_instr});
   const std::size_t end =
       std::max({layout.frame_code + 8, layout.frame_previous + 8, layout.frame_prev_instr + 8, layout.frame_owner + 1});
@@ -183,12 +185,16 @@ void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, 
   }
 }
 
+}  // namespace
+
 bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::vector<RawThread>& threads) {
   std::size_t count = 0;
   std::uintptr_t state = 0;
   if (!readOwnMemory(interpreter + layout.interp_threads_head, &state, sizeof(state))) return false;
-  const std::size_t first = std::min({layout.tstate_next, layout.tstate_thread_id, layout.tstate_native_id});
-  const std::size_t end = std::max({layout.tstate_next, layout.tstate_thread_id, layout.tstate_native_id}) + 8;
+  const std::size_t first =
+      std::min({layout.tstate_next, layout.tstate_cframe, layout.tstate_thread_id, layout.tstate_native_id});
+  const std::size_t end =
+      std::max({layout.tstate_next, layout.tstate_cframe, layout.tstate_thread_id, layout.tstate_native_id}) + 8;
   Span<256> fields;
   while (state != 0) {
     if (count == kMaxRawThreads || !fields.read(state, first, end)) return false;
@@ -196,7 +202,7 @@ bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, st
     RawThread& thread = threads[count++];
     thread.ident = fields.at<unsigned long>(layout.tstate_thread_id);
     thread.native_id = static_cast<std::int64_t>(fields.at<unsigned long>(layout.tstate_native_id));
-    readFramesOf(layout, state, thread.frames);
+    readFrames(layout, fields.at<std::uintptr_t>(layout.tstate_cframe), thread.frames);
     state = fields.at<std::uintptr_t>(layout.tstate_next);
   }
   threads.resize(count);

@@ -104,7 +104,4 @@ inline constexpr std::size_t kMaxRawFrames = 1024;  // per thread: bounds a walk
 // the GIL. A thread's frames that end in an unreadable one are cut there; the caller checks each code object.
 bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::vector<RawThread>& threads);
 
-// The frames of one thread state, innermost first (with the GIL: the main thread's own, for adoptMainThreadCodes).
-void readFramesOf(const InterpreterLayout& layout, std::uintptr_t thread_state, std::vector<RawFrame>& frames);
-
 }  // namespace torchscope::collector
