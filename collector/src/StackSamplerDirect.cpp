@@ -94,31 +94,6 @@ bool StackSampler::tickWithoutGil() {
   return true;
 }
 
-void StackSampler::holdCodesWithGil(const PythonApi& py) {
-  py.restore_thread(thread_state_);
-  struct LetGilGo {
-    const PythonApi& py;
-    ~LetGilGo() { py.save_thread(); }
-  } let_go{py};
-  if (stopping_) return;
-  // As in sampleThreads: no collection while frame objects are made, no Python code run between the walks.
-  GarbageCollectionPause no_collection(py);
-  PyObject* frames = currentFramesOfAllThreads(py);
-  if (frames == nullptr) return;
-  long position = 0;
-  PyObject* key = nullptr;
-  PyObject* frame = nullptr;
-  while (py.dict_next(frames, &position, &key, &frame) != 0) {
-    const unsigned long ident = py.as_unsigned_long(key);
-    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
-      py.clear_error();
-      continue;
-    }
-    (void)stackOf(py, frame, last_walks_[ident]);
-  }
-  py.decref(frames);
-}
-
 bool StackSampler::resolveRawThreads() {
   direct_stacks_.resize(raw_threads_.size());
   unheld_frames_ = 0;
