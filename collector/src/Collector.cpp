@@ -10,6 +10,7 @@
 
 #include "Environment.h"
 #include "Gpu.h"
+#include "ProcessIds.h"
 #include "Signals.h"
 #include "StackSampler.h"
 #include "torchscope/base/Clock.h"
@@ -251,6 +252,24 @@ void Collector::onWindowChange(bool open) {
   Collector& collector = instance();
   collector.add(store::RunAttribute{std::string(store::kWindowAttribute), collector.window_.describe()});
   if (collector.gpu_started_) setGpuCapture(open);
+}
+
+bool Collector::recordStep(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, const char* source) {
+  if (!active()) return false;
+  const bool kept = window_.admitStep(index, end_ns);
+  sampleStepEnd(index, start_ns, end_ns, kept);
+  if (!kept) return false;
+  store::Step step;
+  step.pid = processId();
+  step.tid = threadId();
+  step.index = index;
+  step.start_ns = start_ns;
+  step.end_ns = end_ns;
+  step.source = source;
+  if (!add(std::move(step))) return false;
+  recordStepMemory(index, end_ns);
+  tally_.steps += 1;
+  return true;
 }
 
 void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {

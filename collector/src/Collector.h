@@ -74,6 +74,9 @@ class Collector {
   void setCodeRoots(store::CodeRoots roots);
   [[nodiscard]] store::CodeRoots codeRoots() const;
 
+  // One training step of the calling thread (torchscope_record_step): false when it is outside the capture window
+  // (not stored) or the store is closed.
+  bool recordStep(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, const char* source);
   // Host memory at the end of a step (memory_samples rows), when memory capture is on.
   void recordStepMemory(std::int64_t step, std::int64_t end_ns);
 

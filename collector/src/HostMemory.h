@@ -1,6 +1,6 @@
-// Host memory of the traced process: RSS read from /proc/self/statm (one pread, a few microseconds),
-// a low-rate sampler thread that keeps the peak between two step ends (a step's peak is usually
-// inside the step, not at its end), and the memory_samples rows both produce (docs/FORMAT.md).
+// Host memory of the traced process: RSS read from /proc/self/statm (one pread, a few microseconds) at step ends
+// (at most one a sampler period), a low-rate sampler thread that keeps the peak between two of those rows (a step's
+// peak is usually inside the step, not at its end), and the memory_samples rows both produce (docs/FORMAT.md).
 //
 // The peak is sampled rather than read from VmHWM and reset through /proc/self/clear_refs, because a
 // reset would also lower the ru_maxrss that a parent (torchscope fix) reads for the whole job.
@@ -34,7 +34,8 @@ class HostMemorySampler {
   HostMemorySampler(const HostMemorySampler&) = delete;
   HostMemorySampler& operator=(const HostMemorySampler&) = delete;
 
-  // `host.rss` and `host.rss_peak` (since the previous step end) for the step that ended at ts_ns.
+  // `host.rss` and `host.rss_peak` (since the previous row) for the step that ended at ts_ns, unless a step end
+  // less than a period before it was read.
   void recordStepEnd(std::int64_t step, std::int64_t ts_ns);
   // Stops the thread and writes `host.hwm`: VmHWM, or the highest RSS sampled when that is higher (the
   // kernel updates VmHWM lazily). Safe to call twice; recordStepEnd() does nothing afterwards.
@@ -50,6 +51,7 @@ class HostMemorySampler {
   const CaptureWindow& window_;
   std::atomic<std::int64_t> peak_since_step_{-1};
   std::atomic<std::int64_t> peak_of_run_{-1};
+  std::atomic<std::int64_t> last_step_read_ns_{-1};  // the step end that last read the RSS
   std::atomic<bool> stopped_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -27,8 +27,8 @@ class Steps:
         self.optimizer_used = False  # an optimizer's step() or zero_grad() was seen: backward() no longer marks
 
     def end_step(self, source):
-        # Threads may mark steps at once, and the record call lets other threads run (ctypes drops the GIL):
-        # each step takes its index and its start under the lock, so no two share them.
+        # Threads may mark steps at once (the GIL changes hands between any two bytecodes): each step takes its
+        # index and its start under the lock, so no two share them.
         with self._lock:
             now = _now()
             index, start_ns = self.index, self.last_ns
