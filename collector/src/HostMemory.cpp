@@ -108,6 +108,12 @@ void HostMemorySampler::run() {
   auto last_row = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   while (!stopped_.load()) {
+    if (!window_.isOpen()) {
+      // Not under mutex_: stop() takes it.
+      lock.unlock();
+      window_.waitWhileClosed(stopped_);
+      lock.lock();
+    }
     wake_.wait_for(lock, period_, [this] { return stopped_.load(); });
     if (stopped_.load()) break;
     if (!window_.isOpen()) continue;
@@ -146,6 +152,7 @@ void HostMemorySampler::stop() {
     if (stopped_.exchange(true)) return;
   }
   wake_.notify_all();
+  window_.wakeWaiters();
   if (thread_.joinable()) thread_.join();
   const std::int64_t peak = std::max(peakRssBytes(), peak_of_run_.load());
   if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", base::monotonicNow(), -1, peak});

@@ -28,7 +28,7 @@ namespace torchscope::collector {
 class HostMemorySampler {
  public:
   // Starts the sampler thread; it writes a between-steps `host.rss` row about every 500 ms while `window` is open
-  // (and reads nothing while it is closed).
+  // (and sleeps while it is closed).
   HostMemorySampler(store::Writer& writer, pid_t pid, std::chrono::milliseconds period, const CaptureWindow& window);
   ~HostMemorySampler();
   HostMemorySampler(const HostMemorySampler&) = delete;
