@@ -233,6 +233,7 @@ void Collector::openStore() {
     const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
     host_memory_.store(
         new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20), window_));
+    shareSideThreadTicks();  // a fork() child's stack sampler can start before its store opens
   }
 }
 
@@ -283,6 +284,18 @@ void Collector::startStackSampler() {
   if (!rate.error.empty()) diagnostic("collector", "warning", rate.error);
   if (rate.hz <= 0) return;
   stack_sampler_.store(new StackSampler(getpid(), rate.hz, window_));
+  shareSideThreadTicks();
+}
+
+void Collector::shareSideThreadTicks() {
+  // One side thread waking instead of two: the stack sampler, at least as frequent, reads the RSS too.
+  StackSampler* stacks = stack_sampler_.load(std::memory_order_acquire);
+  HostMemorySampler* memory = host_memory_.load(std::memory_order_acquire);
+  if (stacks != nullptr && memory != nullptr && stacks->period() <= memory->period()) memory->handTicksOver();
+}
+
+void Collector::tickHostMemory() {
+  if (HostMemorySampler* sampler = host_memory_.load(std::memory_order_acquire)) sampler->sampleIfDue();
 }
 
 void Collector::stopStackSampler() {

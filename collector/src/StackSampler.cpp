@@ -156,6 +156,7 @@ void StackSampler::tick() {
     clocks_.clear();
     return;
   }
+  Collector::instance().tickHostMemory();
   const PythonApi& py = pythonApi();
   if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
   if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +118,32 @@ TEST(MemoryJob, AStepEndASamplerPeriodHasTheHostRssAndTheRunItsPeak) {
     return e["ph"] == "C" && e["name"] == "host.rss";
   });
   EXPECT_EQ(counters, (*rss_listed)["samples"].get<std::int64_t>());
+}
+
+TEST(MemoryJob, TheStackSamplersTicksReadTheRssAndTheHostMemoryThreadEnds) {
+  // At the default rate (100 Hz, a tick every 10 ms on average) the stack sampler wakes more often than the
+  // host-memory sampler (every 20 ms): one thread reads both. At 20 Hz it does not, and both threads run.
+  for (const auto& [hz, threads] : {std::pair<std::string, std::string>{"", "torchscope-smp torchscope-wr"},
+                                    {"0", "torchscope-mem torchscope-wr"},
+                                    {"20", "torchscope-mem torchscope-smp torchscope-wr"}}) {
+    const TempDir dir;
+    const fs::path store = dir.path() / "run.db";
+    ProgramOptions options;
+    if (!hz.empty()) options.env["TORCHSCOPE_SAMPLE_HZ"] = hz;
+    const ProgramOutcome job =
+        runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("side_threads.py").string()}, options);
+    ASSERT_EQ(job.exit_code, 0) << job.err;
+    EXPECT_EQ(job.out, threads + "\n") << "TORCHSCOPE_SAMPLE_HZ=" << hz;
+    auto reader = openStore(store);
+    ASSERT_TRUE(reader);
+    auto samples = reader->load<store::MemorySample>();
+    ASSERT_TRUE(samples.ok());
+    // Whichever thread reads: a between-steps row every 500 ms of the 1.2 s job, and each step-end row's peak.
+    const auto between = std::count_if(samples->begin(), samples->end(),
+                                       [](const auto& s) { return s.series == "host.rss" && s.step < 0; });
+    EXPECT_GE(between, 1) << "TORCHSCOPE_SAMPLE_HZ=" << hz;
+    EXPECT_FALSE(stepSamples(*reader, "host.rss_peak").empty());
+  }
 }
 
 TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {
