@@ -17,13 +17,19 @@ to show. So the cost is measured in two parts:
   host RSS at the step end and its peak, the bridge's memory hook (leak evidence every 64th step), the writer's
   inserts, the host-memory sampler's reads and, with --hz, the stack sampler's ticks. Before the measured blocks the
   window is open for --prime-steps steps, so that the one-off op census (one step, docs/collector.md) is not in them.
+* **Constant, the job's side (A/B in one process).** Then, the window closed, blocks run in ABBA order with the
+  bridge's per-step hooks taken out of torch (the optimizer's step post-hook, the zero_grad() and backward()
+  wrappers: what a step runs of the collector while nothing is recorded) and put back: the job's thread's cost
+  of a closed window, which fresh processes cannot resolve. The side threads' closed-window cost is in each
+  variant's "per closed step, by thread".
 * **Constant (across processes).** What the collector costs with its window closed: the library and bridge loaded,
   the step hooks' checks and the record call that drops the step, the side threads waking up. Measured as paired
   runs of fresh processes (plain, collector with a closed window), interleaved (bench/paired.py): the loop's CPU
   (time.process_time) and the whole process tree's (import and exit included), paired ratios with the median and a
   bootstrap interval. This machine's run-to-run noise bounds its precision; the interval says how well.
 
-The whole collector's cost on this job is about the product of the two.
+The whole collector's cost on this job is about the product of the window-gated ratio and the hooks' ratio, plus
+the side threads' closed-window CPU.
 
     .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
         [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB]
@@ -56,6 +62,39 @@ def set_window(library, want_open):
         time.sleep(0.001)
 
 
+def bridge_step_hooks():
+    """(take_out, put_back): remove the bridge's per-step hooks from torch (the optimizer's step post-hook, the
+    zero_grad() and backward() wrappers) and restore them, so that a block can run as if no collector were there."""
+    import torch
+    from torch.optim import optimizer as optimizer_module
+
+    hooks = sys.modules["torchscope_bridge.hooks"]
+    optimizer_class = optimizer_module.Optimizer
+    wrapped_backward, wrapped_zero_grad = torch.Tensor.backward, optimizer_class.zero_grad
+    post_hooks = optimizer_module._global_optimizer_post_hooks
+    key = next(key for key, hook in post_hooks.items() if hook is hooks._on_optimizer_step)
+
+    def take_out():
+        torch.Tensor.backward, optimizer_class.zero_grad = wrapped_backward.__wrapped__, wrapped_zero_grad.__wrapped__
+        post_hooks.pop(key, None)
+
+    def put_back():
+        torch.Tensor.backward, optimizer_class.zero_grad = wrapped_backward, wrapped_zero_grad
+        post_hooks[key] = hooks._on_optimizer_step
+
+    return take_out, put_back
+
+
+def measured_block(train, per_block):
+    threads, start, wall_start = thread_cpu(), time.process_time(), time.perf_counter()
+    train(per_block)
+    wall = time.perf_counter() - wall_start
+    cpu = time.process_time() - start
+    after = thread_cpu()
+    return {"cpu": cpu / per_block, "wall": wall / per_block,
+            "threads": {group: (after[group] - threads[group]) / per_block for group in THREAD_GROUPS}}
+
+
 def ab_worker(blocks, per_block, prime_steps):
     train = eager_mlp_loop()
     library = ctypes.CDLL(None)
@@ -65,19 +104,22 @@ def ab_worker(blocks, per_block, prime_steps):
     train(prime_steps)  # the op census's step, once per process
     set_window(library, False)
     train(50)
-    out = []
+    gated = []
     for block in range(blocks):
         want_open = (block % 4) in (1, 2)  # ABBA: a linear drift hits both sides alike
         set_window(library, want_open)
         time.sleep(0.01)  # the side threads see the new state
-        threads, start, wall_start = thread_cpu(), time.process_time(), time.perf_counter()
-        train(per_block)
-        wall = time.perf_counter() - wall_start
-        cpu = time.process_time() - start
-        after = thread_cpu()
-        out.append({"open": want_open, "cpu": cpu / per_block, "wall": wall / per_block,
-                    "threads": {group: (after[group] - threads[group]) / per_block for group in THREAD_GROUPS}})
-    print(json.dumps({"blocks": out}))
+        gated.append({"open": want_open, **measured_block(train, per_block)})
+    # The constant part on the job's thread: the window closed, the bridge's hooks in ("open" here) or out.
+    set_window(library, False)
+    take_out, put_back = bridge_step_hooks()
+    hooked = []
+    for block in range(blocks):
+        hooks_in = (block % 4) in (1, 2)
+        (put_back if hooks_in else take_out)()
+        hooked.append({"open": hooks_in, **measured_block(train, per_block)})
+    put_back()
+    print(json.dumps({"blocks": gated, "hooks": hooked}))
 
 
 def steady_worker(steps):
@@ -120,6 +162,7 @@ def window_part(args, store_dir):
     """{(library, hz): [ABBA groups of every process]}, the processes of every library and rate interleaved."""
     variants = [(library, hz) for library in args.libraries for hz in args.hz]
     groups = {variant: [] for variant in variants}
+    hook_groups = {variant: [] for variant in variants}
 
     def run(variant):
         library, hz = variant
@@ -128,10 +171,12 @@ def window_part(args, store_dir):
         env = collector_env(args, os.path.join(store_dir, f"ab{hz}.db"), hz)
         env["LD_PRELOAD"] = library
         out, _ = run_child(command, env)
-        groups[variant].extend(abba_groups(last_json(out)["blocks"]))
+        result = last_json(out)
+        groups[variant].extend(abba_groups(result["blocks"]))
+        hook_groups[variant].extend(abba_groups(result["hooks"]))
 
     interleaved(variants, args.processes, run)
-    return groups
+    return groups, hook_groups
 
 
 def sum_cpu(blocks, group=None):
@@ -140,6 +185,17 @@ def sum_cpu(blocks, group=None):
 
 def sum_wall(blocks):
     return sum(b["wall"] for b in blocks)
+
+
+def report_hooks(groups):
+    """The bridge's step hooks with the window closed against none, on the job's thread and in wall time."""
+    ratio, low, high = bootstrap_median([sum_cpu(hooked) / sum_cpu(bare) for hooked, bare in groups])
+    wall, wall_low, wall_high = bootstrap_median([sum_wall(hooked) / sum_wall(bare) for hooked, bare in groups])
+    added, added_low, added_high = bootstrap_median(
+        [(sum_cpu(hooked, "job") - sum_cpu(bare, "job")) / 2 for hooked, bare in groups])
+    print(f"      constant, the bridge's step hooks (window closed) against none: CPU {ratio:.4f} [{low:.4f}, "
+          f"{high:.4f}], wall {wall:.4f} [{wall_low:.4f}, {wall_high:.4f}], job's thread {added * 1e6:+.1f} us "
+          f"[{added_low * 1e6:+.1f}, {added_high * 1e6:+.1f}] a step ({len(groups)} ABBA groups)")
 
 
 def report_window(library, hz, groups):
@@ -222,7 +278,7 @@ def main():
     args.hz = [int(hz) for hz in args.hz.split(",") if hz.strip()]
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as store_dir:
-        groups = window_part(args, store_dir)
+        groups, hook_groups = window_part(args, store_dir)
         constant = constant_part(args, store_dir) if args.repetitions > 0 else []
     load_after = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load_before[0]:.2f} at the start, "
@@ -230,6 +286,7 @@ def main():
           f"{args.processes} A/B processes per rate x {args.blocks} blocks of {args.block_steps} steps")
     for library, hz in groups:
         report_window(library, hz, groups[(library, hz)])
+        report_hooks(hook_groups[(library, hz)])
     print("\n".join(constant))
 
 

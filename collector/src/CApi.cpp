@@ -11,6 +11,7 @@
 #include "JsonRecord.h"
 #include "ProcessIds.h"
 #include "Signals.h"
+#include "StepFunction.h"
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Classify.h"
 #include "torchscope/store/UserCode.h"
@@ -221,24 +222,17 @@ __attribute__((visibility("default"))) int torchscope_record_json(const char* ki
 __attribute__((visibility("default"))) int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns,
                                                                   const char* source) {
   try {
-    Collector& collector = Collector::instance();
-    if (!collector.active()) return -1;
-    const bool kept = collector.window().admitStep(index, end_ns);
-    collector.sampleStepEnd(index, start_ns, end_ns, kept);
-    if (!kept) return -1;
-    torchscope::store::Step step;
-    step.pid = torchscope::collector::processId();
-    step.tid = torchscope::collector::threadId();
-    step.index = index;
-    step.start_ns = start_ns;
-    step.end_ns = end_ns;
-    step.source = source != nullptr ? source : "marker";
-    if (!collector.add(std::move(step))) return -1;
-    collector.recordStepMemory(index, end_ns);
-    collector.tally().steps += 1;
-    return 0;
+    return Collector::instance().recordStep(index, start_ns, end_ns, source != nullptr ? source : "marker") ? 0 : -1;
   } catch (...) {
     return -1;
+  }
+}
+
+__attribute__((visibility("default"))) void* torchscope_step_function(void) {
+  try {
+    return torchscope::collector::newStepFunction();
+  } catch (...) {
+    return nullptr;
   }
 }
 

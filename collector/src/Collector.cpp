@@ -10,6 +10,7 @@
 
 #include "Environment.h"
 #include "Gpu.h"
+#include "ProcessIds.h"
 #include "Signals.h"
 #include "StackSampler.h"
 #include "torchscope/base/Clock.h"
@@ -232,6 +233,7 @@ void Collector::openStore() {
     const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
     host_memory_.store(
         new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20), window_));
+    shareSideThreadTicks();  // a fork() child's stack sampler can start before its store opens
   }
 }
 
@@ -253,6 +255,24 @@ void Collector::onWindowChange(bool open) {
   if (collector.gpu_started_) setGpuCapture(open);
 }
 
+bool Collector::recordStep(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, const char* source) {
+  if (!active()) return false;
+  const bool kept = window_.admitStep(index, end_ns);
+  sampleStepEnd(index, start_ns, end_ns, kept);
+  if (!kept) return false;
+  store::Step step;
+  step.pid = processId();
+  step.tid = threadId();
+  step.index = index;
+  step.start_ns = start_ns;
+  step.end_ns = end_ns;
+  step.source = source;
+  if (!add(std::move(step))) return false;
+  recordStepMemory(index, end_ns);
+  tally_.steps += 1;
+  return true;
+}
+
 void Collector::recordStepMemory(std::int64_t step, std::int64_t end_ns) {
   if (HostMemorySampler* sampler = host_memory_.load(std::memory_order_acquire)) sampler->recordStepEnd(step, end_ns);
 }
@@ -264,6 +284,18 @@ void Collector::startStackSampler() {
   if (!rate.error.empty()) diagnostic("collector", "warning", rate.error);
   if (rate.hz <= 0) return;
   stack_sampler_.store(new StackSampler(getpid(), rate.hz, window_));
+  shareSideThreadTicks();
+}
+
+void Collector::shareSideThreadTicks() {
+  // One side thread waking instead of two: the stack sampler, at least as frequent, reads the RSS too.
+  StackSampler* stacks = stack_sampler_.load(std::memory_order_acquire);
+  HostMemorySampler* memory = host_memory_.load(std::memory_order_acquire);
+  if (stacks != nullptr && memory != nullptr && stacks->period() <= memory->period()) memory->handTicksOver();
+}
+
+void Collector::tickHostMemory() {
+  if (HostMemorySampler* sampler = host_memory_.load(std::memory_order_acquire)) sampler->sampleIfDue();
 }
 
 void Collector::stopStackSampler() {

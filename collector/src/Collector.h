@@ -74,6 +74,11 @@ class Collector {
   void setCodeRoots(store::CodeRoots roots);
   [[nodiscard]] store::CodeRoots codeRoots() const;
 
+  // One training step of the calling thread (torchscope_record_step): false when it is outside the capture window
+  // (not stored) or the store is closed.
+  bool recordStep(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, const char* source);
+  // A stack sampler's tick: it reads the host RSS too once the host-memory sampler handed its ticks over.
+  void tickHostMemory();
   // Host memory at the end of a step (memory_samples rows), when memory capture is on.
   void recordStepMemory(std::int64_t step, std::int64_t end_ns);
 
@@ -100,6 +105,8 @@ class Collector {
   void closeAndRemove(store::Writer* writer);
   void startWindow(store::Writer& writer);
   static void onWindowChange(bool open);
+  // The host-memory sampler hands its ticks to a stack sampler that wakes at least as often.
+  void shareSideThreadTicks();
 
   mutable std::mutex mutex_;  // guards the lifecycle and run_
   std::atomic<store::Writer*> writer_{nullptr};

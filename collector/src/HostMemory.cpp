@@ -105,25 +105,67 @@ void HostMemorySampler::notePeak(std::int64_t rss) {
 
 void HostMemorySampler::run() {
   pthread_setname_np(pthread_self(), "torchscope-mem");
-  auto last_row = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
-  while (!stopped_.load()) {
-    wake_.wait_for(lock, period_, [this] { return stopped_.load(); });
-    if (stopped_.load()) break;
-    if (!window_.isOpen()) continue;
-    const std::int64_t rss = currentRssBytes();
-    if (rss < 0) continue;
-    notePeak(rss);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_row >= kBetweenStepsRow) {
-      last_row = now;
-      writer_.add(store::MemorySample{pid_, -1, "host.rss", base::monotonicNow(), -1, rss});
+  while (!thread_ends_.load()) {
+    if (!window_.isOpen()) {
+      // Not under mutex_: endThread() takes it.
+      lock.unlock();
+      window_.waitWhileClosed(thread_ends_);
+      lock.lock();
     }
+    wake_.wait_for(lock, period_, [this] { return thread_ends_.load(); });
+    if (thread_ends_.load()) break;
+    sampleOnce();
   }
+}
+
+void HostMemorySampler::sampleOnce() {
+  if (!window_.isOpen()) return;
+  const std::int64_t rss = currentRssBytes();
+  if (rss < 0) return;
+  notePeak(rss);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_row_ >= kBetweenStepsRow) {
+    last_row_ = now;
+    writer_.add(store::MemorySample{pid_, -1, "host.rss", base::monotonicNow(), -1, rss});
+  }
+}
+
+void HostMemorySampler::endThread() {
+  {
+    std::lock_guard lock(mutex_);
+    thread_ends_ = true;
+  }
+  wake_.notify_all();
+  window_.wakeWaiters();
+  std::lock_guard joining(join_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+void HostMemorySampler::handTicksOver() {
+  if (stopped_.load() || handed_over_.load()) return;
+  endThread();
+  last_sample_ = std::chrono::steady_clock::now();
+  handed_over_.store(true, std::memory_order_release);
+}
+
+void HostMemorySampler::sampleIfDue() {
+  if (!handed_over_.load(std::memory_order_acquire) || stopped_.load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_sample_ < period_) return;
+  last_sample_ = now;
+  sampleOnce();
 }
 
 void HostMemorySampler::recordStepEnd(std::int64_t step, std::int64_t ts_ns) {
   if (stopped_.load()) return;
+  // Right after a step the kernel's /proc path is out of the caches: a read cost 7-12 us of the job's thread there
+  // (docs/performance.md, *Collector*), 0.5 % of a 2 ms step. So at most one step end a period reads it; the steps
+  // between have no rows, and the next row's peak covers them.
+  const std::int64_t last = last_step_read_ns_.load(std::memory_order_relaxed);
+  const std::int64_t period_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(period_).count();
+  if (last >= 0 && ts_ns >= last && ts_ns - last < period_ns) return;
+  last_step_read_ns_.store(ts_ns, std::memory_order_relaxed);
   const std::int64_t rss = currentRssBytes();
   if (rss < 0) return;
   // The peak since the previous step end, this end included; the next step's peak starts from here.
@@ -134,12 +176,8 @@ void HostMemorySampler::recordStepEnd(std::int64_t step, std::int64_t ts_ns) {
 }
 
 void HostMemorySampler::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    if (stopped_.exchange(true)) return;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (stopped_.exchange(true)) return;
+  endThread();
   const std::int64_t peak = std::max(peakRssBytes(), peak_of_run_.load());
   if (peak >= 0) writer_.add(store::MemorySample{pid_, -1, "host.hwm", base::monotonicNow(), -1, peak});
 }

@@ -46,6 +46,10 @@ const PythonApi& pythonApi() {
     bind(py.incref, "Py_IncRef");
     bind(py.decref, "Py_DecRef");
     bind(py.clear_error, "PyErr_Clear");
+    bind(py.new_function, "PyCFunction_NewEx");
+    bind(py.bytes_data, "PyBytes_AsString");
+    bind(py.bool_from_long, "PyBool_FromLong");
+    bind(py.error_occurred, "PyErr_Occurred");
     bind(py.version, "Py_Version");
     bind(py.code_type, "PyCode_Type");
     bind(py.code_line, "PyCode_Addr2Line");

@@ -109,9 +109,21 @@ void StackSampler::run() {
   std::minstd_rand jitter(static_cast<std::uint_fast32_t>(base::monotonicNow()));
   std::uniform_int_distribution<std::int64_t> interval_ns(period_.count() / 2, period_.count() * 3 / 2);
   const auto interval = [&] { return std::chrono::nanoseconds(interval_ns(jitter)); };
+  // The first tick after the window opens falls anywhere in the first period, as it would without the wait.
+  std::uniform_int_distribution<std::int64_t> phase_ns(0, period_.count());
   auto next = std::chrono::steady_clock::now() + interval();
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
+    if (!window_.isOpen()) {
+      // No ticks while the window is closed (each is a thread wake-up): the time it stays closed is credited to
+      // nothing. Not under wake_mutex_: stop() takes it.
+      clocks_.clear();
+      lock.unlock();
+      window_.waitWhileClosed(stopping_);
+      lock.lock();
+      next = std::chrono::steady_clock::now() + std::chrono::nanoseconds(phase_ns(jitter));
+      continue;
+    }
     if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
     lock.unlock();
     try {
@@ -149,6 +161,7 @@ void StackSampler::tick() {
     clocks_.clear();
     return;
   }
+  Collector::instance().tickHostMemory();
   const PythonApi& py = pythonApi();
   if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
   if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());
@@ -432,6 +445,7 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
     stopped_holding_gil_ = stopped_holding_gil_ || holds_gil;
     stopping_ = true;
     wake_.notify_all();
+    window_.wakeWaiters();
     finished = wake_.wait_for(lock, patience, [&] { return finished_; });
   }
   if (thread_.joinable()) {

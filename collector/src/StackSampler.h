@@ -66,6 +66,7 @@ class StackSampler {
   StackSampler(const StackSampler&) = delete;
   StackSampler& operator=(const StackSampler&) = delete;
 
+  [[nodiscard]] std::chrono::nanoseconds period() const { return period_; }
   // A step ended: the samples taken in [start_ns, end_ns] become its rows (`kept`: the step is stored; otherwise they
   // count as outside every step).
   void stepEnded(std::int64_t index, std::int64_t start_ns, std::int64_t end_ns, bool kept);

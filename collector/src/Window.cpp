@@ -238,7 +238,22 @@ void CaptureWindow::setOpen(bool open, std::int64_t at_ns) {
     open_.store(open);
     listener = listener_;
   }
+  if (open) wakeWaiters();
   if (listener != nullptr) listener(open);
+}
+
+void CaptureWindow::waitWhileClosed(const std::atomic<bool>& stop) const {
+  // Read before the checks: a change after them bumps the generation, and the wait then returns at once.
+  std::uint32_t generation = wake_generation_.load();
+  while (!isOpen() && !stop.load()) {
+    wake_generation_.wait(generation);
+    generation = wake_generation_.load();
+  }
+}
+
+void CaptureWindow::wakeWaiters() const {
+  wake_generation_.fetch_add(1);
+  wake_generation_.notify_all();
 }
 
 void CaptureWindow::end(std::int64_t at_ns) {

@@ -45,6 +45,10 @@ class CaptureWindow {
   // cudaProfilerStart/Stop (cuda-profiler mode) or a toggle signal (signal mode); ignored in other modes.
   void profilerRange(bool start, std::int64_t at_ns);
   void toggle(std::int64_t at_ns);
+  // Blocks the calling thread (a side thread of the collector) while the window is closed, so that it costs nothing
+  // outside the window, until the window opens or `stop` is set and wakeWaiters() called.
+  void waitWhileClosed(const std::atomic<bool>& stop) const;
+  void wakeWaiters() const;
   // The run ends: an open interval ends here.
   void end(std::int64_t at_ns);
   // The store's `capture.window` run attribute (docs/FORMAT.md); "" for a whole-run window.
@@ -63,6 +67,10 @@ class CaptureWindow {
   std::int64_t first_kept_ = -1;
   std::int64_t last_kept_ = -1;
   bool ended_ = false;
+  // Bumped when the window opens and by wakeWaiters(); waited on with atomic wait (a futex), not a condition variable:
+  // a fork() child inherits a condition variable's waiters from the parent's threads, and glibc's notify can wait
+  // for them forever, where a futex wake never blocks.
+  mutable std::atomic<std::uint32_t> wake_generation_{0};
 };
 
 // The job set its own handler for the toggle signal (Python's signal.signal): put the window's handler back in front

@@ -376,6 +376,29 @@ TEST(CollectorJob, PythonWithoutTorchIsDiagnosedAndMarkersStillCount) {
   EXPECT_EQ(steps[0].source, "marker");
 }
 
+TEST(CollectorJob, TheBridgeRecordsStepsThroughTheCollectorsBuiltin) {
+  const TempDir scratch;
+  ProgramOptions options;
+  options.env["TORCHSCOPE_WINDOW_STEPS"] = "1:3";
+  const ProgramOutcome job = runScript(scratch.path() / "run.db", "step_function.py", {}, TORCHSCOPE_PYTHON, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  // A builtin, not a ctypes call; True only for the steps the window keeps; bad arguments give False, not an error.
+  EXPECT_EQ(job.out,
+            "kind builtin_function_or_method\noutside False\ninside True True\nafter False\n"
+            "bad False False False False\n");
+  auto reader = openStore(scratch.path() / "run.db");
+  ASSERT_TRUE(reader);
+  const auto steps = rows<store::Step>(*reader);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].index, 1);
+  EXPECT_EQ(steps[0].start_ns, 200);
+  EXPECT_EQ(steps[0].end_ns, 300);
+  EXPECT_EQ(steps[0].source, "marker");
+  EXPECT_EQ(steps[1].index, 2);
+  EXPECT_EQ(steps[1].source, "zero_grad");
+  EXPECT_GT(steps[1].tid, 0);
+}
+
 TEST(CollectorJob, SigtermEndsTheJobBySignalAndTheStoreIsClosed) {
   const TempDir scratch;
   const fs::path& dir = scratch.path();

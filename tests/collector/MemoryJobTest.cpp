@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -63,7 +65,7 @@ std::vector<store::Finding> findings(const fs::path& store, analyzer::RuleId rul
   return picked;
 }
 
-TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
+TEST(MemoryJob, AStepEndASamplerPeriodHasTheHostRssAndTheRunItsPeak) {
   // The script exits with 3 on purpose (the exit code is passed on).
   const MemoryRun run = runJobUnderTorchscope("clean_training.py", {}, 3);
   ASSERT_TRUE(run.reader);
@@ -71,15 +73,25 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
   ASSERT_TRUE(steps.ok());
   const auto rss = stepSamples(*run.reader, "host.rss");
   const auto peaks = stepSamples(*run.reader, "host.rss_peak");
-  ASSERT_EQ(rss.size(), steps->size());
-  ASSERT_EQ(peaks.size(), steps->size());
-  for (std::size_t i = 0; i < rss.size(); ++i) {
-    EXPECT_EQ(rss[i].step, (*steps)[i].index);
-    EXPECT_EQ(rss[i].ts_ns, (*steps)[i].end_ns);
-    EXPECT_EQ(rss[i].device, -1);
-    EXPECT_GT(rss[i].value, 50 * kMiB);  // an interpreter with torch loaded
-    EXPECT_GE(peaks[i].value, rss[i].value);
+  ASSERT_FALSE(rss.empty());
+  ASSERT_EQ(peaks.size(), rss.size());
+  // A step end has a row exactly when no step end of the 20 ms before it had one (the default sampler period).
+  constexpr std::int64_t kPeriodNs = 20'000'000;
+  std::size_t row = 0;
+  std::int64_t last_read_ns = -1;
+  for (const store::Step& step : *steps) {
+    const bool read = last_read_ns < 0 || step.end_ns - last_read_ns >= kPeriodNs;
+    ASSERT_EQ(row < rss.size() && rss[row].step == step.index, read) << "step " << step.index;
+    if (!read) continue;
+    last_read_ns = step.end_ns;
+    EXPECT_EQ(rss[row].ts_ns, step.end_ns);
+    EXPECT_EQ(rss[row].device, -1);
+    EXPECT_GT(rss[row].value, 50 * kMiB);  // an interpreter with torch loaded
+    EXPECT_EQ(peaks[row].step, step.index);
+    EXPECT_GE(peaks[row].value, rss[row].value);
+    ++row;
   }
+  EXPECT_EQ(row, rss.size());
   auto samples = run.reader->load<store::MemorySample>();
   ASSERT_TRUE(samples.ok());
   const auto hwm = std::find_if(samples->begin(), samples->end(), [](const auto& s) { return s.series == "host.hwm"; });
@@ -106,6 +118,32 @@ TEST(MemoryJob, EveryStepEndHasTheHostRssAndTheRunItsPeak) {
     return e["ph"] == "C" && e["name"] == "host.rss";
   });
   EXPECT_EQ(counters, (*rss_listed)["samples"].get<std::int64_t>());
+}
+
+TEST(MemoryJob, TheStackSamplersTicksReadTheRssAndTheHostMemoryThreadEnds) {
+  // At the default rate (100 Hz, a tick every 10 ms on average) the stack sampler wakes more often than the
+  // host-memory sampler (every 20 ms): one thread reads both. At 20 Hz it does not, and both threads run.
+  for (const auto& [hz, threads] : {std::pair<std::string, std::string>{"", "torchscope-smp torchscope-wr"},
+                                    {"0", "torchscope-mem torchscope-wr"},
+                                    {"20", "torchscope-mem torchscope-smp torchscope-wr"}}) {
+    const TempDir dir;
+    const fs::path store = dir.path() / "run.db";
+    ProgramOptions options;
+    if (!hz.empty()) options.env["TORCHSCOPE_SAMPLE_HZ"] = hz;
+    const ProgramOutcome job =
+        runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("side_threads.py").string()}, options);
+    ASSERT_EQ(job.exit_code, 0) << job.err;
+    EXPECT_EQ(job.out, threads + "\n") << "TORCHSCOPE_SAMPLE_HZ=" << hz;
+    auto reader = openStore(store);
+    ASSERT_TRUE(reader);
+    auto samples = reader->load<store::MemorySample>();
+    ASSERT_TRUE(samples.ok());
+    // Whichever thread reads: a between-steps row every 500 ms of the 1.2 s job, and each step-end row's peak.
+    const auto between = std::count_if(samples->begin(), samples->end(),
+                                       [](const auto& s) { return s.series == "host.rss" && s.step < 0; });
+    EXPECT_GE(between, 1) << "TORCHSCOPE_SAMPLE_HZ=" << hz;
+    EXPECT_FALSE(stepSamples(*reader, "host.rss_peak").empty());
+  }
 }
 
 TEST(MemoryJob, TheStepPeakCatchesOneLayersActivationsThatAreGoneAtTheStepEnd) {

@@ -45,6 +45,11 @@ class SampledSteps(unittest.TestCase):
         sampled = [step for step in range(300) if holders.is_sampled(step)]
         self.assertEqual(sampled, [1, 2, 4, 8, 16, 32, 64, 128, 192, 256])
 
+    def test_next_sampled_is_the_first_sampled_step_after(self):
+        for step in range(-1, 300):
+            following = next(later for later in range(step + 1, 400) if holders.is_sampled(later))
+            self.assertEqual(holders.next_sampled(step), following, step)
+
 
 class AddingLine(unittest.TestCase):
     def _file(self, source):

@@ -28,6 +28,7 @@ class Abi:
         self._record_step = library.torchscope_record_step
         self._record_step.restype = ctypes.c_int
         self._record_step.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p]
+        self.step = _step_function(library) or self._step_through_ctypes
         self._bridge_started = library.torchscope_bridge_started
         self._bridge_started.restype = None
         self._bridge_started.argtypes = []
@@ -57,8 +58,9 @@ class Abi:
     def record(self, kind, fields):
         return self._record_json(kind.encode(), json.dumps(fields, default=str).encode()) == 0
 
-    def step(self, index, start_ns, end_ns, source):
-        """False when the step is outside the capture window (not stored)."""
+    def _step_through_ctypes(self, index, start_ns, end_ns, source):
+        """step(index, start_ns, end_ns, source: bytes): False when the step is outside the capture window (not
+        stored). The library's builtin when it has one (_step_function)."""
         return self._record_step(index, start_ns, end_ns, source) == 0
 
     def diagnostic(self, severity, message):
@@ -79,6 +81,19 @@ class Abi:
 
     def store_path(self):
         return (self._store_path() or b"").decode(errors="replace")
+
+
+def _step_function(library):
+    """The collector's record_step builtin (torchscope_step_function), None when it has none: called once a training
+    step, where a cold ctypes call costs several times more than a builtin's (docs/performance.md, *Collector*)."""
+    try:
+        make = ctypes.PyDLL(library._name, handle=library._handle).torchscope_step_function
+        make.restype = ctypes.py_object
+        make.argtypes = []
+        function = make()
+    except (AttributeError, OSError, ValueError, SystemError):
+        return None
+    return function if callable(function) else None
 
 
 def _load_abi():

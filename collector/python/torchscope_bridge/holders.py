@@ -28,6 +28,13 @@ def is_sampled(step):
     return (step & (step - 1)) == 0 if step <= _REPEAT_EVERY else step % _REPEAT_EVERY == 0
 
 
+def next_sampled(step):
+    """The first sampled step after `step`."""
+    if step < _REPEAT_EVERY:
+        return 1 if step <= 0 else 1 << step.bit_length()
+    return (step // _REPEAT_EVERY + 1) * _REPEAT_EVERY
+
+
 def graph_size(grad_fn):
     """Autograd nodes reachable from grad_fn, up to a cap."""
     seen = {id(grad_fn)}

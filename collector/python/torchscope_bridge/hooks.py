@@ -262,13 +262,15 @@ def _attach_trace_handler():
 def _record_step(index, start_ns, end_ns, source):
     # The native side adds the host RSS; outside the capture window it stores nothing, and nothing is done here
     # but dropping the regions' calls of that step (their compiled frames wait for the next row).
+    # Each call below is checked for work first (regions only once something is compiled, the census until it is
+    # done): on this cold path a call that does nothing still costs about a microsecond (steps.py).
     if not _abi.step(index, start_ns, end_ns, source):
-        if _regions is not None:
+        if _regions is not None and _regions.regions:
             _regions.skip()
-        if _census is not None:
+        if _census is not None and not _census.done:
             _census.skip()
         return
-    if _regions is not None:
+    if _regions is not None and _regions.regions:
         _regions.write(index)
     if _census is not None and not _census.done:
         _census.step_stored(index, start_ns, end_ns, sys._getframe(1))
@@ -307,7 +309,9 @@ def _hook_optimizer(optimizer_class):
 
     @functools.wraps(original_zero_grad)
     def zero_grad(self, *args, **kwargs):
-        if not _traced():
+        # Once an optimizer step was seen zero_grad() marks nothing: asked here, not in a call (steps.py). After
+        # _traced(), so that Dynamo guards on nothing of ours.
+        if not _traced() and not _steps.optimizer_seen:
             _steps.zero_grad(id(self))
         return original_zero_grad(self, *args, **kwargs)
 
@@ -334,7 +338,8 @@ def _hook_backward(torch):
         if _traced():
             return original(self, *args, **kwargs)
         result = original(self, *args, **kwargs)
-        _steps.backward()
+        if not _steps.optimizer_used:  # an optimizer's steps mark them: asked here, not in a call (steps.py)
+            _steps.backward()
         return result
 
     torch.Tensor.backward = backward

@@ -35,16 +35,23 @@ class Memory:
         self._torch = torch
         self._holders = holders.Holders(is_user_file, stack_of) if os.environ.get(
             "TORCHSCOPE_MEMORY", "1").lower() not in ("0", "false", "off", "no") else None
+        self._next_sampled = 1  # the leak evidence's next step (holders.is_sampled)
 
     def step_ended(self, step, end_ns, frame):
+        # The step end's cold path (steps.py): a CPU job's step between two sampled ones makes no Python call here.
         torch = self._torch
         if self._holders is None or torch is None:
             return
-        if torch.cuda.is_initialized():
-            device = torch.cuda.current_device()
-            values = cuda_values(torch.cuda.memory_stats(device))
+        cuda = torch.cuda
+        # is_initialized() is `_initialized and not _is_in_bad_fork()`: its first half read without a call.
+        if getattr(cuda, "_initialized", True) and cuda.is_initialized():
+            device = cuda.current_device()
+            values = cuda_values(cuda.memory_stats(device))
             if values:
                 self._abi.record("memory", {"ts_ns": end_ns, "step": step, "device": device, "values": values})
+        if step < self._next_sampled:
+            return
+        self._next_sampled = holders.next_sampled(step)
         if holders.is_sampled(step):
             for evidence in self._holders.sample(step, frame, torch.Tensor):
                 evidence["ts_ns"] = end_ns

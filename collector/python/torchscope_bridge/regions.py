@@ -67,7 +67,7 @@ class Regions:
     def __init__(self, record, traced):
         self._record = record
         self._traced = traced
-        self._regions = []
+        self.regions = []  # appended under the lock; the step end reads whether it is empty without it
         self._local = threading.local()
         self._lock = threading.Lock()
         self.compiles = 0  # compilations seen (any thread): a call that saw this change compiled
@@ -85,7 +85,7 @@ class Regions:
         of hooks.py shares this one wrapper (and its one trace check) on the job's hot path."""
         region = Region(name, entry.site if entry is not None else None, cudagraphs)
         with self._lock:
-            self._regions.append(region)
+            self.regions.append(region)
         traced, active = self._traced, self._active
 
         @functools.wraps(compiled)
@@ -134,7 +134,7 @@ class Regions:
     def write(self, step):
         """One row per region that ran (or gained a frame) since the last write; `step` ended now (-1: none)."""
         with self._lock:
-            regions = list(self._regions)
+            regions = list(self.regions)
         for region in regions:
             row = region.row(step)
             if row is not None:
@@ -144,13 +144,13 @@ class Regions:
         """The step ended outside the capture window: its calls are dropped; frames compiled meanwhile are
         written with the next row."""
         with self._lock:
-            for region in self._regions:
+            for region in self.regions:
                 region._reset()
 
     def after_fork(self):
         """A forked child writes its own calls into its own store: the parent's sums stay the parent's."""
         with self._lock:
-            for region in self._regions:
+            for region in self.regions:
                 region._reset()
                 region.frames_written = 0
 

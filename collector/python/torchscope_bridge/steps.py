@@ -11,8 +11,9 @@ import threading
 import time
 
 
-def _now():
-    return time.monotonic_ns()
+# The step end runs after every optimizer step, cold (a step's kernels have pushed the interpreter's code and data out
+# of the caches): each Python call on its path costs about a microsecond there, so the path makes few of them.
+_now = time.monotonic_ns
 
 
 class Steps:
@@ -27,8 +28,8 @@ class Steps:
         self.optimizer_used = False  # an optimizer's step() or zero_grad() was seen: backward() no longer marks
 
     def end_step(self, source):
-        # Threads may mark steps at once, and the record call lets other threads run (ctypes drops the GIL):
-        # each step takes its index and its start under the lock, so no two share them.
+        # Threads may mark steps at once (the GIL changes hands between any two bytecodes): each step takes its
+        # index and its start under the lock, so no two share them.
         with self._lock:
             now = _now()
             index, start_ns = self.index, self.last_ns
@@ -44,9 +45,14 @@ class Steps:
         return self.optimizer_id == optimizer_id
 
     def optimizer_stepped(self, optimizer_id):
-        if self.markers or not self._is_tracked(optimizer_id):
+        if self.markers:
             return
-        self._optimizer_takes_over()
+        if self.optimizer_id != optimizer_id:  # _is_tracked, inline: this runs after every optimizer step
+            if self.optimizer_id is not None:
+                return
+            self.optimizer_id = optimizer_id
+        if not self.optimizer_used:
+            self._optimizer_takes_over()
         self.optimizer_seen = True
         self.end_step(b"optimizer")
 

@@ -1,0 +1,115 @@
+// The collector's side threads (the host-memory sampler, the stack sampler) sleep while the capture window is closed:
+// each wake-up costs the job's machine a context switch (about 30 us of CPU on the 2-core development VM), for nothing
+// while nothing is recorded. Counted as the threads' voluntary context switches.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "HostMemory.h"
+#include "StackSampler.h"
+#include "Window.h"
+#include "torchscope/testing/TempDir.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using torchscope::collector::CaptureWindow;
+
+// Voluntary context switches of this process's thread named `name` (each wake-up of a sleeping thread is one), -1
+// when no thread has that name.
+std::int64_t wakeUpsOf(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string thread_name;
+    if (!std::getline(comm, thread_name) || thread_name != name) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atoll(line.c_str() + 24);
+    }
+  }
+  return -1;
+}
+
+// A window of steps from 5: closed until step 4 ends.
+void beginClosed(CaptureWindow& window) {
+  torchscope::collector::WindowSettings steps_from_5;
+  steps_from_5.mode = torchscope::collector::WindowMode::kSteps;
+  steps_from_5.first_step = 5;
+  window.begin(steps_from_5, 0, nullptr);
+}
+
+TEST(SideThreads, TheHostMemorySamplerSleepsWhileTheWindowIsClosedAndWakesOnceItOpens) {
+  const torchscope::testing::TempDir dir;
+  auto writer = torchscope::store::Writer::open((dir.path() / "run.db").string());
+  ASSERT_TRUE(writer.ok());
+  CaptureWindow window;
+  beginClosed(window);
+  ASSERT_FALSE(window.isOpen());
+  torchscope::collector::HostMemorySampler sampler(**writer, getpid(), 10ms, window);
+  std::this_thread::sleep_for(100ms);  // the thread starts and names itself
+  const std::int64_t closed_from = wakeUpsOf("torchscope-mem");
+  ASSERT_GE(closed_from, 0);
+  std::this_thread::sleep_for(300ms);
+  const std::int64_t closed_to = wakeUpsOf("torchscope-mem");
+  EXPECT_LE(closed_to - closed_from, 2) << "a 10 ms period wakes about 30 times in 300 ms";
+  window.admitStep(4, 1);  // step 4's end opens a window of steps from 5
+  ASSERT_TRUE(window.isOpen());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GE(wakeUpsOf("torchscope-mem") - closed_to, 10) << "the sampler runs again at its period";
+  sampler.stop();
+  EXPECT_EQ(wakeUpsOf("torchscope-mem"), -1) << "stopped: the thread is gone";
+}
+
+TEST(SideThreads, AHostMemorySamplerWaitingForAClosedWindowStops) {
+  const torchscope::testing::TempDir dir;
+  auto writer = torchscope::store::Writer::open((dir.path() / "run.db").string());
+  ASSERT_TRUE(writer.ok());
+  CaptureWindow window;
+  beginClosed(window);
+  torchscope::collector::HostMemorySampler sampler(**writer, getpid(), 10ms, window);
+  std::this_thread::sleep_for(50ms);
+  const auto before = std::chrono::steady_clock::now();
+  sampler.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+  EXPECT_EQ(wakeUpsOf("torchscope-mem"), -1);
+}
+
+TEST(SideThreads, TheStackSamplerDoesNotTickWhileTheWindowIsClosed) {
+  CaptureWindow window;
+  beginClosed(window);
+  // No interpreter in this process: an open window's ticks find none and return, which still wakes the thread.
+  torchscope::collector::StackSampler sampler(getpid(), 200, window);
+  std::this_thread::sleep_for(100ms);
+  const std::int64_t closed_from = wakeUpsOf("torchscope-smp");
+  ASSERT_GE(closed_from, 0);
+  std::this_thread::sleep_for(300ms);
+  const std::int64_t closed_to = wakeUpsOf("torchscope-smp");
+  EXPECT_LE(closed_to - closed_from, 2) << "200 Hz wakes about 60 times in 300 ms";
+  window.admitStep(4, 1);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GE(wakeUpsOf("torchscope-smp") - closed_to, 20) << "it ticks again once the window opens";
+  const auto before = std::chrono::steady_clock::now();
+  sampler.stop(1000ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 500ms);
+}
+
+TEST(SideThreads, AStackSamplerWaitingForAClosedWindowStopsAtOnce) {
+  CaptureWindow window;
+  beginClosed(window);
+  torchscope::collector::StackSampler sampler(getpid(), 200, window);
+  std::this_thread::sleep_for(50ms);
+  const auto before = std::chrono::steady_clock::now();
+  sampler.stop(1000ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 500ms);
+  EXPECT_EQ(wakeUpsOf("torchscope-smp"), -1) << "the thread ended";
+}
+
+}  // namespace
