@@ -13,7 +13,12 @@ variant's median over the repetitions, as a ratio to the plain run of the same r
 paired ratios).
 
     .venv/bin/python bench/sampler_overhead.py --library build/dev/lib/libtorchscope_collector.so \
-        [--repetitions 7] [--steps 1500] [--scalene]
+        [--repetitions 7] [--steps 1500] [--hz 100] [--workload mlp|python] [--scalene]
+
+`--workload python`: pure Python that holds the GIL (workloads.pure_python_loop) in place of the MLP loop, where a
+sampler that takes the GIL costs the job's thread a forced switch per tick. TORCHSCOPE_SAMPLE_READER in the
+environment chooses the sampler's reader (docs/collector.md, *Stack sampler*); the sampler's CPU per tick is its
+thread's CPU over the loop against the samples of the loop's steps in the store.
 """
 
 import argparse
@@ -21,17 +26,18 @@ import importlib.util
 import json
 import os
 import platform
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 
 from paired import interleaved, last_json, paired_ratios, run_child, spread
-from workloads import eager_mlp_loop, thread_cpu
+from workloads import eager_mlp_loop, pure_python_loop, thread_cpu
 
 
-def worker(steps, profile):
-    train = eager_mlp_loop()
+def worker(steps, profile, workload):
+    train = eager_mlp_loop() if workload == "mlp" else pure_python_loop()
     start = time.process_time()
     start_sampler = thread_cpu()["torchscope-smp"]
     if profile:
@@ -48,7 +54,8 @@ def worker(steps, profile):
 def run_once(variant, args, store_dir):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    command = [sys.executable, os.path.abspath(__file__), "--worker", "--steps", str(args.steps)]
+    command = [sys.executable, os.path.abspath(__file__), "--worker", "--steps", str(args.steps), "--workload",
+               args.workload]
     if variant in ("collector", "sampler"):
         env["LD_PRELOAD"] = args.library
         env["TORCHSCOPE_OUTPUT"] = os.path.join(store_dir, f"{variant}.db")
@@ -59,10 +66,21 @@ def run_once(variant, args, store_dir):
     elif variant == "scalene":
         command = [sys.executable, "-m", "scalene", "run", "--cpu-only", "-o",
                    os.path.join(store_dir, "scalene.json"), os.path.abspath(__file__), "---", "--worker", "--steps",
-                   str(args.steps)]
+                   str(args.steps), "--workload", args.workload]
     out, tree = run_child(command, env)
     last = last_json(out)
-    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0)}
+    return {"tree": tree, "loop": last.get("loop_cpu", float("nan")), "sampler": last.get("sampler_cpu", 0),
+            "ticks": ticks_of(env.get("TORCHSCOPE_OUTPUT"))}
+
+
+def ticks_of(store):
+    """The sampler's ticks over the loop's steps: the step samples of the thread sampled most (the loop's)."""
+    if not store or not os.path.exists(store):
+        return 0
+    with sqlite3.connect(store) as db:
+        row = db.execute("SELECT max(n) FROM (SELECT sum(samples) AS n FROM stack_samples WHERE step >= 0 GROUP BY tid)").fetchone()
+    os.remove(store)
+    return row[0] or 0
 
 
 def main():
@@ -71,12 +89,14 @@ def main():
     parser.add_argument("--repetitions", type=int, default=7, help="paired runs per variant")
     parser.add_argument("--steps", type=int, default=1500, help="training steps per run")
     parser.add_argument("--hz", type=int, default=100, help="the sampler's rate (TORCHSCOPE_SAMPLE_HZ)")
+    parser.add_argument("--workload", choices=("mlp", "python"), default="mlp",
+                        help="the eager MLP training loop, or pure Python that holds the GIL (about 1 ms a step)")
     parser.add_argument("--scalene", action="store_true", help="also run the loop under Scalene (--cpu-only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.steps, args.profile)
+        worker(args.steps, args.profile, args.workload)
         return
     if not args.library or not os.path.exists(args.library):
         parser.error("--library must name the built libtorchscope_collector.so")
@@ -89,8 +109,8 @@ def main():
     with tempfile.TemporaryDirectory() as store_dir:
         results = interleaved(variants, args.repetitions, lambda variant: run_once(variant, args, store_dir))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, python "
-          f"{platform.python_version()}; {args.repetitions} interleaved runs per variant, {args.steps} eager steps "
-          f"each, sampler at {args.hz} Hz")
+          f"{platform.python_version()}; {args.repetitions} interleaved runs per variant, {args.steps} steps "
+          f"each ({args.workload}), sampler at {args.hz} Hz, reader {os.environ.get('TORCHSCOPE_SAMPLE_READER', 'direct')}")
     plain = results["plain"]
     for variant in variants:
         runs = results[variant]
@@ -99,6 +119,8 @@ def main():
         if variant == "sampler":
             own, low, high = spread(r["sampler"] / r["loop"] for r in runs)
             line += f"  sampler thread {own * 100:.2f} % of the loop's CPU [{low * 100:.2f}, {high * 100:.2f}]"
+            per_tick, low, high = spread(r["sampler"] / r["ticks"] for r in runs if r["ticks"] > 0)
+            line += f", {per_tick * 1e6:.1f} us per tick of the loop [{low * 1e6:.1f}, {high * 1e6:.1f}]"
         if variant != "plain":
             for key in ("tree", "loop"):
                 ratio, low, high = spread(paired_ratios(runs, plain, key))

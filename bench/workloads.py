@@ -54,3 +54,27 @@ def eager_mlp_loop():
             optimizer.step()
 
     return train
+
+
+def pure_python_loop():
+    """train(steps): steps of pure Python (about 1 ms of math.sin each), a torchscope step marked after each when the
+    collector runs: a thread that holds the GIL all along, as a data-loading or tokenising loop does."""
+    import math
+
+    try:
+        import torchscope
+
+        mark = torchscope.step
+    except ImportError:
+        def mark():
+            pass
+
+    def train(steps):
+        total = 0.0
+        for step in range(steps):
+            for i in range(5000):
+                total += math.sin(step + i)
+            mark()
+        return total
+
+    return train

@@ -50,6 +50,9 @@ const PythonApi& pythonApi() {
     bind(py.bytes_data, "PyBytes_AsString");
     bind(py.bool_from_long, "PyBool_FromLong");
     bind(py.error_occurred, "PyErr_Occurred");
+    bind(py.version, "Py_Version");
+    bind(py.code_type, "PyCode_Type");
+    bind(py.code_line, "PyCode_Addr2Line");
     return py;
   }();
   return loaded;

@@ -47,6 +47,10 @@ struct PythonApi {
   char* (*bytes_data)(PyObject*) = nullptr;                                                 // PyBytes_AsString
   PyObject* (*bool_from_long)(long) = nullptr;                                              // new reference
   PyObject* (*error_occurred)() = nullptr;                                                  // borrowed
+  // What reading stacks without the GIL (PythonMemory.h) adds.
+  const unsigned long* version = nullptr;      // Py_Version (3.11+): 0xMMmmPPRS
+  const void* code_type = nullptr;             // &PyCode_Type
+  int (*code_line)(PyObject*, int) = nullptr;  // PyCode_Addr2Line: code, byte offset; with the GIL
 
   // What reading the calling thread's own stack needs.
   [[nodiscard]] bool canReadOwnStack() const {
@@ -60,6 +64,8 @@ struct PythonApi {
            (current_frames || call) && sys_object && dict_get && dict_get_string && dict_next && as_unsigned_long &&
            as_long_long && incref;
   }
+  // What reading stacks without the GIL needs beside canSampleThreads.
+  [[nodiscard]] bool canSampleWithoutGil() const { return version && code_type && code_line; }
 };
 
 // Looked up once, on first use.

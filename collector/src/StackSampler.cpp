@@ -21,10 +21,6 @@ namespace {
 // *Stack sampler* (the SIGSEGV once seen in its walk under torch.compile, a Python property run between walks that
 // handed the GIL over, is fixed in sampleThreads).
 constexpr int kDefaultSampleHz = 100;
-// Deeper stacks keep their innermost frames.
-constexpr std::size_t kMaxStackDepth = 256;
-// A thread that threading does not list after this many ticks (one started with _thread) stays unnamed.
-constexpr int kMaxThreadLookups = 100;
 // Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half
 // counts as outside every step, so that a day-long job's memory stays bounded.
 constexpr std::size_t kMaxPendingCredits = 1 << 16;
@@ -85,8 +81,17 @@ SampleRate sampleRateFromEnvironment() {
   return {static_cast<int>(parsed), ""};
 }
 
+StackReaderChoice stackReaderFromEnvironment() {
+  const std::string value = envString("TORCHSCOPE_SAMPLE_READER");
+  if (value.empty() || value == "direct") return {StackReader::kDirect, ""};
+  if (value == "gil") return {StackReader::kGil, ""};
+  if (value == "compare") return {StackReader::kCompare, ""};
+  return {StackReader::kDirect, "TORCHSCOPE_SAMPLE_READER=" + value + " is not direct, gil or compare: read directly"};
+}
+
 StackSampler::StackSampler(pid_t pid, int hz, const CaptureWindow& window)
     : pid_(pid), period_(std::chrono::nanoseconds(1'000'000'000 / std::max(hz, 1))), window_(window) {
+  chooseReader();
   // The thread takes none of the job's signals: a handler run on it could wait for what this thread holds.
   sigset_t all_signals, previous;
   sigfillset(&all_signals);
@@ -161,6 +166,13 @@ void StackSampler::tick() {
   if (!py.canSampleThreads() || py.is_initialized() == 0 || py.is_finalizing() != 0) return;
   if (thread_state_ == nullptr) thread_state_ = py.thread_state_new(py.main_interpreter());
   if (thread_state_ == nullptr) return;
+  if (reader_ == StackReader::kDirect) {
+    if (tickWithoutGil()) {
+      ++ticks_without_gil_;
+      return;
+    }
+    ++ticks_with_gil_;
+  }
   std::vector<Credit> credits;
   {
     py.restore_thread(thread_state_);
@@ -173,6 +185,10 @@ void StackSampler::tick() {
     if (!stopping_) sampleThreads(py, base::monotonicNow(), credits);
   }
   writeNewRecords();
+  keepCredits(credits);
+}
+
+void StackSampler::keepCredits(const std::vector<Credit>& credits) {
   if (credits.empty()) return;
   std::lock_guard lock(mutex_);
   if (stopped_) return;
@@ -192,18 +208,11 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   GarbageCollectionPause no_collection(py);
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
-  for (auto& [ident, clock] : clocks_) clock.seen = false;
   // Every stack is walked, and every thread's CPU clock read, before any Python code runs here (a Thread's `name` is
   // a property): running it can hand the GIL to the job's threads, which then pop frames this walk is on, some of
   // them Dynamo's own frames that it frees (a SIGSEGV in PyFrame_GetBack under torch.compile, caught under gdb), or
   // end, and the CPU clock of an ended thread is read through its freed descriptor (pthread_getcpuclockid). A thread
   // listed with a frame cannot end while this thread holds the GIL.
-  struct Walked {
-    unsigned long ident;
-    PyObject* key;
-    std::int64_t stack_id;
-    std::int64_t cpu_ns;
-  };
   std::vector<Walked> walked;
   long position = 0;
   PyObject* key = nullptr;
@@ -216,17 +225,25 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
     }
     walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident]), threadCpuNanos(ident)});
   }
+  if (reader_ == StackReader::kCompare) compareReaders(py, walked);
   no_collection.resume();
+  creditThreads(&py, now_ns, walked, credits);
+  py.decref(frames);
+}
+
+void StackSampler::creditThreads(const PythonApi* py, std::int64_t now_ns, const std::vector<Walked>& walked,
+                                 std::vector<Credit>& credits) {
+  for (auto& [ident, clock] : clocks_) clock.seen = false;
   PyObject* active = nullptr;  // threading._active, looked up at the tick's first new thread only
   bool active_looked_up = false;
   for (const Walked& thread : walked) {
     ThreadClock& clock = clocks_[thread.ident];
     // A thread runs Python before threading lists it (Thread._bootstrap_inner): looked for again at later ticks.
-    if (clock.tid < 0 && clock.lookups < kMaxThreadLookups) {
-      if (!active_looked_up) active = activeThreadsOf(py);
+    if (py != nullptr && thread.key != nullptr && clock.tid < 0 && clock.lookups < kMaxThreadLookups) {
+      if (!active_looked_up) active = activeThreadsOf(*py);
       active_looked_up = true;
       ++clock.lookups;
-      describeThread(py, clock, thread.key, active);
+      describeThread(*py, clock, thread.key, active);
     }
     clock.seen = true;
     Credit credit;
@@ -243,7 +260,32 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   // A thread that ended; its ident may come back for a new thread.
   std::erase_if(clocks_, [](const auto& entry) { return !entry.second.seen; });
   std::erase_if(last_walks_, [&](const auto& entry) { return clocks_.count(entry.first) == 0; });
-  if (active != nullptr) py.decref(active);
+  std::erase_if(last_direct_walks_, [&](const auto& entry) { return clocks_.count(entry.first) == 0; });
+  if (active != nullptr) py->decref(active);
+}
+
+void StackSampler::holdCodesWithGil(const PythonApi& py) {
+  py.restore_thread(thread_state_);
+  struct LetGilGo {
+    const PythonApi& py;
+    ~LetGilGo() { py.save_thread(); }
+  } let_go{py};
+  if (stopping_) return;
+  // As in sampleThreads: no collection while frame objects are made, no Python code run between the walks.
+  GarbageCollectionPause no_collection(py);
+  PyObject* frames = currentFramesOfAllThreads(py);
+  if (frames == nullptr) return;
+  long position = 0;
+  PyObject* key = nullptr;
+  PyObject* frame = nullptr;
+  while (py.dict_next(frames, &position, &key, &frame) != 0) {
+    const unsigned long ident = py.as_unsigned_long(key);
+    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
+      py.clear_error();
+      continue;
+    }
+    (void)stackOf(py, frame, last_walks_[ident]);
+  }
   py.decref(frames);
 }
 
@@ -291,13 +333,7 @@ std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost, std
     if (as_before) {
       stack_id = previous[depth].stack_id;
     } else {
-      const std::int64_t frame_id = frameIdAt(py, *it, code, offset);
-      const auto [node, added] = stack_ids_.try_emplace({static_cast<std::uintptr_t>(parent), frame_id}, 0);
-      if (added) {
-        node->second = static_cast<std::int64_t>(stack_ids_.size());
-        new_stacks_.push_back(store::Stack{node->second, parent, frame_id});
-      }
-      stack_id = node->second;
+      stack_id = stackIdOf(parent, frameIdAt(py, *it, code, offset));
     }
     py.decref(code);  // frameIdAt interned it (code_names_ holds it): its address stays its own
     this_walk_.push_back({*it, code, offset, stack_id});
@@ -307,6 +343,15 @@ std::int64_t StackSampler::stackOf(const PythonApi& py, PyObject* innermost, std
   walk_.clear();
   previous.swap(this_walk_);
   return parent;
+}
+
+std::int64_t StackSampler::stackIdOf(std::int64_t parent, std::int64_t frame_id) {
+  const auto [node, added] = stack_ids_.try_emplace({static_cast<std::uintptr_t>(parent), frame_id}, 0);
+  if (added) {
+    node->second = static_cast<std::int64_t>(stack_ids_.size());
+    new_stacks_.push_back(store::Stack{node->second, parent, frame_id});
+  }
+  return node->second;
 }
 
 std::int64_t StackSampler::frameIdAt(const PythonApi& py, PyObject* frame, PyObject* code, int offset) {
@@ -319,16 +364,33 @@ std::int64_t StackSampler::frameIdAt(const PythonApi& py, PyObject* frame, PyObj
 }
 
 std::int64_t StackSampler::frameIdOf(const PythonApi& py, PyObject* code, std::int64_t line) {
-  const auto [node, added] = frame_ids_.try_emplace({reinterpret_cast<std::uintptr_t>(code), line}, 0);
-  if (!added) return node->second;
-  node->second = static_cast<std::int64_t>(frame_ids_.size());
+  const auto known = frame_ids_.find({reinterpret_cast<std::uintptr_t>(code), line});
+  if (known != frame_ids_.end()) return known->second;
   auto [names, new_code] = code_names_.try_emplace(code);
   if (new_code) {
     py.incref(code);
-    names->second = {textAttribute(py, code, "co_filename"), textAttribute(py, code, "co_name")};
+    internCode(py, code, names->second);
   }
-  new_frames_.push_back(store::StackFrame{node->second, names->second.file, line, names->second.function});
+  return internFrame(reinterpret_cast<std::uintptr_t>(code), line, names->second.file, names->second.function);
+}
+
+std::int64_t StackSampler::internFrame(std::uintptr_t key, std::int64_t line, const std::string& file,
+                                       const std::string& function) {
+  const auto [node, added] = frame_ids_.try_emplace({key, line}, 0);
+  if (!added) return node->second;
+  node->second = static_cast<std::int64_t>(frame_ids_.size());
+  new_frames_.push_back(store::StackFrame{node->second, file, line, function});
   return node->second;
+}
+
+void StackSampler::internCode(const PythonApi& py, PyObject* code, CodeNames& names) {
+  names.file = textAttribute(py, code, "co_filename");
+  names.function = textAttribute(py, code, "co_name");
+  // The code object is held: its header and line table stay as read.
+  names.read = layout_ != nullptr &&
+               readCodeHeader(*layout_, reinterpret_cast<std::uintptr_t>(code),
+                              reinterpret_cast<std::uintptr_t>(py.code_type), names.header) &&
+               readBytes(*layout_, names.header.line_table, names.line_table);
 }
 
 void StackSampler::writeNewRecords() {
@@ -389,6 +451,18 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
   if (thread_.joinable()) {
     if (finished) {
       thread_.join();
+      if (reader_ == StackReader::kDirect) {
+        Collector::instance().diagnostic("collector", "info",
+                                         "stack sampler: " + std::to_string(ticks_without_gil_) +
+                                             " ticks read without the GIL, " + std::to_string(ticks_with_gil_) +
+                                             " with it (new threads, reads that could not be trusted)");
+      }
+      if (reader_ == StackReader::kCompare) {
+        Collector::instance().diagnostic("collector", "info",
+                                         "stack sampler compare: " + std::to_string(compared_) +
+                                             " thread samples read both ways, " + std::to_string(compare_differences_) +
+                                             " differed");
+      }
     } else {
       thread_.detach();
     }

@@ -1,12 +1,14 @@
-// The stack sampler: a thread that wakes at a fixed rate, takes the GIL and reads every Python thread's stack, as
-// py-spy and Austin do but from inside the process, so that every job (eager or compiled, CPU or GPU) gets its host
-// time by line without a code change. Each sample is credited with the wall time since that thread's previous sample
-// (a long call that holds the GIL is credited to the line that made it once the sampler gets the GIL back) and with
-// the thread's CPU time over the same interval. Samples are aggregated per step, thread and stack, and written as
-// stack_samples rows at each step end and when the sampler stops (docs/FORMAT.md, *Sampled stacks*). Only samples
-// taken while the capture window is open are kept; frames and stacks are interned in the store as they are first
-// seen. Only Python frames are read: native code is summarised by the Python line that called it and the thread's
-// CPU time beside its wall time.
+// The stack sampler: a thread that wakes at a fixed rate and reads every Python thread's stack, as py-spy and Austin
+// do but from inside the process, so that every job (eager or compiled, CPU or GPU) gets its host time by line without
+// a code change. On CPython 3.11 it reads the interpreter's memory without the GIL (StackSamplerDirect.cpp,
+// PythonMemory.h), and takes the GIL (the walk through the C API here) only for what it cannot read alone; on any
+// other version it always takes the GIL, and sees a thread that computes in pure Python where it next lets it go. Each
+// sample is credited with the wall time since that thread's previous sample (a long call that holds the GIL is credited
+// to the line that made it once the sampler gets the GIL back) and with the thread's CPU time over the same interval.
+// Samples are aggregated per step, thread and stack, and written as stack_samples rows at each step end and when the
+// sampler stops (docs/FORMAT.md, *Sampled stacks*). Only samples taken while the capture window is open are kept;
+// frames and stacks are interned in the store as they are first seen. Only Python frames are read: native code is
+// summarised by the Python line that called it and the thread's CPU time beside its wall time.
 //
 // The sampler never touches the interpreter while it finalises: the bridge starts it once the interpreter runs and
 // stops it from an atexit handler, before finalisation begins.
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "PythonApi.h"
+#include "PythonMemory.h"
 #include "Window.h"
 #include "torchscope/store/Records.h"
 
@@ -42,6 +45,18 @@ struct SampleRate {
   std::string error;
 };
 [[nodiscard]] SampleRate sampleRateFromEnvironment();
+
+// How the sampler reads the stacks. kDirect: without the GIL (PythonMemory.h) where the interpreter's layout is known,
+// with it for a tick that meets a code object or thread it does not know yet; kGil: always with the GIL (the only
+// way on other versions); kCompare (for tests): every tick with the GIL, reading both ways and counting the threads
+// whose stacks differ, the GIL walk's stacks kept.
+enum class StackReader { kDirect, kGil, kCompare };
+// TORCHSCOPE_SAMPLE_READER=direct (the default), gil or compare; `error` says why another value reads directly.
+struct StackReaderChoice {
+  StackReader reader = StackReader::kDirect;
+  std::string error;
+};
+[[nodiscard]] StackReaderChoice stackReaderFromEnvironment();
 
 class StackSampler {
  public:
@@ -60,6 +75,11 @@ class StackSampler {
   void stop(std::chrono::milliseconds patience);
 
  private:
+  // Deeper stacks keep their innermost frames.
+  static constexpr std::size_t kMaxStackDepth = 256;
+  // A thread that threading does not list after this many ticks (one started with _thread) stays unnamed.
+  static constexpr int kMaxThreadLookups = 100;
+
   // One sample of one thread, waiting for the step it falls in.
   struct Credit {
     std::int64_t ts_ns = 0;
@@ -93,6 +113,35 @@ class StackSampler {
   struct CodeNames {
     std::string file;
     std::string function;
+    CodeHeader header;  // read when interned, where the direct reader is used
+    std::string line_table;
+    bool read = false;  // header and line table
+  };
+  // A code object the direct reader met without holding it (a function that runs between two of its thread's
+  // lets-go of the GIL is never seen by the GIL walk), named from its memory; told apart from a later code object at
+  // the same address by its header.
+  struct UnheldCode {
+    CodeHeader header;
+    std::string file;
+    std::string function;
+    std::string line_table;
+  };
+  // The key of an unheld code object in the frame tables: its index with the top bit set, which no address has.
+  static constexpr std::uintptr_t kUnheldKey = std::uintptr_t{1} << 63;
+  static constexpr std::size_t kMaxUnheldCodes = 1 << 16;
+  // A frame read without the GIL.
+  struct DirectFrame {
+    std::uintptr_t address;
+    std::uintptr_t code;  // a held code object's address, or an unheld one's key
+    int offset;           // in bytes, as PyFrame_GetLasti
+  };
+  // One thread's sample before it is credited; `key`: its ident as a Python int, null when read without the GIL
+  // (such a thread is already named).
+  struct Walked {
+    unsigned long ident;
+    PyObject* key;
+    std::int64_t stack_id;
+    std::int64_t cpu_ns;
   };
   // Both halves mixed (splitmix64): small consecutive ids would collide under a plain sum.
   struct PairHash {
@@ -112,6 +161,30 @@ class StackSampler {
   void releaseThreadState();
   // With the GIL: every thread's sample into `credits`, new frames, stacks and threads into the pending records.
   void sampleThreads(const PythonApi& py, std::int64_t now_ns, std::vector<Credit>& credits);
+  // Each walked thread's credit into `credits`; names new threads when `py` is given (with the GIL).
+  void creditThreads(const PythonApi* py, std::int64_t now_ns, const std::vector<Walked>& walked,
+                     std::vector<Credit>& credits);
+  void keepCredits(const std::vector<Credit>& credits);
+  // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a thread not named
+  // yet, or a read that cannot be trusted).
+  bool tickWithoutGil();
+  // raw_threads_ into direct_stacks_, new frames interned; false on a read that cannot be trusted. Counts the frames
+  // of unheld code objects into unheld_frames_.
+  bool resolveRawThreads();
+  // With the GIL, crediting nothing: the GIL walk's interning of every thread's stack, so that the code objects of
+  // long-lived frames are held (read by address) rather than read again at every tick.
+  void holdCodesWithGil(const PythonApi& py);
+  // The key of the unheld code object at `address` (UnheldCode), 0 when it does not read as one.
+  std::uintptr_t unheldCodeAt(std::uintptr_t address);
+  std::int64_t directStackOf(const std::vector<DirectFrame>& frames, std::vector<WalkedFrame>& previous);
+  // The frame id of (code key, line), its names given.
+  std::int64_t internFrame(std::uintptr_t key, std::int64_t line, const std::string& file, const std::string& function);
+  // The stack of `frame_id` called from `parent` (-1: none), interned.
+  std::int64_t stackIdOf(std::int64_t parent, std::int64_t frame_id);
+  void chooseReader();
+  void internCode(const PythonApi& py, PyObject* code, CodeNames& names);
+  // With the GIL, after a walk (kCompare): the direct reader's stacks for the same frames against `walked`.
+  void compareReaders(const PythonApi& py, const std::vector<Walked>& walked);
   // The stack of `frame`'s thread; `previous`: that thread's previous walk, replaced by this one.
   std::int64_t stackOf(const PythonApi& py, PyObject* frame, std::vector<WalkedFrame>& previous);
   // The frame's id by its code object and instruction offset (-1: unknown): computing a line number scans the code's
@@ -129,6 +202,9 @@ class StackSampler {
   const pid_t pid_;
   const std::chrono::nanoseconds period_;
   const CaptureWindow& window_;
+  StackReader reader_ = StackReader::kGil;
+  const InterpreterLayout* layout_ = nullptr;  // null: read with the GIL
+  std::uintptr_t interpreter_ = 0;             // the main interpreter's state
 
   // The sampler thread's own: its Python thread state (made at the first tick, kept until the thread ends: one made and
   // freed per take of the GIL was 3-4 % of a tick), the interning of frames and stacks, and each thread's clocks.
@@ -142,7 +218,19 @@ class StackSampler {
   std::vector<store::StackFrame> new_frames_;
   std::vector<store::Stack> new_stacks_;
   std::vector<store::Thread> new_threads_;
-  std::vector<PyObject*> walk_;  // the frames of the stack being read, innermost first (owned references)
+  std::vector<PyObject*> walk_;         // the frames of the stack being read, innermost first (owned references)
+  std::vector<RawThread> raw_threads_;  // the direct reader's last read
+  std::vector<std::vector<DirectFrame>> direct_stacks_;
+  std::vector<UnheldCode> unheld_codes_;
+  std::size_t unheld_frames_ = 0;  // in the last resolveRawThreads
+  std::int64_t last_hold_ns_ = 0;  // the last holdCodesWithGil
+  std::unordered_map<std::uintptr_t, std::vector<std::size_t>>
+      unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
+  std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
+  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it
+  std::int64_t ticks_with_gil_ = 0;
+  std::int64_t compared_ = 0;  // kCompare: thread samples read both ways, and those whose stacks differed
+  std::int64_t compare_differences_ = 0;
   PyThreadState* thread_state_ = nullptr;
 
   std::mutex mutex_;  // guards what follows; never held while the GIL is taken
