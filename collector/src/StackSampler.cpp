@@ -17,6 +17,22 @@ namespace torchscope::collector {
 
 namespace {
 
+// visit(ident, key, frame) for each entry of sys._current_frames() (`frames`), skipping the malformed ones.
+template <class Visit>
+void forEachThreadFrame(const PythonApi& py, PyObject* frames, Visit&& visit) {
+  long position = 0;
+  PyObject* key = nullptr;
+  PyObject* frame = nullptr;
+  while (py.dict_next(frames, &position, &key, &frame) != 0) {
+    const unsigned long ident = py.as_unsigned_long(key);
+    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
+      py.clear_error();
+      continue;
+    }
+    visit(ident, key, frame);
+  }
+}
+
 // On by default (TORCHSCOPE_SAMPLE_HZ=0 turns it off): its cost and its stress record are in docs/performance.md,
 // *Stack sampler* (the SIGSEGV once seen in its walk under torch.compile, a Python property run between walks that
 // handed the GIL over, is fixed in sampleThreads).
@@ -214,17 +230,9 @@ void StackSampler::sampleThreads(const PythonApi& py, std::int64_t now_ns, std::
   // end, and the CPU clock of an ended thread is read through its freed descriptor (pthread_getcpuclockid). A thread
   // listed with a frame cannot end while this thread holds the GIL.
   std::vector<Walked> walked;
-  long position = 0;
-  PyObject* key = nullptr;
-  PyObject* frame = nullptr;
-  while (py.dict_next(frames, &position, &key, &frame) != 0) {
-    const unsigned long ident = py.as_unsigned_long(key);
-    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
-      py.clear_error();
-      continue;
-    }
+  forEachThreadFrame(py, frames, [&](unsigned long ident, PyObject* key, PyObject* frame) {
     walked.push_back({ident, key, stackOf(py, frame, last_walks_[ident]), threadCpuNanos(ident)});
-  }
+  });
   if (reader_ == StackReader::kCompare) compareReaders(py, walked);
   no_collection.resume();
   creditThreads(&py, now_ns, walked, credits);
@@ -275,17 +283,9 @@ void StackSampler::holdCodesWithGil(const PythonApi& py) {
   GarbageCollectionPause no_collection(py);
   PyObject* frames = currentFramesOfAllThreads(py);
   if (frames == nullptr) return;
-  long position = 0;
-  PyObject* key = nullptr;
-  PyObject* frame = nullptr;
-  while (py.dict_next(frames, &position, &key, &frame) != 0) {
-    const unsigned long ident = py.as_unsigned_long(key);
-    if (ident == static_cast<unsigned long>(-1) || frame == nullptr) {
-      py.clear_error();
-      continue;
-    }
+  forEachThreadFrame(py, frames, [&](unsigned long ident, PyObject* /*key*/, PyObject* frame) {
     (void)stackOf(py, frame, last_walks_[ident]);
-  }
+  });
   py.decref(frames);
 }
 
