@@ -185,7 +185,11 @@ TEST(MemoryJob, ALossSummedAsATensorIsFoundAtItsLine) {
 }
 
 TEST(MemoryJob, OutputsKeptInAListAreFoundAtTheAppendWithTheGrowthPerStep) {
-  const MemoryRun run = runJobUnderTorchscope("leak_outputs_list.py");
+  // The host growth needs the RSS at four steady step ends or more: a 1 ms period reads it at each of these 20 steps
+  // of a few milliseconds (at the default 20 ms, a fast machine could leave three).
+  ProgramOptions options;
+  options.env["TORCHSCOPE_MEMORY_SAMPLE_MS"] = "1";
+  const MemoryRun run = runJobUnderTorchscope("leak_outputs_list.py", options);
   ASSERT_TRUE(run.reader);
   const auto found = findings(run.store, "memory/growth");
   ASSERT_EQ(found.size(), 1u);
