@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "HostMemory.h"
 #include "StackSampler.h"
 #include "Window.h"
@@ -46,35 +48,38 @@ void beginClosed(CaptureWindow& window) {
   window.begin(steps_from_5, 0, nullptr);
 }
 
-TEST(SideThreads, TheHostMemorySamplerSleepsWhileTheWindowIsClosedAndWakesOnceItOpens) {
-  const torchscope::testing::TempDir dir;
-  auto writer = torchscope::store::Writer::open((dir.path() / "run.db").string());
-  ASSERT_TRUE(writer.ok());
-  CaptureWindow window;
-  beginClosed(window);
-  ASSERT_FALSE(window.isOpen());
-  torchscope::collector::HostMemorySampler sampler(**writer, getpid(), 10ms, window);
+// A store and a window closed until step 4 ends, for a host-memory sampler.
+class HostMemoryWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(writer_.ok());
+    beginClosed(window_);
+    ASSERT_FALSE(window_.isOpen());
+  }
+  const torchscope::testing::TempDir dir_;
+  torchscope::Result<std::unique_ptr<torchscope::store::Writer>> writer_ =
+      torchscope::store::Writer::open((dir_.path() / "run.db").string());
+  CaptureWindow window_;
+};
+
+TEST_F(HostMemoryWindow, TheHostMemorySamplerSleepsWhileTheWindowIsClosedAndWakesOnceItOpens) {
+  torchscope::collector::HostMemorySampler sampler(**writer_, getpid(), 10ms, window_);
   std::this_thread::sleep_for(100ms);  // the thread starts and names itself
   const std::int64_t closed_from = wakeUpsOf("torchscope-mem");
   ASSERT_GE(closed_from, 0);
   std::this_thread::sleep_for(300ms);
   const std::int64_t closed_to = wakeUpsOf("torchscope-mem");
   EXPECT_LE(closed_to - closed_from, 2) << "a 10 ms period wakes about 30 times in 300 ms";
-  window.admitStep(4, 1);  // step 4's end opens a window of steps from 5
-  ASSERT_TRUE(window.isOpen());
+  window_.admitStep(4, 1);  // step 4's end opens a window of steps from 5
+  ASSERT_TRUE(window_.isOpen());
   std::this_thread::sleep_for(300ms);
   EXPECT_GE(wakeUpsOf("torchscope-mem") - closed_to, 10) << "the sampler runs again at its period";
   sampler.stop();
   EXPECT_EQ(wakeUpsOf("torchscope-mem"), -1) << "stopped: the thread is gone";
 }
 
-TEST(SideThreads, AHostMemorySamplerWaitingForAClosedWindowStops) {
-  const torchscope::testing::TempDir dir;
-  auto writer = torchscope::store::Writer::open((dir.path() / "run.db").string());
-  ASSERT_TRUE(writer.ok());
-  CaptureWindow window;
-  beginClosed(window);
-  torchscope::collector::HostMemorySampler sampler(**writer, getpid(), 10ms, window);
+TEST_F(HostMemoryWindow, AHostMemorySamplerWaitingForAClosedWindowStops) {
+  torchscope::collector::HostMemorySampler sampler(**writer_, getpid(), 10ms, window_);
   std::this_thread::sleep_for(50ms);
   const auto before = std::chrono::steady_clock::now();
   sampler.stop();
