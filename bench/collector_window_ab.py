@@ -29,7 +29,8 @@ to show. So the cost is measured in two parts:
   bootstrap interval. This machine's run-to-run noise bounds its precision; the interval says how well.
 
 The whole collector's cost on this job is about the product of the window-gated ratio and the hooks' ratio, plus
-the side threads' closed-window CPU.
+the side threads' closed-window CPU. The stack sampler runs under its budget (TORCHSCOPE_SAMPLE_BUDGET in the
+environment, 0.5 % of a core by default: --hz is the rate asked, which a machine of costly ticks runs slower).
 
     .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
         [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB]

@@ -18,7 +18,9 @@ paired ratios).
 `--workload python`: pure Python that holds the GIL (workloads.pure_python_loop) in place of the MLP loop, where a
 sampler that takes the GIL costs the job's thread a forced switch per tick. TORCHSCOPE_SAMPLE_READER in the
 environment chooses the sampler's reader (docs/collector.md, *Stack sampler*); the sampler's CPU per tick is its
-thread's CPU over the loop against the samples of the loop's steps in the store.
+thread's CPU over the loop against the samples of the loop's steps in the store. TORCHSCOPE_SAMPLE_BUDGET in the
+environment sets the sampler's budget (0.5 % of a core by default, which spreads the ticks of a machine where they cost
+more: the rate asked is then not the rate run); 0 measures --hz as asked, whatever a tick costs.
 """
 
 import argparse

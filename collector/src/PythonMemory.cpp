@@ -8,6 +8,8 @@
 #include <array>
 #include <cstring>
 
+#include "ProcessIds.h"
+
 namespace torchscope::collector {
 
 namespace {
@@ -78,12 +80,9 @@ const InterpreterLayout* layoutOfRunningInterpreter(const PythonApi& py) {
 
 bool readOwnMemory(std::uintptr_t address, void* out, std::size_t size) {
   if (address == 0 || size == 0) return false;
-  // Per thread: getpid() is a system call, and the sampler's thread, the only caller but tests, never forks (a fork()
-  // child starts a sampler thread of its own).
-  thread_local const pid_t self = getpid();
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
-  return process_vm_readv(self, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+  return process_vm_readv(static_cast<pid_t>(processId()), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
 bool readCodeHeader(const InterpreterLayout& layout, std::uintptr_t code, std::uintptr_t code_type,
@@ -187,7 +186,8 @@ void readFrames(const InterpreterLayout& layout, std::uintptr_t cframe, std::vec
 
 }  // namespace
 
-bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::vector<RawThread>& threads) {
+bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::uintptr_t reader_state,
+                 std::vector<RawThread>& threads) {
   std::size_t count = 0;
   std::uintptr_t state = 0;
   if (!readOwnMemory(interpreter + layout.interp_threads_head, &state, sizeof(state))) return false;
@@ -198,11 +198,13 @@ bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, st
   Span<256> fields;
   while (state != 0) {
     if (count == kMaxRawThreads || !fields.read(state, first, end)) return false;
-    if (threads.size() <= count) threads.emplace_back();
-    RawThread& thread = threads[count++];
-    thread.ident = fields.at<unsigned long>(layout.tstate_thread_id);
-    thread.native_id = static_cast<std::int64_t>(fields.at<unsigned long>(layout.tstate_native_id));
-    readFrames(layout, fields.at<std::uintptr_t>(layout.tstate_cframe), thread.frames);
+    if (state != reader_state) {
+      if (threads.size() <= count) threads.emplace_back();
+      RawThread& thread = threads[count++];
+      thread.ident = fields.at<unsigned long>(layout.tstate_thread_id);
+      thread.native_id = static_cast<std::int64_t>(fields.at<unsigned long>(layout.tstate_native_id));
+      readFrames(layout, fields.at<std::uintptr_t>(layout.tstate_cframe), thread.frames);
+    }
     state = fields.at<std::uintptr_t>(layout.tstate_next);
   }
   threads.resize(count);

@@ -99,9 +99,11 @@ struct RawThread {
 inline constexpr std::size_t kMaxRawThreads = 4096;
 inline constexpr std::size_t kMaxRawFrames = 1024;  // per thread: bounds a walk through a cycle of garbage
 
-// Every thread state of `interpreter` and its frames, innermost first, into `threads` (reusing its storage). False
-// when the list of threads could not be read through (a thread state freed under the reader): the caller reads with
-// the GIL. A thread's frames that end in an unreadable one are cut there; the caller checks each code object.
-bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::vector<RawThread>& threads);
+// Every thread state of `interpreter` but `reader_state` (the reader's own, which has no frames while it reads; 0 for
+// none) and its frames, innermost first, into `threads` (reusing its storage). False when the list of threads could
+// not be read through (a thread state freed under the reader): the caller reads with the GIL. A thread's frames that
+// end in an unreadable one are cut there; the caller checks each code object.
+bool readThreads(const InterpreterLayout& layout, std::uintptr_t interpreter, std::uintptr_t reader_state,
+                 std::vector<RawThread>& threads);
 
 }  // namespace torchscope::collector

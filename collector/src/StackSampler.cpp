@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -48,6 +49,20 @@ std::int64_t threadCpuNanos(unsigned long ident) {
   timespec now{};
   if (clock_gettime(clock, &now) != 0) return -1;
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// This thread's CPU time (a system call: the per-thread clock has no vDSO path).
+std::int64_t ownThreadCpuNanos() {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// TORCHSCOPE_SAMPLE_BUDGET, its warning stored.
+double budgetPercent() {
+  const SampleBudget budget = sampleBudgetFromEnvironment();
+  if (!budget.error.empty()) Collector::instance().diagnostic("collector", "warning", budget.error);
+  return budget.percent;
 }
 
 // threading._active ({ident: Thread}, a new reference), null when the job has not imported threading: looked up in
@@ -106,7 +121,10 @@ StackReaderChoice stackReaderFromEnvironment() {
 }
 
 StackSampler::StackSampler(pid_t pid, int hz, const CaptureWindow& window)
-    : pid_(pid), period_(std::chrono::nanoseconds(1'000'000'000 / std::max(hz, 1))), window_(window) {
+    : pid_(pid),
+      period_(std::chrono::nanoseconds(1'000'000'000 / std::max(hz, 1))),
+      window_(window),
+      budget_(period_, budgetPercent()) {
   chooseReader();
   // The thread takes none of the job's signals: a handler run on it could wait for what this thread holds.
   sigset_t all_signals, previous;
@@ -120,14 +138,21 @@ StackSampler::~StackSampler() { stop(std::chrono::milliseconds(1000)); }
 
 void StackSampler::run() {
   pthread_setname_np(pthread_self(), "torchscope-smp");
-  // Each interval is drawn from half to one and a half periods: at a fixed period, a job whose steps last a multiple
-  // of it would be seen at the same points of every step (aliasing). The mean rate stays the one asked for.
+  // Each interval is drawn from half to one and a half of the mean: at a fixed period, a job whose steps last a
+  // multiple of it would be seen at the same points of every step (aliasing). The mean is the asked period, or longer
+  // while the ticks cost more than the budget (TickBudget.h).
   std::minstd_rand jitter(static_cast<std::uint_fast32_t>(base::monotonicNow()));
-  std::uniform_int_distribution<std::int64_t> interval_ns(period_.count() / 2, period_.count() * 3 / 2);
-  const auto interval = [&] { return std::chrono::nanoseconds(interval_ns(jitter)); };
-  // The first tick after the window opens falls anywhere in the first period, as it would without the wait.
-  std::uniform_int_distribution<std::int64_t> phase_ns(0, period_.count());
+  const auto interval = [&] {
+    const std::int64_t mean_ns = budget_.meanInterval().count();
+    return std::chrono::nanoseconds(std::uniform_int_distribution<std::int64_t>(mean_ns / 2, mean_ns * 3 / 2)(jitter));
+  };
+  // The first tick after the window opens falls anywhere in the first interval, as it would without the wait.
+  const auto phase = [&] {
+    return std::chrono::nanoseconds(
+        std::uniform_int_distribution<std::int64_t>(0, budget_.meanInterval().count())(jitter));
+  };
   auto next = std::chrono::steady_clock::now() + interval();
+  std::int64_t cycle_start_cpu_ns = ownThreadCpuNanos();
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
     if (!window_.isOpen()) {
@@ -137,7 +162,8 @@ void StackSampler::run() {
       lock.unlock();
       window_.waitWhileClosed(stopping_);
       lock.lock();
-      next = std::chrono::steady_clock::now() + std::chrono::nanoseconds(phase_ns(jitter));
+      next = std::chrono::steady_clock::now() + phase();
+      cycle_start_cpu_ns = ownThreadCpuNanos();
       continue;
     }
     if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
@@ -147,6 +173,10 @@ void StackSampler::run() {
     } catch (...) {
       // Out of memory while interning: this tick's samples are lost, the job goes on.
     }
+    // The cycle's CPU: this tick, the wake-up before it and the previous wait's return.
+    const std::int64_t cpu_ns = ownThreadCpuNanos();
+    budget_.addCycle(cpu_ns - cycle_start_cpu_ns);
+    cycle_start_cpu_ns = cpu_ns;
     lock.lock();
     // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
     next = std::max(next + interval(), std::chrono::steady_clock::now());
@@ -436,6 +466,24 @@ void StackSampler::stepEnded(std::int64_t index, std::int64_t start_ns, std::int
   assign(kept ? index : -1, start_ns, end_ns);
 }
 
+std::string StackSampler::budgetReport() const {
+  const std::int64_t cycles = budget_.cycles();
+  char text[320];
+  std::snprintf(text, sizeof text, "stack sampler: %lld ticks asked every %.1f ms, %.1f us of its thread's CPU each",
+                static_cast<long long>(cycles), static_cast<double>(period_.count()) / 1e6,
+                cycles > 0 ? static_cast<double>(budget_.cpuNs()) / 1e3 / static_cast<double>(cycles) : 0.0);
+  std::string report = text;
+  if (budget_.stretchedCycles() > 0) {
+    std::snprintf(text, sizeof text,
+                  "; %lld of them further apart, to keep its thread within %.2g %% of a core "
+                  "(TORCHSCOPE_SAMPLE_BUDGET): every %.1f ms on average at the end",
+                  static_cast<long long>(budget_.stretchedCycles()), budget_.percent(),
+                  static_cast<double>(budget_.meanInterval().count()) / 1e6);
+    report += text;
+  }
+  return report;
+}
+
 void StackSampler::stop(std::chrono::milliseconds patience) {
   bool finished = false;
   {
@@ -451,6 +499,7 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
   if (thread_.joinable()) {
     if (finished) {
       thread_.join();
+      Collector::instance().diagnostic("collector", "info", budgetReport());
       if (reader_ == StackReader::kDirect) {
         Collector::instance().diagnostic("collector", "info",
                                          "stack sampler: " + std::to_string(ticks_without_gil_) +

@@ -31,6 +31,7 @@
 
 #include "PythonApi.h"
 #include "PythonMemory.h"
+#include "TickBudget.h"
 #include "Window.h"
 #include "torchscope/store/Records.h"
 
@@ -182,6 +183,8 @@ class StackSampler {
   // The stack of `frame_id` called from `parent` (-1: none), interned.
   std::int64_t stackIdOf(std::int64_t parent, std::int64_t frame_id);
   void chooseReader();
+  // The info diagnostic at stop: the ticks, their CPU, and how far the budget spread them.
+  [[nodiscard]] std::string budgetReport() const;
   void internCode(const PythonApi& py, PyObject* code, CodeNames& names);
   // With the GIL, after a walk (kCompare): the direct reader's stacks for the same frames against `walked`.
   void compareReaders(const PythonApi& py, const std::vector<Walked>& walked);
@@ -202,6 +205,7 @@ class StackSampler {
   const pid_t pid_;
   const std::chrono::nanoseconds period_;
   const CaptureWindow& window_;
+  TickBudget budget_;  // the sampler thread's own: what its ticks cost, and the interval that keeps them in budget
   StackReader reader_ = StackReader::kGil;
   const InterpreterLayout* layout_ = nullptr;  // null: read with the GIL
   std::uintptr_t interpreter_ = 0;             // the main interpreter's state

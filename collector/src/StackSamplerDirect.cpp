@@ -67,9 +67,11 @@ void StackSampler::chooseReader() {
 
 bool StackSampler::tickWithoutGil() {
   const std::int64_t now_ns = base::monotonicNow();
-  if (!readThreads(*layout_, interpreter_, raw_threads_)) return false;
-  std::vector<std::int64_t> cpu_ns(raw_threads_.size());
-  for (std::size_t i = 0; i < raw_threads_.size(); ++i) cpu_ns[i] = threadCpuNanosOfTid(raw_threads_[i].native_id);
+  if (!readThreads(*layout_, interpreter_, reinterpret_cast<std::uintptr_t>(thread_state_), raw_threads_)) return false;
+  std::vector<std::int64_t> cpu_ns(raw_threads_.size(), -1);
+  for (std::size_t i = 0; i < raw_threads_.size(); ++i) {
+    if (!raw_threads_[i].frames.empty()) cpu_ns[i] = threadCpuNanosOfTid(raw_threads_[i].native_id);
+  }
   if (!resolveRawThreads()) return false;
   for (std::size_t i = 0; i < raw_threads_.size(); ++i) {
     if (direct_stacks_[i].empty()) continue;
@@ -169,7 +171,8 @@ std::int64_t StackSampler::directStackOf(const std::vector<DirectFrame>& frames,
 void StackSampler::compareReaders(const PythonApi& py, const std::vector<Walked>& walked) {
   std::unordered_map<unsigned long, std::int64_t> walked_stacks;
   for (const Walked& thread : walked) walked_stacks[thread.ident] = thread.stack_id;
-  if (!readThreads(*layout_, interpreter_, raw_threads_) || !resolveRawThreads()) {
+  if (!readThreads(*layout_, interpreter_, reinterpret_cast<std::uintptr_t>(thread_state_), raw_threads_) ||
+      !resolveRawThreads()) {
     compared_ += static_cast<std::int64_t>(walked.size());
     compare_differences_ += static_cast<std::int64_t>(walked.size());
     return;

@@ -57,7 +57,7 @@ TEST(PythonLayout, UnreadableMemoryFailsInsteadOfFaulting) {
   // Readable memory that is not a code object (its "type" is not the one given).
   EXPECT_FALSE(readCodeHeader(kLayout311, reinterpret_cast<std::uintptr_t>(&value) - 8, 1, header));
   std::vector<RawThread> threads;
-  EXPECT_FALSE(readThreads(kLayout311, 64, threads));
+  EXPECT_FALSE(readThreads(kLayout311, 64, 0, threads));
 }
 
 // A line table of CPython 3.11's format (Objects/locations.md) made by hand: entries of each kind that moves the line.

@@ -256,6 +256,45 @@ TEST(StackSampler, AMalformedRateSamplesAtTheDefaultWithAWarning) {
   }));
 }
 
+// TORCHSCOPE_SAMPLE_BUDGET holds the sampler's thread to a share of a core: a rate asked far above what the share
+// pays for is spread out, and the store says so; a budget of 0 keeps the asked rate.
+TEST(StackSampler, TheBudgetSpreadsTheTicksItCannotPayForAndZeroLiftsIt) {
+  const TempDir scratch;
+  struct Sampled {
+    std::int64_t samples = 0;
+    bool spread = false;
+  };
+  const auto sampled = [&](const std::string& name, const char* budget) {
+    const fs::path store = scratch.path() / name;
+    ProgramOptions options;
+    options.env["TORCHSCOPE_SAMPLE_HZ"] = "1000";
+    options.env["TORCHSCOPE_SAMPLE_BUDGET"] = budget;
+    const ProgramOutcome job = runJob(store, {"8"}, options);
+    EXPECT_EQ(job.exit_code, 0) << job.err;
+    Sampled result;
+    auto reader = openStore(store);
+    EXPECT_TRUE(reader);
+    if (!reader) return result;
+    for (const auto& sample : rows<store::StackSample>(*reader)) result.samples += sample.samples;
+    for (const auto& diagnostic : rows<store::Diagnostic>(*reader)) {
+      if (diagnostic.message.starts_with("stack sampler: ") &&
+          diagnostic.message.find("ticks asked every 1.0 ms") != std::string::npos) {
+        result.spread =
+            diagnostic.message.find("further apart, to keep its thread within 0.02 % of a core") != std::string::npos;
+      }
+    }
+    return result;
+  };
+  // A tick costs 5 to 150 us of CPU from bare metal to a loaded virtual machine: at 0.02 % of a core, at most 40
+  // ticks a second.
+  const Sampled held = sampled("held.db", "0.02");
+  const Sampled free = sampled("free.db", "0");
+  EXPECT_TRUE(held.spread);
+  EXPECT_FALSE(free.spread);
+  EXPECT_GT(held.samples, 0);
+  EXPECT_GT(free.samples, 5 * held.samples) << held.samples;
+}
+
 // `torchscope run --sample-hz N` sets the rate over TORCHSCOPE_SAMPLE_HZ; 0 turns the sampler off.
 TEST(StackSampler, TheRunOptionSetsTheRateAndZeroTurnsItOff) {
   const TempDir scratch;

@@ -74,6 +74,7 @@ BiasRun runComputeThenSleep(const fs::path& store, const std::string& reader_cho
   ProgramOptions options;
   options.env["TORCHSCOPE_SAMPLE_READER"] = reader_choice;
   options.env["TORCHSCOPE_SAMPLE_HZ"] = "500";
+  options.env["TORCHSCOPE_SAMPLE_BUDGET"] = "0";  // the reader's accuracy, at the rate asked
   const ProgramOutcome job =
       runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("sampled_pure_python.py").string(), "3"}, options);
   EXPECT_EQ(job.exit_code, 0) << job.err;
@@ -150,6 +151,7 @@ TEST(StackSamplerReader, BothReadersGiveTheSameStacks) {
   ProgramOptions options;
   options.env["TORCHSCOPE_SAMPLE_READER"] = "compare";
   options.env["TORCHSCOPE_SAMPLE_HZ"] = "300";
+  options.env["TORCHSCOPE_SAMPLE_BUDGET"] = "0";
   const std::vector<std::vector<std::string>> jobs = {
       {TORCHSCOPE_PYTHON, scriptPath("sampled_hot_line.py").string(), "15", "threads"},
       {TORCHSCOPE_PYTHON, scriptPath("sampled_compiled.py").string(), "40"}};

@@ -1,0 +1,42 @@
+#include "TickBudget.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "Environment.h"
+
+namespace torchscope::collector {
+
+SampleBudget sampleBudgetFromEnvironment() {
+  const std::string value = envString("TORCHSCOPE_SAMPLE_BUDGET");
+  if (value.empty()) return {};
+  char* end = nullptr;
+  const double parsed = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !std::isfinite(parsed) || parsed < 0 || parsed > 100) {
+    std::ostringstream message;
+    message << "TORCHSCOPE_SAMPLE_BUDGET=" << value << " is not a percentage from 0 to 100: the stack sampler keeps to "
+            << kDefaultSampleBudgetPercent << " % of a core";
+    return {kDefaultSampleBudgetPercent, message.str()};
+  }
+  return {parsed, ""};
+}
+
+TickBudget::TickBudget(std::chrono::nanoseconds period, double percent)
+    : period_(period), percent_(percent), interval_(period) {}
+
+void TickBudget::addCycle(std::int64_t cpu_ns) {
+  cpu_ns = std::max<std::int64_t>(cpu_ns, 0);
+  ++cycles_;
+  cpu_ns_ += cpu_ns;
+  const double weight = 1.0 / static_cast<double>(std::min<std::int64_t>(cycles_, 8));
+  average_cpu_ns_ += (static_cast<double>(cpu_ns) - average_cpu_ns_) * weight;
+  if (interval_ > period_) ++stretched_;
+  if (percent_ <= 0) return;
+  const double needed_ns = average_cpu_ns_ * 100.0 / percent_;
+  const double longest_ns = static_cast<double>(kLongestInterval.count());
+  interval_ = std::max(period_, std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(needed_ns, longest_ns))));
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,56 @@
+// What the stack sampler's own thread may cost: a share of one core. A tick's CPU is mostly fixed (waking a thread
+// costs 30-50 us of CPU on a virtual machine, 2-5 us on bare metal, before any stack is read), so a fixed rate costs
+// one machine ten times what it costs another. The sampler measures its thread's CPU over each cycle (the wake-up, the
+// tick, the wait's return) and stretches its mean interval past the asked period while the cycles cost more than the
+// share, as perf lowers its sample rate when its interrupts take too long. Samples are credited with the wall time
+// since their thread's previous sample, so a longer interval costs resolution, not accuracy.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace torchscope::collector {
+
+inline constexpr double kDefaultSampleBudgetPercent = 0.5;
+
+// TORCHSCOPE_SAMPLE_BUDGET: the most of one core the sampler's thread may use, in percent (0.5 when unset; 0: no
+// limit, the asked rate whatever it costs). A value that is not a number from 0 to 100 keeps the default, with
+// `error` saying so.
+struct SampleBudget {
+  double percent = kDefaultSampleBudgetPercent;
+  std::string error;
+};
+[[nodiscard]] SampleBudget sampleBudgetFromEnvironment();
+
+class TickBudget {
+ public:
+  // `period`: the interval asked (1 / TORCHSCOPE_SAMPLE_HZ); `percent`: the share of a core, 0 for no limit.
+  TickBudget(std::chrono::nanoseconds period, double percent);
+
+  // The thread's CPU over one cycle since the previous call. The first cycles weigh as much as the average of the
+  // ones before them; later ones an eighth (a tick that interns a new stack costs more than a steady one).
+  void addCycle(std::int64_t cpu_ns);
+  // The mean interval to the next tick: the asked period, or as long as keeps the cycles' average within the share
+  // (at most kLongestInterval, whatever a cycle costs).
+  [[nodiscard]] std::chrono::nanoseconds meanInterval() const { return interval_; }
+
+  [[nodiscard]] std::int64_t cycles() const { return cycles_; }
+  [[nodiscard]] std::int64_t cpuNs() const { return cpu_ns_; }
+  // The cycles whose interval was longer than the asked period.
+  [[nodiscard]] std::int64_t stretchedCycles() const { return stretched_; }
+  [[nodiscard]] double percent() const { return percent_; }
+
+  static constexpr std::chrono::nanoseconds kLongestInterval = std::chrono::seconds(1);
+
+ private:
+  const std::chrono::nanoseconds period_;
+  const double percent_;
+  double average_cpu_ns_ = 0;
+  std::int64_t cycles_ = 0;
+  std::int64_t cpu_ns_ = 0;
+  std::int64_t stretched_ = 0;
+  std::chrono::nanoseconds interval_;
+};
+
+}  // namespace torchscope::collector
