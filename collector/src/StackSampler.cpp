@@ -217,7 +217,7 @@ void StackSampler::tick() {
       ++ticks_without_gil_;
       return;
     }
-    ++ticks_with_gil_;
+    ++ticks_with_gil_[static_cast<std::size_t>(gil_reason_)];
   }
   std::vector<Credit> credits;
   {
@@ -484,6 +484,18 @@ std::string StackSampler::budgetReport() const {
   return report;
 }
 
+std::string StackSampler::readerReport() const {
+  std::int64_t with_gil = 0;
+  for (const std::int64_t ticks : ticks_with_gil_) with_gil += ticks;
+  const auto count = [&](GilReason reason) {
+    return std::to_string(ticks_with_gil_[static_cast<std::size_t>(reason)]);
+  };
+  return "stack sampler: " + std::to_string(ticks_without_gil_) + " ticks read without the GIL, " +
+         std::to_string(with_gil) + " with it (a new thread " + count(GilReason::kNewThread) + ", the thread list " +
+         count(GilReason::kThreadList) + ", a code object " + count(GilReason::kCodeObject) +
+         ", a frame's instruction " + count(GilReason::kFramePosition) + ")";
+}
+
 void StackSampler::stop(std::chrono::milliseconds patience) {
   bool finished = false;
   {
@@ -500,12 +512,7 @@ void StackSampler::stop(std::chrono::milliseconds patience) {
     if (finished) {
       thread_.join();
       Collector::instance().diagnostic("collector", "info", budgetReport());
-      if (reader_ == StackReader::kDirect) {
-        Collector::instance().diagnostic("collector", "info",
-                                         "stack sampler: " + std::to_string(ticks_without_gil_) +
-                                             " ticks read without the GIL, " + std::to_string(ticks_with_gil_) +
-                                             " with it (new threads, reads that could not be trusted)");
-      }
+      if (reader_ == StackReader::kDirect) Collector::instance().diagnostic("collector", "info", readerReport());
       if (reader_ == StackReader::kCompare) {
         Collector::instance().diagnostic("collector", "info",
                                          "stack sampler compare: " + std::to_string(compared_) +

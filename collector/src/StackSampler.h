@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -167,10 +168,10 @@ class StackSampler {
                      std::vector<Credit>& credits);
   void keepCredits(const std::vector<Credit>& credits);
   // Without the GIL (StackSamplerDirect.cpp): false when the tick must read with the GIL instead (a thread not named
-  // yet, or a read that cannot be trusted).
+  // yet, or a read that cannot be trusted), gil_reason_ saying why.
   bool tickWithoutGil();
-  // raw_threads_ into direct_stacks_, new frames interned; false on a read that cannot be trusted. Counts the frames
-  // of unheld code objects into unheld_frames_.
+  // raw_threads_ into direct_stacks_, new frames interned; false (gil_reason_ set) on a read that cannot be trusted.
+  // Counts the frames of unheld code objects into unheld_frames_.
   bool resolveRawThreads();
   // With the GIL, crediting nothing: the GIL walk's interning of every thread's stack, so that the code objects of
   // long-lived frames are held (read by address) rather than read again at every tick.
@@ -183,8 +184,10 @@ class StackSampler {
   // The stack of `frame_id` called from `parent` (-1: none), interned.
   std::int64_t stackIdOf(std::int64_t parent, std::int64_t frame_id);
   void chooseReader();
-  // The info diagnostic at stop: the ticks, their CPU, and how far the budget spread them.
+  // The info diagnostics at stop: the ticks, their CPU, and how far the budget spread them; how many the direct
+  // reader read with the GIL, and why.
   [[nodiscard]] std::string budgetReport() const;
+  [[nodiscard]] std::string readerReport() const;
   void internCode(const PythonApi& py, PyObject* code, CodeNames& names);
   // With the GIL, after a walk (kCompare): the direct reader's stacks for the same frames against `walked`.
   void compareReaders(const PythonApi& py, const std::vector<Walked>& walked);
@@ -231,8 +234,12 @@ class StackSampler {
   std::unordered_map<std::uintptr_t, std::vector<std::size_t>>
       unheld_at_;  // by address: indexes in unheld_codes_  // raw_threads_'s, innermost first; empty: no complete frame
   std::unordered_map<unsigned long, std::vector<WalkedFrame>> last_direct_walks_;  // by ident: frames by address
-  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it
-  std::int64_t ticks_with_gil_ = 0;
+  // Why a tick of the direct reader read with the GIL instead: a thread not named yet, a list of threads that could
+  // not be read through, a code object that did not read as one, a frame whose instruction lay outside its code.
+  enum class GilReason { kNewThread, kThreadList, kCodeObject, kFramePosition, kCount };
+  std::int64_t ticks_without_gil_ = 0;  // kDirect: ticks read without the GIL, and with it by reason
+  std::array<std::int64_t, static_cast<std::size_t>(GilReason::kCount)> ticks_with_gil_{};
+  GilReason gil_reason_ = GilReason::kNewThread;  // the last tickWithoutGil (or resolveRawThreads) that gave up
   std::int64_t compared_ = 0;  // kCompare: thread samples read both ways, and those whose stacks differed
   std::int64_t compare_differences_ = 0;
   PyThreadState* thread_state_ = nullptr;

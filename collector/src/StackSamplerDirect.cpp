@@ -67,7 +67,10 @@ void StackSampler::chooseReader() {
 
 bool StackSampler::tickWithoutGil() {
   const std::int64_t now_ns = base::monotonicNow();
-  if (!readThreads(*layout_, interpreter_, reinterpret_cast<std::uintptr_t>(thread_state_), raw_threads_)) return false;
+  if (!readThreads(*layout_, interpreter_, reinterpret_cast<std::uintptr_t>(thread_state_), raw_threads_)) {
+    gil_reason_ = GilReason::kThreadList;
+    return false;
+  }
   std::vector<std::int64_t> cpu_ns(raw_threads_.size(), -1);
   for (std::size_t i = 0; i < raw_threads_.size(); ++i) {
     if (!raw_threads_[i].frames.empty()) cpu_ns[i] = threadCpuNanosOfTid(raw_threads_[i].native_id);
@@ -77,7 +80,10 @@ bool StackSampler::tickWithoutGil() {
     if (direct_stacks_[i].empty()) continue;
     // A thread not named yet is named with the GIL, as the GIL walk does.
     const auto clock = clocks_.find(raw_threads_[i].ident);
-    if (clock == clocks_.end() || (clock->second.tid < 0 && clock->second.lookups < kMaxThreadLookups)) return false;
+    if (clock == clocks_.end() || (clock->second.tid < 0 && clock->second.lookups < kMaxThreadLookups)) {
+      gil_reason_ = GilReason::kNewThread;
+      return false;
+    }
   }
   std::vector<Walked> walked;
   for (std::size_t i = 0; i < raw_threads_.size(); ++i) {
@@ -108,7 +114,10 @@ bool StackSampler::resolveRawThreads() {
       const auto names = code_names_.find(reinterpret_cast<PyObject*>(raw.code));
       const bool held = names != code_names_.end() && names->second.read;
       const std::uintptr_t key = held ? raw.code : unheldCodeAt(raw.code);
-      if (key == 0) return false;
+      if (key == 0) {
+        gil_reason_ = GilReason::kCodeObject;
+        return false;
+      }
       const UnheldCode* unheld = held ? nullptr : &unheld_codes_[key & ~kUnheldKey];
       if (!held) ++unheld_frames_;
       const CodeHeader& header = held ? names->second.header : unheld->header;
@@ -116,7 +125,10 @@ bool StackSampler::resolveRawThreads() {
       const std::int64_t unit = distance / 2;  // _Py_CODEUNIT: two bytes
       // Not started yet (_PyFrame_IsIncomplete): sys._current_frames and PyFrame_GetBack pass over it too.
       if (!raw.owned_by_generator && unit < header.shape.first_traceable) continue;
-      if (distance % 2 != 0 || unit < 0 || unit >= header.shape.code_units) return false;  // a torn read
+      if (distance % 2 != 0 || unit < 0 || unit >= header.shape.code_units) {  // a torn read
+        gil_reason_ = GilReason::kFramePosition;
+        return false;
+      }
       const int offset = static_cast<int>(unit * 2);
       const auto [node, added] = frame_ids_at_offset_.try_emplace({key, offset}, 0);
       if (added) {
