@@ -120,8 +120,10 @@ TEST(StackSamplerReader, PurePythonComputeGetsItsTrueShareWithoutTheGil) {
 TEST(StackSamplerReader, DataLoaderWorkersAreSeenAtTheirGetitemLine) {
   const TempDir scratch;
   const std::string script = "sampled_dataloader.py";
+  ProgramOptions options;
+  options.env["TORCHSCOPE_SAMPLE_BUDGET"] = "0";  // the reader's view of the workers, at 100 samples a second
   const ProgramOutcome job =
-      runUnderTorchscope(scratch.path() / "run.db", {TORCHSCOPE_PYTHON, scriptPath(script).string(), "200"});
+      runUnderTorchscope(scratch.path() / "run.db", {TORCHSCOPE_PYTHON, scriptPath(script).string(), "200"}, options);
   ASSERT_EQ(job.exit_code, 0) << job.err;
   const int getitem = scriptLine(script, "getitem");
   int workers = 0;
