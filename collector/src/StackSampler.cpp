@@ -153,6 +153,7 @@ void StackSampler::run() {
   };
   auto next = std::chrono::steady_clock::now() + interval();
   std::int64_t cycle_start_cpu_ns = ownThreadCpuNanos();
+  std::int64_t cycle_start_ns = base::monotonicNow();
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
     if (!window_.isOpen()) {
@@ -163,7 +164,6 @@ void StackSampler::run() {
       window_.waitWhileClosed(stopping_);
       lock.lock();
       next = std::chrono::steady_clock::now() + phase();
-      cycle_start_cpu_ns = ownThreadCpuNanos();
       continue;
     }
     if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
@@ -173,10 +173,13 @@ void StackSampler::run() {
     } catch (...) {
       // Out of memory while interning: this tick's samples are lost, the job goes on.
     }
-    // The cycle's CPU: this tick, the wake-up before it and the previous wait's return.
+    // The cycle's CPU: this tick, the wake-up before it and the previous wait's return; its wall time, a closed
+    // window's included (the allowance refills while the sampler sleeps).
     const std::int64_t cpu_ns = ownThreadCpuNanos();
-    budget_.addCycle(cpu_ns - cycle_start_cpu_ns);
+    const std::int64_t now_ns = base::monotonicNow();
+    budget_.addCycle(cpu_ns - cycle_start_cpu_ns, now_ns - cycle_start_ns);
     cycle_start_cpu_ns = cpu_ns;
+    cycle_start_ns = now_ns;
     lock.lock();
     // A tick that waited long for the GIL skips the ticks it missed rather than running them back to back.
     next = std::max(next + interval(), std::chrono::steady_clock::now());

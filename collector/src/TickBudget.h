@@ -1,9 +1,12 @@
 // What the stack sampler's own thread may cost: a share of one core. A tick's CPU is mostly fixed (waking a thread
-// costs 30-50 us of CPU on a virtual machine, 2-5 us on bare metal, before any stack is read), so a fixed rate costs
-// one machine ten times what it costs another. The sampler measures its thread's CPU over each cycle (the wake-up, the
-// tick, the wait's return) and stretches its mean interval past the asked period while the cycles cost more than the
-// share, as perf lowers its sample rate when its interrupts take too long. Samples are credited with the wall time
-// since their thread's previous sample, so a longer interval costs resolution, not accuracy.
+// costs 40-60 us of CPU on the development VM, a few microseconds on bare metal, before any stack is read), so a fixed
+// rate costs one machine ten times what it costs another. The sampler measures its thread's CPU over each cycle (the
+// wake-up, the tick, the wait's return) and stretches its mean interval past the asked period while the cycles cost
+// more than the share earns, as perf lowers its sample rate when its interrupts take too long. The share is earned
+// with wall time into an allowance of at most kAllowance, so that a burst (the first ticks, which intern every frame)
+// is paid from it rather than by seconds of sparse samples; over any span the thread uses at most the share of it plus
+// the allowance. Samples are credited with the wall time since their thread's previous sample, so a longer interval
+// costs resolution, not accuracy.
 #pragma once
 
 #include <chrono>
@@ -28,11 +31,12 @@ class TickBudget {
   // `period`: the interval asked (1 / TORCHSCOPE_SAMPLE_HZ); `percent`: the share of a core, 0 for no limit.
   TickBudget(std::chrono::nanoseconds period, double percent);
 
-  // The thread's CPU over one cycle since the previous call. The first cycles weigh as much as the average of the
-  // ones before them; later ones an eighth (a tick that interns a new stack costs more than a steady one).
-  void addCycle(std::int64_t cpu_ns);
-  // The mean interval to the next tick: the asked period, or as long as keeps the cycles' average within the share
-  // (at most kLongestInterval, whatever a cycle costs).
+  // The thread's CPU over one cycle and the wall time it spanned, both since the previous call. The cycle's CPU is
+  // paid from the allowance, which the wall time refills at the share. The expected cost of a tick is a running
+  // average: the first cycles weigh as much as the average of the ones before them, later ones an eighth.
+  void addCycle(std::int64_t cpu_ns, std::int64_t wall_ns);
+  // The mean interval to the next tick: the asked period while the allowance pays for a tick, else as long as it
+  // takes the share to earn what is missing (at most kLongestInterval, whatever a tick costs).
   [[nodiscard]] std::chrono::nanoseconds meanInterval() const { return interval_; }
 
   [[nodiscard]] std::int64_t cycles() const { return cycles_; }
@@ -42,10 +46,13 @@ class TickBudget {
   [[nodiscard]] double percent() const { return percent_; }
 
   static constexpr std::chrono::nanoseconds kLongestInterval = std::chrono::seconds(1);
+  // What four seconds earn at the default share: a first tick that interns a job's frames costs a few milliseconds.
+  static constexpr std::chrono::nanoseconds kAllowance = std::chrono::milliseconds(20);
 
  private:
   const std::chrono::nanoseconds period_;
   const double percent_;
+  double allowance_ns_ = static_cast<double>(kAllowance.count());  // may fall below 0 by a tick's cost
   double average_cpu_ns_ = 0;
   std::int64_t cycles_ = 0;
   std::int64_t cpu_ns_ = 0;

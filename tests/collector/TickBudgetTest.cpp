@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <random>
 
 namespace torchscope::collector {
 namespace {
@@ -17,49 +19,78 @@ constexpr std::int64_t kMicrosecond = 1'000;
 
 TEST(TickBudget, CheapTicksKeepTheAskedPeriod) {
   TickBudget budget(milliseconds(10), 0.5);
-  for (int i = 0; i < 50; ++i) budget.addCycle(40 * kMicrosecond);  // 0.4 % of a core at 100 Hz
+  for (int i = 0; i < 50; ++i) budget.addCycle(40 * kMicrosecond, 10'000 * kMicrosecond);  // 0.4 % of a core
   EXPECT_EQ(budget.meanInterval(), milliseconds(10));
   EXPECT_EQ(budget.stretchedCycles(), 0);
   EXPECT_EQ(budget.cycles(), 50);
   EXPECT_EQ(budget.cpuNs(), 50 * 40 * kMicrosecond);
 }
 
-TEST(TickBudget, TicksThatCostMoreThanTheShareAreSpreadUntilTheyFitIt) {
+// Each cycle spans the interval the budget chose before it.
+void runCycles(TickBudget& budget, int cycles, std::int64_t cpu_ns) {
+  for (int i = 0; i < cycles; ++i) budget.addCycle(cpu_ns, budget.meanInterval().count());
+}
+
+TEST(TickBudget, TicksThatCostMoreThanTheShareAreSpreadOnceTheAllowanceIsSpent) {
   TickBudget budget(milliseconds(10), 0.5);
-  for (int i = 0; i < 20; ++i) budget.addCycle(100 * kMicrosecond);
-  // 100 us every 20 ms is 0.5 % of a core.
-  EXPECT_EQ(budget.meanInterval(), milliseconds(20));
-  // Every cycle after the first ran at the longer interval.
-  EXPECT_EQ(budget.stretchedCycles(), 19);
+  // 100 us every 10 ms spends 50 us a cycle more than 0.5 % earns: the 20 ms allowance lasts 400 cycles.
+  runCycles(budget, 390, 100 * kMicrosecond);
+  EXPECT_EQ(budget.meanInterval(), milliseconds(10));
+  EXPECT_EQ(budget.stretchedCycles(), 0);
+  runCycles(budget, 600, 100 * kMicrosecond);
+  // Then 100 us every 20 ms: 0.5 % of a core.
+  EXPECT_NEAR(static_cast<double>(budget.meanInterval().count()), 20e6, 1e3);
+  EXPECT_GE(budget.stretchedCycles(), 580);
   // Cheaper ticks bring the asked period back.
-  for (int i = 0; i < 40; ++i) budget.addCycle(10 * kMicrosecond);
+  runCycles(budget, 40, 10 * kMicrosecond);
   EXPECT_EQ(budget.meanInterval(), milliseconds(10));
 }
 
-TEST(TickBudget, OneExpensiveTickWeighsAnEighthOnceTheAverageIsSettled) {
+TEST(TickBudget, AnExpensiveFirstTickIsPaidFromTheAllowance) {
   TickBudget budget(milliseconds(10), 0.5);
-  for (int i = 0; i < 8; ++i) budget.addCycle(40 * kMicrosecond);
-  budget.addCycle(840 * kMicrosecond);  // a tick that interned a new stack
-  // The average is 40 + (840 - 40) / 8 = 140 us: 28 ms at 0.5 %.
-  EXPECT_EQ(budget.meanInterval(), milliseconds(28));
+  budget.addCycle(5'000 * kMicrosecond, 10'000 * kMicrosecond);  // a first tick that interned every frame
+  EXPECT_EQ(budget.meanInterval(), milliseconds(10));
+  runCycles(budget, 20, 40 * kMicrosecond);
+  EXPECT_EQ(budget.meanInterval(), milliseconds(10));
+  EXPECT_EQ(budget.stretchedCycles(), 0);
 }
 
 TEST(TickBudget, TheIntervalStopsAtItsLongest) {
   TickBudget budget(milliseconds(10), 0.5);
-  budget.addCycle(50'000 * kMicrosecond);  // 50 ms of CPU a tick would need 10 s between ticks
+  budget.addCycle(50'000 * kMicrosecond, 10'000 * kMicrosecond);  // 30 ms beyond the allowance: 16 s to earn
   EXPECT_EQ(budget.meanInterval(), TickBudget::kLongestInterval);
+}
+
+TEST(TickBudget, OverAnySpanTheThreadUsesTheShareOfItAndTheAllowanceAtMost) {
+  TickBudget budget(milliseconds(1), 0.5);
+  std::mt19937 random(7);
+  std::uniform_int_distribution<std::int64_t> cost_us(20, 3'000);
+  double cpu_ns = 0;
+  double wall_ns = 0;
+  std::int64_t largest_ns = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const std::int64_t cost_ns = cost_us(random) * kMicrosecond;
+    const std::int64_t span_ns = budget.meanInterval().count();
+    budget.addCycle(cost_ns, span_ns);
+    cpu_ns += static_cast<double>(cost_ns);
+    wall_ns += static_cast<double>(span_ns);
+    largest_ns = std::max(largest_ns, cost_ns);
+  }
+  EXPECT_LE(cpu_ns, 0.005 * wall_ns + static_cast<double>(TickBudget::kAllowance.count() + largest_ns));
+  // And it does not give up more than a tick of what it may use.
+  EXPECT_GE(cpu_ns, 0.005 * wall_ns - static_cast<double>(largest_ns));
 }
 
 TEST(TickBudget, ABudgetOfZeroKeepsTheAskedRateWhateverItCosts) {
   TickBudget budget(milliseconds(1), 0);
-  for (int i = 0; i < 10; ++i) budget.addCycle(900 * kMicrosecond);
+  for (int i = 0; i < 10; ++i) budget.addCycle(900 * kMicrosecond, kMicrosecond);
   EXPECT_EQ(budget.meanInterval(), milliseconds(1));
   EXPECT_EQ(budget.stretchedCycles(), 0);
 }
 
 TEST(TickBudget, ANegativeCycleCountsAsNone) {
   TickBudget budget(milliseconds(10), 0.5);
-  budget.addCycle(-5);
+  budget.addCycle(-5, -5);
   EXPECT_EQ(budget.cpuNs(), 0);
   EXPECT_EQ(budget.meanInterval(), milliseconds(10));
 }
