@@ -164,6 +164,9 @@ void StackSampler::run() {
       window_.waitWhileClosed(stopping_);
       lock.lock();
       next = std::chrono::steady_clock::now() + phase();
+      // The closed window's time earns nothing: the share is of the time sampled, where the job is measured.
+      cycle_start_cpu_ns = ownThreadCpuNanos();
+      cycle_start_ns = base::monotonicNow();
       continue;
     }
     if (wake_.wait_until(lock, next, [&] { return stopping_.load(); })) break;
@@ -173,8 +176,7 @@ void StackSampler::run() {
     } catch (...) {
       // Out of memory while interning: this tick's samples are lost, the job goes on.
     }
-    // The cycle's CPU: this tick, the wake-up before it and the previous wait's return; its wall time, a closed
-    // window's included (the allowance refills while the sampler sleeps).
+    // The cycle's CPU: this tick, the wake-up before it and the previous wait's return; and its wall time.
     const std::int64_t cpu_ns = ownThreadCpuNanos();
     const std::int64_t now_ns = base::monotonicNow();
     budget_.addCycle(cpu_ns - cycle_start_cpu_ns, now_ns - cycle_start_ns);

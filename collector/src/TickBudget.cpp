@@ -30,8 +30,7 @@ void TickBudget::addCycle(std::int64_t cpu_ns, std::int64_t wall_ns) {
   cpu_ns = std::max<std::int64_t>(cpu_ns, 0);
   ++cycles_;
   cpu_ns_ += cpu_ns;
-  const double weight = 1.0 / static_cast<double>(std::min<std::int64_t>(cycles_, 8));
-  average_cpu_ns_ += (static_cast<double>(cpu_ns) - average_cpu_ns_) * weight;
+  average_cpu_ns_ += (static_cast<double>(cpu_ns) - average_cpu_ns_) / 8;
   if (interval_ > period_) ++stretched_;
   if (percent_ <= 0) return;
   const double share = percent_ / 100.0;

@@ -33,7 +33,8 @@ class TickBudget {
 
   // The thread's CPU over one cycle and the wall time it spanned, both since the previous call. The cycle's CPU is
   // paid from the allowance, which the wall time refills at the share. The expected cost of a tick is a running
-  // average: the first cycles weigh as much as the average of the ones before them, later ones an eighth.
+  // average from zero in which each cycle weighs an eighth: one costly tick (the first, which interns every frame)
+  // moves it by an eighth of its cost, which the allowance pays, instead of spreading the next ticks by all of it.
   void addCycle(std::int64_t cpu_ns, std::int64_t wall_ns);
   // The mean interval to the next tick: the asked period while the allowance pays for a tick, else as long as it
   // takes the share to earn what is missing (at most kLongestInterval, whatever a tick costs).
@@ -46,8 +47,8 @@ class TickBudget {
   [[nodiscard]] double percent() const { return percent_; }
 
   static constexpr std::chrono::nanoseconds kLongestInterval = std::chrono::seconds(1);
-  // What four seconds earn at the default share: a first tick that interns a job's frames costs a few milliseconds.
-  static constexpr std::chrono::nanoseconds kAllowance = std::chrono::milliseconds(20);
+  // What two seconds earn at the default share: a first tick that interns a job's frames costs a few milliseconds.
+  static constexpr std::chrono::nanoseconds kAllowance = std::chrono::milliseconds(10);
 
  private:
   const std::chrono::nanoseconds period_;
