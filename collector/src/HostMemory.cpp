@@ -125,9 +125,10 @@ void HostMemorySampler::sampleOnce() {
   const bool row_due = now - last_row_ >= kBetweenStepsRow;
   // One read a period in all: a step end that read the RSS within the period stands for this read (its rows hold the
   // RSS and the peak), unless a row between steps is due. A job of short steps reads it at its step ends only.
+  const std::int64_t now_ns = base::monotonicNow();
   const std::int64_t last_step_read = last_step_read_ns_.load(std::memory_order_relaxed);
   if (!row_due && last_step_read >= 0 &&
-      base::monotonicNow() - last_step_read < std::chrono::duration_cast<std::chrono::nanoseconds>(period_).count()) {
+      now_ns - last_step_read < std::chrono::duration_cast<std::chrono::nanoseconds>(period_).count()) {
     return;
   }
   const std::int64_t rss = currentRssBytes();
@@ -135,7 +136,7 @@ void HostMemorySampler::sampleOnce() {
   notePeak(rss);
   if (row_due) {
     last_row_ = now;
-    writer_.add(store::MemorySample{pid_, -1, "host.rss", base::monotonicNow(), -1, rss});
+    writer_.add(store::MemorySample{pid_, -1, "host.rss", now_ns, -1, rss});
   }
 }
 

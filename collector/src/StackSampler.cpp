@@ -51,13 +51,6 @@ std::int64_t threadCpuNanos(unsigned long ident) {
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-// This thread's CPU time (a system call: the per-thread clock has no vDSO path).
-std::int64_t ownThreadCpuNanos() {
-  timespec now{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-
 // TORCHSCOPE_SAMPLE_BUDGET, its warning stored.
 double budgetPercent() {
   const SampleBudget budget = sampleBudgetFromEnvironment();
@@ -152,7 +145,7 @@ void StackSampler::run() {
         std::uniform_int_distribution<std::int64_t>(0, budget_.meanInterval().count())(jitter));
   };
   auto next = std::chrono::steady_clock::now() + interval();
-  std::int64_t cycle_start_cpu_ns = ownThreadCpuNanos();
+  std::int64_t cycle_start_cpu_ns = base::clockNanos(CLOCK_THREAD_CPUTIME_ID);
   std::int64_t cycle_start_ns = base::monotonicNow();
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
@@ -165,7 +158,7 @@ void StackSampler::run() {
       lock.lock();
       next = std::chrono::steady_clock::now() + phase();
       // The closed window's time earns nothing: the share is of the time sampled, where the job is measured.
-      cycle_start_cpu_ns = ownThreadCpuNanos();
+      cycle_start_cpu_ns = base::clockNanos(CLOCK_THREAD_CPUTIME_ID);
       cycle_start_ns = base::monotonicNow();
       continue;
     }
@@ -177,7 +170,7 @@ void StackSampler::run() {
       // Out of memory while interning: this tick's samples are lost, the job goes on.
     }
     // The cycle's CPU: this tick, the wake-up before it and the previous wait's return; and its wall time.
-    const std::int64_t cpu_ns = ownThreadCpuNanos();
+    const std::int64_t cpu_ns = base::clockNanos(CLOCK_THREAD_CPUTIME_ID);
     const std::int64_t now_ns = base::monotonicNow();
     budget_.addCycle(cpu_ns - cycle_start_cpu_ns, now_ns - cycle_start_ns);
     cycle_start_cpu_ns = cpu_ns;

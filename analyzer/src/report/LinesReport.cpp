@@ -17,6 +17,11 @@ std::string lineLabel(const LineTime& line) {
   return fmt::format("{}:{}{}", line.file, line.line, line.function.empty() ? "" : " (" + line.function + ")");
 }
 
+// The samples a second of each thread's sampled time: the sampler's rate, lowered where its budget spread the ticks.
+double samplesPerSecond(const LineTable& table) {
+  return table.sampled_s > 0 ? static_cast<double>(table.samples) / table.sampled_s : 0.0;
+}
+
 // Under this many samples a share's 95 % margin is wider than 10 points: the table says so.
 constexpr std::int64_t kFewSamples = 100;
 
@@ -26,11 +31,11 @@ std::string lineScope(const LineTable& table) {
   const std::string over = table.steps > 0 ? fmt::format("per step over {} steady-state step(s) of {} on average",
                                                          table.steps, lineMilliseconds(table.step_s))
                                            : std::string("over the whole run (no steady-state steps)");
-  const double per_second = table.sampled_s > 0 ? static_cast<double>(table.samples) / table.sampled_s : 0.0;
   std::string scope = fmt::format(
       "{} sample(s) of {} thread(s) ({:.0f} a second), {}; {:.0f} % of the sampled time "
       "is in your code",
-      table.samples, table.threads, per_second, over, table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
+      table.samples, table.threads, samplesPerSecond(table), over,
+      table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
   if (table.samples > 0 && table.samples < kFewSamples) {
     // A share p from n samples: a 95 % margin of 1.96 * sqrt(p (1 - p) / n), widest at p = 1/2.
     const double margin = 100 * 1.96 * std::sqrt(0.25 / static_cast<double>(table.samples));
@@ -92,7 +97,7 @@ nlohmann::json linesJson(const LineTable& table) {
                      {"total_samples", line.total_samples}});
   }
   return {{"samples", table.samples},
-          {"samples_per_second", table.sampled_s > 0 ? static_cast<double>(table.samples) / table.sampled_s : 0.0},
+          {"samples_per_second", samplesPerSecond(table)},
           {"steps", table.steps},
           {"threads", table.threads},
           {"sampled_seconds", table.sampled_s},
