@@ -11,7 +11,7 @@
 #include "JsonRecord.h"
 #include "ProcessIds.h"
 #include "Signals.h"
-#include "StepFunction.h"
+#include "StepBuiltins.h"
 #include "torchscope/collector/collector.h"
 #include "torchscope/store/Classify.h"
 #include "torchscope/store/UserCode.h"
@@ -228,9 +228,9 @@ __attribute__((visibility("default"))) int torchscope_record_step(int64_t index,
   }
 }
 
-__attribute__((visibility("default"))) void* torchscope_step_function(void) {
+__attribute__((visibility("default"))) void* torchscope_step_builtins(void) {
   try {
-    return torchscope::collector::newStepFunction();
+    return torchscope::collector::newStepBuiltins();
   } catch (...) {
     return nullptr;
   }

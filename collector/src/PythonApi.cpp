@@ -47,7 +47,7 @@ const PythonApi& pythonApi() {
     bind(py.decref, "Py_DecRef");
     bind(py.clear_error, "PyErr_Clear");
     bind(py.new_function, "PyCFunction_NewEx");
-    bind(py.bytes_data, "PyBytes_AsString");
+    bind(py.build_value, "Py_BuildValue");
     bind(py.bool_from_long, "PyBool_FromLong");
     bind(py.error_occurred, "PyErr_Occurred");
     bind(py.version, "Py_Version");

@@ -42,11 +42,11 @@ struct PythonApi {
   void (*incref)(PyObject*) = nullptr;
   void (*decref)(PyObject*) = nullptr;
   void (*clear_error)() = nullptr;
-  // What the step function (StepFunction.h) needs.
+  // What the step builtins (StepBuiltins.h) need.
   PyObject* (*new_function)(void* definition, PyObject* self, PyObject* module) = nullptr;  // PyCFunction_NewEx
-  char* (*bytes_data)(PyObject*) = nullptr;                                                 // PyBytes_AsString
-  PyObject* (*bool_from_long)(long) = nullptr;                                              // new reference
-  PyObject* (*error_occurred)() = nullptr;                                                  // borrowed
+  PyObject* (*build_value)(const char* format, ...) = nullptr;  // Py_BuildValue: new reference
+  PyObject* (*bool_from_long)(long) = nullptr;                  // new reference
+  PyObject* (*error_occurred)() = nullptr;                      // borrowed
   // What reading stacks without the GIL (PythonMemory.h) adds.
   const unsigned long* version = nullptr;      // Py_Version (3.11+): 0xMMmmPPRS
   const void* code_type = nullptr;             // &PyCode_Type

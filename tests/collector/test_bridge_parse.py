@@ -4,12 +4,10 @@ import json
 import os
 import tempfile
 import textwrap
-import threading
-import time
 import types
 import unittest
 
-from torchscope_bridge import origins, parse, sites, steps
+from torchscope_bridge import origins, parse, sites
 
 PREFIXES = ("/venv/lib/python3.11/site-packages/torch/",)
 
@@ -258,48 +256,6 @@ class ArgumentOriginTest(unittest.TestCase):
 
     def test_an_unreadable_caller_gives_nothing(self):
         self.assertIsNone(origins.argument_origin("/nonexistent/file.py", 3, "scale", 1))
-
-
-class StepsTest(unittest.TestCase):
-    def setUp(self):
-        self.recorded = []
-        self.steps = steps.Steps(lambda index, start, end, source: self.recorded.append((index, source)))
-
-    def test_optimizer_steps_after_a_first_zero_grad_count_every_step(self):
-        for _ in range(3):
-            self.steps.zero_grad(1)
-            self.steps.optimizer_stepped(1)
-        self.assertEqual(self.recorded, [(0, b"optimizer"), (1, b"optimizer"), (2, b"optimizer")])
-
-    def test_zero_grad_marks_steps_when_no_step_is_seen_and_only_the_first_optimizer_counts(self):
-        for _ in range(3):
-            self.steps.zero_grad(1)
-            self.steps.zero_grad(2)
-        self.assertEqual(self.recorded, [(0, b"zero_grad"), (1, b"zero_grad")])
-
-    def test_markers_replace_optimizer_steps(self):
-        self.steps.marker()
-        self.steps.optimizer_stepped(1)
-        self.steps.marker()
-        self.assertEqual(self.recorded, [(0, b"marker")])
-
-    def test_markers_from_many_threads_get_distinct_indexes_and_contiguous_intervals(self):
-        recorded = []
-
-        def record(index, start, end, source):
-            time.sleep(0)  # lets another thread run inside the call, as the ctypes call to the collector does
-            recorded.append((index, start, end))
-
-        shared = steps.Steps(record)
-        threads = [threading.Thread(target=lambda: [shared.marker() for _ in range(200)]) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        self.assertEqual(sorted(index for index, _, _ in recorded), list(range(8 * 200 - 1)))
-        by_index = sorted(recorded)
-        for (_, _, end), (_, start, _) in zip(by_index, by_index[1:]):
-            self.assertEqual(end, start)
 
 
 class CompileRecordTest(unittest.TestCase):

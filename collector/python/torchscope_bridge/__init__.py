@@ -25,10 +25,7 @@ class Abi:
         self._record_json = library.torchscope_record_json
         self._record_json.restype = ctypes.c_int
         self._record_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        self._record_step = library.torchscope_record_step
-        self._record_step.restype = ctypes.c_int
-        self._record_step.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p]
-        self.step = _step_function(library) or self._step_through_ctypes
+        self.step_builtins = _step_builtins(library)
         self._bridge_started = library.torchscope_bridge_started
         self._bridge_started.restype = None
         self._bridge_started.argtypes = []
@@ -58,11 +55,6 @@ class Abi:
     def record(self, kind, fields):
         return self._record_json(kind.encode(), json.dumps(fields, default=str).encode()) == 0
 
-    def _step_through_ctypes(self, index, start_ns, end_ns, source):
-        """step(index, start_ns, end_ns, source: bytes): False when the step is outside the capture window (not
-        stored). The library's builtin when it has one (_step_function)."""
-        return self._record_step(index, start_ns, end_ns, source) == 0
-
     def diagnostic(self, severity, message):
         self.record("diagnostic", {"severity": severity, "message": message})
 
@@ -83,17 +75,18 @@ class Abi:
         return (self._store_path() or b"").decode(errors="replace")
 
 
-def _step_function(library):
-    """The collector's record_step builtin (torchscope_step_function), None when it has none: called once a training
-    step, where a cold ctypes call costs several times more than a builtin's (docs/performance.md, *Collector*)."""
+def _step_builtins(library):
+    """The collector's step builtins (torchscope_step_builtins, steps.py), None when it cannot make them: the step end
+    runs once a training step, cold, where one builtin call costs a few microseconds and Python code or a ctypes call
+    several times more (docs/performance.md, *Collector*)."""
     try:
-        make = ctypes.PyDLL(library._name, handle=library._handle).torchscope_step_function
+        make = ctypes.PyDLL(library._name, handle=library._handle).torchscope_step_builtins
         make.restype = ctypes.py_object
         make.argtypes = []
-        function = make()
+        builtins = make()
     except (AttributeError, OSError, ValueError, SystemError):
         return None
-    return function if callable(function) else None
+    return builtins if isinstance(builtins, tuple) and all(callable(function) for function in builtins) else None
 
 
 def _load_abi():

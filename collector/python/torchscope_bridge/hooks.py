@@ -259,27 +259,43 @@ def _attach_trace_handler():
 # --- steps, optimizers and torch.compile calls ----------------------------------------------
 
 
-def _record_step(index, start_ns, end_ns, source):
-    # The native side adds the host RSS; outside the capture window it stores nothing, and nothing is done here
-    # but dropping the regions' calls of that step (their compiled frames wait for the next row).
-    # Each call below is checked for work first (regions only once something is compiled, the census until it is
-    # done): on this cold path a call that does nothing still costs about a microsecond (steps.py).
-    if not _abi.step(index, start_ns, end_ns, source):
+def _step_ended(index, start_ns, end_ns, stored):
+    """The bridge's own work at a step end, when due (steps.py): the regions' calls and the op census of that step
+    (dropped when it is outside the capture window, `stored` False: their compiled frames wait for the next row),
+    the CUDA allocator's figures and the leak evidence (memory.py). The native side records the step and the host
+    RSS. Then asks for the next step that has work."""
+    frame = sys._getframe(1)
+    if not stored:
         if _regions is not None and _regions.regions:
             _regions.skip()
         if _census is not None and not _census.done:
             _census.skip()
-        return
-    if _regions is not None and _regions.regions:
-        _regions.write(index)
-    if _census is not None and not _census.done:
-        _census.step_stored(index, start_ns, end_ns, sys._getframe(1))
-    if _memory is not None:
-        try:
-            _memory.step_ended(index, end_ns, sys._getframe(1))
-        except Exception as error:  # memory capture must not stop the job
-            _abi.diagnostic("warning", f"memory capture stopped: {type(error).__name__}: {error}")
-            _stop_memory()
+    else:
+        if _regions is not None and _regions.regions:
+            _regions.write(index)
+        if _census is not None and not _census.done:
+            _census.step_stored(index, start_ns, end_ns, frame)
+        if _memory is not None:
+            try:
+                _memory.step_ended(index, end_ns, frame)
+            except Exception as error:  # memory capture must not stop the job
+                _abi.diagnostic("warning", f"memory capture stopped: {type(error).__name__}: {error}")
+                _stop_memory()
+    _marks.follow_up_from(*_next_follow_up())
+
+
+def _next_follow_up():
+    """(the first step index whose end has work in Python, whether steps outside the capture window have some too):
+    every step once a compiled region is timed or while the op census runs (their calls of a step outside the window
+    are dropped), else memory's next step inside the window (steps.NEVER without it)."""
+    if (_regions is not None and _regions.regions) or (_census is not None and not _census.done):
+        return 0, True
+    return (_memory.due_from() if _memory is not None else steps.NEVER), False
+
+
+def _follow_up_every_step():
+    if _marks is not None:
+        _marks.follow_up_from(0, True)
 
 
 def _stop_memory():
@@ -292,28 +308,40 @@ def _is_user_file(path):
 
 
 
-_steps = steps.Steps(_record_step)
+_marks = None  # steps.Marks, the library's step builtins, once installed
+_optimizer_stepped = None  # _marks.optimizer_stepped, a global: read after every optimizer step
 
 
 def _on_optimizer_step(optimizer, args, kwargs):
-    # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
-    if _traced():
+    # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else. Only Dynamo
+    # traces the step hooks' calls (AOTAutograd and export trace graphs and forwards), so they ask it alone.
+    if _dynamo_traced():
         return
-    _steps.optimizer_stepped(id(optimizer))
+    ended = _optimizer_stepped(id(optimizer))
+    if ended is not None:
+        _step_ended(*ended)
 
 
-def _hook_optimizer(optimizer_class):
-    """zero_grad() marks steps when no optimizer step is seen; __init__ notes where the user creates one."""
+def _hook_zero_grad(optimizer_class):
+    """zero_grad() marks steps when no optimizer step is seen."""
     original_zero_grad = optimizer_class.zero_grad
-    original_init = optimizer_class.__init__
 
     @functools.wraps(original_zero_grad)
     def zero_grad(self, *args, **kwargs):
-        # Once an optimizer step was seen zero_grad() marks nothing: asked here, not in a call (steps.py). After
-        # _traced(), so that Dynamo guards on nothing of ours.
-        if not _traced() and not _steps.optimizer_seen:
-            _steps.zero_grad(id(self))
+        # Once an optimizer step was seen zero_grad() marks nothing (steps.py). After the trace check, so that
+        # Dynamo guards on nothing of ours.
+        if not _dynamo_traced():
+            ended = _marks.zero_grad(id(self))
+            if ended is not None:
+                _step_ended(*ended)
         return original_zero_grad(self, *args, **kwargs)
+
+    optimizer_class.zero_grad = zero_grad
+
+
+def _hook_optimizer_init(optimizer_class):
+    """__init__ notes where the user creates an optimizer."""
+    original_init = optimizer_class.__init__
 
     @functools.wraps(original_init)
     def __init__(self, *args, **kwargs):  # noqa: N807 - replaces Optimizer.__init__
@@ -324,7 +352,6 @@ def _hook_optimizer(optimizer_class):
             except Exception:
                 pass
 
-    optimizer_class.zero_grad = zero_grad
     optimizer_class.__init__ = __init__
 
 
@@ -335,11 +362,12 @@ def _hook_backward(torch):
     @functools.wraps(original)
     def backward(self, *args, **kwargs):
         # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
-        if _traced():
+        if _dynamo_traced():
             return original(self, *args, **kwargs)
         result = original(self, *args, **kwargs)
-        if not _steps.optimizer_used:  # an optimizer's steps mark them: asked here, not in a call (steps.py)
-            _steps.backward()
+        ended = _marks.backward()  # marks a step only while no optimizer is used (steps.py)
+        if ended is not None:
+            _step_ended(*ended)
         return result
 
     torch.Tensor.backward = backward
@@ -353,11 +381,13 @@ class _CompiledStepEnd:
         self._entry = entry
 
     def before(self):
-        return _steps.index
+        return _marks.next_step_index()
 
     def after(self, steps_before):
-        if self._entry.optimizer_id is not None and _steps.index == steps_before:
-            _steps.optimizer_stepped(self._entry.optimizer_id)
+        if self._entry.optimizer_id is not None and _marks.next_step_index() == steps_before:
+            ended = _marks.optimizer_stepped(self._entry.optimizer_id)
+            if ended is not None:
+                _step_ended(*ended)
 
 
 def _step_counting(compiled, step_end):
@@ -385,6 +415,7 @@ def _hook_compile(torch):
     def compile(*args, **kwargs):  # noqa: A001 - replaces torch.compile
         global _compiled_anything
         _compiled_anything = True
+        _follow_up_every_step()  # the regions' calls are written at each step end
         compiled = original(*args, **kwargs)
         try:
             target = args[0] if args else kwargs.get("model")
@@ -408,11 +439,11 @@ def _hook_compile(torch):
 
 def mark_step():
     """torchscope.step(): the end of one training step."""
-    if _abi is None:
+    if _marks is None or _traced():
         return
-    if _traced():
-        return
-    _steps.marker()
+    ended = _marks.marker()
+    if ended is not None:
+        _step_ended(*ended)
 
 
 # --- the job's own torch.profiler ----------------------------------------------------------------
@@ -526,7 +557,7 @@ def _hook_torch(torch):
         _torch = torch
         _traced, _dynamo_traced = tracing.checker(torch), tracing.dynamo_checker(torch)
         _prefixes = parse.internal_prefixes(torch)
-        _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of)
+        _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of, _follow_up_every_step)
         if os.environ.get("TORCHSCOPE_REGIONS", "1").lower() not in ("0", "false", "off", "no"):
             _regions = regions.Regions(_abi.record, _dynamo_traced)
         if census.enabled():
@@ -534,9 +565,11 @@ def _hook_torch(torch):
         _attach_trace_handler()
         optimizer_module = importlib.import_module("torch.optim.optimizer")
         _optimizer_type = optimizer_module.Optimizer
-        optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
-        _hook_optimizer(optimizer_module.Optimizer)
-        _hook_backward(torch)
+        if _marks is not None:
+            optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
+            _hook_zero_grad(_optimizer_type)
+            _hook_backward(torch)
+        _hook_optimizer_init(_optimizer_type)
         _hook_compile(torch)
         _hook_profiler(torch)
         _enable_sync_warnings()
@@ -614,8 +647,8 @@ def _at_exit():
 
 
 def _after_fork_in_child():
-    global _steps
-    _steps = steps.Steps(_record_step)
+    if _marks is not None:
+        _marks.reset_after_fork()  # and follows every step up until the first one says otherwise
     sites.forget_after_fork()
     if _regions is not None:
         _regions.after_fork()
@@ -629,9 +662,14 @@ def _after_fork_in_child():
 def install(abi, after_torch_imported=None):
     """Installs the hooks; `after_torch_imported()` runs once the job has imported torch (at once
     when it has already), after the torch hooks, or at once when torch is not installed."""
-    global _abi, _after_torch_imported
+    global _abi, _after_torch_imported, _marks, _optimizer_stepped
     _abi = abi
     _after_torch_imported = after_torch_imported
+    if abi.step_builtins is None:
+        abi.diagnostic("warning", "the collector could not make its step builtins: no steps were recorded")
+    else:
+        _marks = steps.Marks(abi.step_builtins)
+        _optimizer_stepped = _marks.optimizer_stepped
     atexit.register(_at_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)
     if "torch" in sys.modules:

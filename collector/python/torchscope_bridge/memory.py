@@ -8,7 +8,7 @@ records every allocation's stack and is too costly to be on by default.
 
 import os
 
-from . import holders
+from . import holders, steps
 
 # memory_samples series (docs/FORMAT.md) -> torch.cuda.memory_stats key.
 CUDA_SERIES = {
@@ -30,15 +30,28 @@ def cuda_values(stats):
 
 
 class Memory:
-    def __init__(self, abi, torch, is_user_file, stack_of):
+    """`cuda_ready()` is called once CUDA is initialised, when every step end has work (its allocator's figures)."""
+
+    def __init__(self, abi, torch, is_user_file, stack_of, cuda_ready):
         self._abi = abi
         self._torch = torch
         self._holders = holders.Holders(is_user_file, stack_of) if os.environ.get(
             "TORCHSCOPE_MEMORY", "1").lower() not in ("0", "false", "off", "no") else None
         self._next_sampled = 1  # the leak evidence's next step (holders.is_sampled)
+        self._cuda_ready = False  # set at once by _on_cuda_init when CUDA is initialised already
+        if self._holders is not None and _on_cuda_init(torch, self._on_cuda_ready, cuda_ready):
+            self._cuda_ready = True
+
+    def _on_cuda_ready(self):
+        self._cuda_ready = True
+
+    def due_from(self):
+        """The first step whose end has work here: every one once CUDA is initialised, else the next sampled one."""
+        if self._holders is None:
+            return steps.NEVER
+        return 0 if self._cuda_ready else self._next_sampled
 
     def step_ended(self, step, end_ns, frame):
-        # The step end's cold path (steps.py): a CPU job's step between two sampled ones makes no Python call here.
         torch = self._torch
         if self._holders is None or torch is None:
             return
@@ -56,3 +69,25 @@ class Memory:
             for evidence in self._holders.sample(step, frame, torch.Tensor):
                 evidence["ts_ns"] = end_ns
                 self._abi.record("memory_holder", evidence)
+
+
+def _on_cuda_init(torch, *callbacks):
+    """Has torch call `callbacks` when it initialises CUDA (at once when it has); True when it cannot promise to (a
+    torch without `torch.cuda._lazy_call`): the caller then treats CUDA as ready. A callback never raises (torch
+    fails the initialisation on an exception of a queued call)."""
+    lazy_call = getattr(getattr(torch, "cuda", None), "_lazy_call", None)
+    if lazy_call is None:
+        return True
+
+    def initialised():
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                pass
+
+    try:
+        lazy_call(initialised)
+    except Exception:
+        return True
+    return False

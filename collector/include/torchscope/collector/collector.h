@@ -50,11 +50,11 @@ int torchscope_record_json(const char* kind, const char* json);
  * when the step is outside the capture window (not stored: the caller skips its own per-step work too). */
 int torchscope_record_step(int64_t index, int64_t start_ns, int64_t end_ns, const char* source);
 
-/* A Python builtin, record_step(index, start_ns, end_ns, source: bytes) -> bool, doing what torchscope_record_step
- * does (True: the step was stored) without a ctypes call: the bridge calls it once per training step, where a cold
- * ctypes call costs several times more. A new reference (a PyObject*), NULL when the interpreter lacks the API
- * it needs; call it with the GIL held (ctypes.PyDLL). Arguments of the wrong kind give False, not an exception. */
-void* torchscope_step_function(void);
+/* The Python bridge's step marking, as a tuple of Python builtins (optimizer_stepped, zero_grad, backward, marker,
+ * next_step_index, follow_up_from, reset_after_fork; collector/src/StepBuiltins.h): the step's state is kept here and
+ * each step end is one builtin call rather than Python code, which runs cold after a step's kernels. A new reference
+ * (a PyObject*), NULL when the interpreter lacks the API it needs; call it with the GIL held (ctypes.PyDLL). */
+void* torchscope_step_builtins(void);
 
 /* The bridge finished its start-up in this interpreter. Installs SIGTERM/SIGINT handlers that
  * flush the store (only now, so that Python's own SIGINT handling is in place first). */

@@ -1,0 +1,144 @@
+#include "StepBuiltins.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "Collector.h"
+#include "StepMarks.h"
+#include "torchscope/base/Clock.h"
+
+namespace torchscope::collector {
+
+namespace {
+
+using Py_ssize_t = std::intptr_t;
+using FastFunction = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
+
+// CPython's PyMethodDef, whose layout is part of the stable ABI.
+struct MethodDefinition {
+  const char* name;
+  FastFunction function;
+  int flags;
+  const char* doc;
+};
+constexpr int kFastCall = 0x0080;  // METH_FASTCALL: arguments as an array, no tuple built per call
+
+StepMarks& marks() {
+  static StepMarks process_marks;  // never destroyed before the interpreter: the bridge calls in up to its exit
+  return process_marks;
+}
+
+PyObject* none() { return pythonApi().build_value(""); }
+
+// The one argument as an integer; nullopt (the error cleared) for anything else.
+std::optional<std::int64_t> integerArgument(PyObject* const* arguments, Py_ssize_t count) {
+  const PythonApi& py = pythonApi();
+  if (count != 1) return std::nullopt;
+  const long long value = py.as_long_long(arguments[0]);
+  if (value == -1 && py.error_occurred() != nullptr) {
+    py.clear_error();
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Records the step, and tells the bridge about it when its follow-up is due.
+PyObject* ended(const std::optional<EndedStep>& step) {
+  if (!step) return none();
+  const bool stored = Collector::instance().recordStep(step->index, step->start_ns, step->end_ns, step->source);
+  if (!marks().followUpDue(step->index, stored)) return none();
+  const PythonApi& py = pythonApi();
+  return py.build_value("(LLLN)", static_cast<long long>(step->index), static_cast<long long>(step->start_ns),
+                        static_cast<long long>(step->end_ns), py.bool_from_long(stored ? 1 : 0));
+}
+
+PyObject* optimizerStepped(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+  try {
+    const std::optional<std::int64_t> optimizer = integerArgument(arguments, count);
+    if (!optimizer) return none();
+    return ended(marks().optimizerStepped(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
+  } catch (...) {
+    return none();
+  }
+}
+
+PyObject* zeroGrad(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+  try {
+    const std::optional<std::int64_t> optimizer = integerArgument(arguments, count);
+    if (!optimizer) return none();
+    return ended(marks().zeroGrad(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
+  } catch (...) {
+    return none();
+  }
+}
+
+PyObject* backward(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  try {
+    return ended(marks().backward(base::monotonicNow()));
+  } catch (...) {
+    return none();
+  }
+}
+
+PyObject* marker(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  try {
+    return ended(marks().marker(base::monotonicNow()));
+  } catch (...) {
+    return none();
+  }
+}
+
+PyObject* nextStepIndex(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  return pythonApi().build_value("L", static_cast<long long>(marks().nextIndex()));
+}
+
+PyObject* followUpFrom(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+  const std::optional<std::int64_t> index = count == 2 ? integerArgument(arguments, 1) : std::nullopt;
+  const std::optional<std::int64_t> outside_window = count == 2 ? integerArgument(arguments + 1, 1) : std::nullopt;
+  if (index && outside_window) marks().followUpFrom(*index, *outside_window != 0);
+  return none();
+}
+
+PyObject* resetAfterFork(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  marks().reset();
+  return none();
+}
+
+MethodDefinition definitions[] = {
+    {"optimizer_stepped", &optimizerStepped, kFastCall, "optimizer_stepped(optimizer_id): an optimizer's step() ended"},
+    {"zero_grad", &zeroGrad, kFastCall, "zero_grad(optimizer_id): an optimizer's zero_grad() was called"},
+    {"backward", &backward, kFastCall, "backward(): a backward() outside compiled code returned"},
+    {"marker", &marker, kFastCall, "marker(): torchscope.step()"},
+    {"next_step_index", &nextStepIndex, kFastCall, "next_step_index() -> int: the steps ended so far"},
+    {"follow_up_from", &followUpFrom, kFastCall,
+     "follow_up_from(index, outside_window): step ends from index on answer their step (outside the window too)"},
+    {"reset_after_fork", &resetAfterFork, kFastCall, "reset_after_fork(): a fork() child's steps start afresh"},
+};
+
+}  // namespace
+
+PyObject* newStepBuiltins() {
+  const PythonApi& py = pythonApi();
+  if (py.new_function == nullptr || py.as_long_long == nullptr || py.build_value == nullptr ||
+      py.bool_from_long == nullptr || py.error_occurred == nullptr || py.clear_error == nullptr ||
+      py.decref == nullptr) {
+    return nullptr;
+  }
+  PyObject* functions[std::size(definitions)] = {};
+  for (std::size_t i = 0; i < std::size(definitions); ++i) {
+    functions[i] = py.new_function(&definitions[i], nullptr, nullptr);
+    if (functions[i] == nullptr) {
+      for (std::size_t made = 0; made < i; ++made) py.decref(functions[made]);
+      py.clear_error();
+      return nullptr;
+    }
+  }
+  static_assert(std::size(definitions) == 7);
+  // "N" hands each reference over to the tuple (or drops it when the tuple cannot be made).
+  PyObject* tuple = py.build_value("(NNNNNNN)", functions[0], functions[1], functions[2], functions[3], functions[4],
+                                   functions[5], functions[6]);
+  if (tuple == nullptr) py.clear_error();
+  return tuple;
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,78 @@
+#include "StepMarks.h"
+
+namespace torchscope::collector {
+
+std::optional<EndedStep> StepMarks::optimizerStepped(OptimizerId optimizer, std::int64_t now_ns) {
+  std::lock_guard lock(mutex_);
+  if (markers_ || !tracks(optimizer)) return std::nullopt;
+  optimizerTakesOver();
+  optimizer_seen_ = true;
+  return endStep(now_ns, "optimizer");
+}
+
+std::optional<EndedStep> StepMarks::zeroGrad(OptimizerId optimizer, std::int64_t now_ns) {
+  std::lock_guard lock(mutex_);
+  if (markers_ || optimizer_seen_ || !tracks(optimizer)) return std::nullopt;
+  optimizerTakesOver();
+  return endStep(now_ns, "zero_grad");
+}
+
+std::optional<EndedStep> StepMarks::backward(std::int64_t now_ns) {
+  std::lock_guard lock(mutex_);
+  if (markers_ || optimizer_used_) return std::nullopt;
+  return endStep(now_ns, "backward");
+}
+
+std::optional<EndedStep> StepMarks::marker(std::int64_t now_ns) {
+  std::lock_guard lock(mutex_);
+  markers_ = true;
+  return endStep(now_ns, "marker");
+}
+
+std::int64_t StepMarks::nextIndex() const {
+  std::lock_guard lock(mutex_);
+  return next_index_;
+}
+
+void StepMarks::followUpFrom(std::int64_t index, bool outside_window) {
+  std::lock_guard lock(mutex_);
+  follow_up_from_ = index;
+  follow_up_outside_window_ = outside_window;
+}
+
+bool StepMarks::followUpDue(std::int64_t index, bool stored) const {
+  std::lock_guard lock(mutex_);
+  return index >= follow_up_from_ && (stored || follow_up_outside_window_);
+}
+
+void StepMarks::reset() {
+  std::lock_guard lock(mutex_);
+  next_index_ = 0;
+  last_ns_ = kNone;
+  optimizer_ = 0;
+  optimizer_seen_ = optimizer_used_ = markers_ = false;
+  follow_up_from_ = 0;
+  follow_up_outside_window_ = true;
+}
+
+std::optional<EndedStep> StepMarks::endStep(std::int64_t now_ns, const char* source) {
+  const std::int64_t start_ns = last_ns_;
+  last_ns_ = now_ns;
+  if (start_ns == kNone) return std::nullopt;  // the first mark only starts step 0
+  return EndedStep{next_index_++, start_ns, now_ns, source};
+}
+
+bool StepMarks::tracks(OptimizerId optimizer) {
+  if (optimizer_ == 0) optimizer_ = optimizer;
+  return optimizer_ == optimizer;
+}
+
+void StepMarks::optimizerTakesOver() {
+  // Steps marked by backward() so far (a warm-up without an optimizer) stay; the optimizer's first mark starts its
+  // first step, as it would have without them (the first backward() of an optimizer loop only set a start).
+  if (optimizer_used_) return;
+  optimizer_used_ = true;
+  last_ns_ = kNone;
+}
+
+}  // namespace torchscope::collector

@@ -1,0 +1,75 @@
+// Where the bridge's training steps end, kept natively: the step end runs after every optimizer step, cold (the
+// step's kernels have pushed the interpreter's code and data out of the caches), where each Python call and
+// attribute on its path cost about a microsecond; as one builtin call it costs a few (docs/performance.md,
+// *Collector*).
+//
+// An eager `optimizer.step()` runs its post-hooks; a compiled one runs none, so the compiled region that steps an
+// optimizer ends the step when it returns (the bridge's compile wrapper); `zero_grad()` marks steps when no
+// optimizer step is seen; `backward()` marks them when no optimizer is used at all (a manual update such as
+// `p.data.add_(p.grad, alpha=-lr)`); `torchscope.step()` markers replace all of them.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+
+namespace torchscope::collector {
+
+// A step that has just ended; `source` is a static string ("optimizer", "zero_grad", "backward", "marker").
+struct EndedStep {
+  std::int64_t index = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  const char* source = "";
+};
+
+// The marking rules, without a clock or a store: each event gets its time and answers the step it ended, if any.
+// Safe to call from any thread (the steps of threads marking at once each get their own index and start).
+class StepMarks {
+ public:
+  using OptimizerId = std::uintptr_t;  // the optimizer's id() in Python
+
+  // An optimizer's step() returned (its post-hook), or a compiled region that steps it. With several optimizers
+  // the first one to step marks the steps.
+  std::optional<EndedStep> optimizerStepped(OptimizerId optimizer, std::int64_t now_ns);
+  // Step 0 starts at the first zero_grad(); later ones mark steps only while no optimizer step was seen.
+  std::optional<EndedStep> zeroGrad(OptimizerId optimizer, std::int64_t now_ns);
+  // A backward() outside compiled code: ends a step while no optimizer and no marker is seen. The step is the time
+  // between two backward() calls, so the first one starts step 0 (a training loop's period, as `torchscope fix`
+  // counts it when no optimizer steps).
+  std::optional<EndedStep> backward(std::int64_t now_ns);
+  // torchscope.step(): from the first one on, only markers end steps.
+  std::optional<EndedStep> marker(std::int64_t now_ns);
+
+  // The index the next step will have (how many ended so far).
+  [[nodiscard]] std::int64_t nextIndex() const;
+
+  // The bridge's per-step work in Python (compiled regions, the op census, memory beyond the host RSS) is due from
+  // this step index on, for the steps outside the capture window too when `outside_window`; a step end it is not due
+  // for makes no Python call.
+  void followUpFrom(std::int64_t index, bool outside_window);
+  [[nodiscard]] bool followUpDue(std::int64_t index, bool stored) const;
+
+  // A fork() child starts afresh, following every step up until its bridge says otherwise.
+  void reset();
+
+ private:
+  std::optional<EndedStep> endStep(std::int64_t now_ns, const char* source);  // needs mutex_
+  bool tracks(OptimizerId optimizer);                                         // needs mutex_
+  void optimizerTakesOver();                                                  // needs mutex_
+
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+
+  mutable std::mutex mutex_;
+  std::int64_t next_index_ = 0;
+  std::int64_t last_ns_ = kNone;  // the end of the last step: the start of the next (none before the first mark)
+  OptimizerId optimizer_ = 0;     // the optimizer that marks steps (0: none yet)
+  bool optimizer_seen_ = false;   // an optimizer step was seen: zero_grad() no longer marks
+  bool optimizer_used_ = false;   // an optimizer's step() or zero_grad() was seen: backward() no longer marks
+  bool markers_ = false;
+  std::int64_t follow_up_from_ = 0;
+  bool follow_up_outside_window_ = true;
+};
+
+}  // namespace torchscope::collector
