@@ -33,7 +33,11 @@ the side threads' closed-window CPU. The stack sampler runs under its budget (TO
 environment, 0.5 % of a core by default: --hz is the rate asked, which a machine of costly ticks runs slower).
 
     .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
-        [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB]
+        [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB] \
+        [--model bench|large]
+
+Each variant ends with the whole collector against none on the job: the window-gated ratio times the hooks' ratio
+(their intervals' ends multiplied: a wider interval than either).
 """
 
 import argparse
@@ -49,7 +53,7 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, run_child
-from workloads import THREAD_GROUPS, eager_mlp_loop, thread_cpu
+from workloads import MLP_SIZES, THREAD_GROUPS, eager_mlp_loop, thread_cpu
 
 def set_window(library, want_open):
     """Toggles the capture window until the collector says it is `want_open` (its thread reads the signal)."""
@@ -96,8 +100,8 @@ def measured_block(train, per_block):
             "threads": {group: (after[group] - threads[group]) / per_block for group in THREAD_GROUPS}}
 
 
-def ab_worker(blocks, per_block, prime_steps):
-    train = eager_mlp_loop()
+def ab_worker(blocks, per_block, prime_steps, model):
+    train = eager_mlp_loop(model)
     library = ctypes.CDLL(None)
     library.torchscope_window_open.restype = ctypes.c_int
     train(50)  # warm-up, window closed
@@ -123,8 +127,8 @@ def ab_worker(blocks, per_block, prime_steps):
     print(json.dumps({"blocks": gated, "hooks": hooked}))
 
 
-def steady_worker(steps):
-    train = eager_mlp_loop()
+def steady_worker(steps, model):
+    train = eager_mlp_loop(model)
     train(50)
     start = time.process_time()
     train(steps)
@@ -168,7 +172,7 @@ def window_part(args, store_dir):
     def run(variant):
         library, hz = variant
         command = [sys.executable, os.path.abspath(__file__), "--ab-worker", "--blocks", str(args.blocks),
-                   "--block-steps", str(args.block_steps), "--prime-steps", str(args.prime_steps)]
+                   "--block-steps", str(args.block_steps), "--prime-steps", str(args.prime_steps), "--model", args.model]
         env = collector_env(args, os.path.join(store_dir, f"ab{hz}.db"), hz)
         env["LD_PRELOAD"] = library
         out, _ = run_child(command, env)
@@ -188,8 +192,9 @@ def sum_wall(blocks):
     return sum(b["wall"] for b in blocks)
 
 
-def report_hooks(groups):
-    """The bridge's step hooks with the window closed against none, on the job's thread and in wall time."""
+def report_hooks(groups, gated):
+    """The bridge's step hooks with the window closed against none, on the job's thread and in wall time; then the
+    whole collector, with `gated` (the window-gated ratio, low, high)."""
     ratio, low, high = bootstrap_median([sum_cpu(hooked) / sum_cpu(bare) for hooked, bare in groups])
     wall, wall_low, wall_high = bootstrap_median([sum_wall(hooked) / sum_wall(bare) for hooked, bare in groups])
     added, added_low, added_high = bootstrap_median(
@@ -197,11 +202,15 @@ def report_hooks(groups):
     print(f"      constant, the bridge's step hooks (window closed) against none: CPU {ratio:.4f} [{low:.4f}, "
           f"{high:.4f}], wall {wall:.4f} [{wall_low:.4f}, {wall_high:.4f}], job's thread {added * 1e6:+.1f} us "
           f"[{added_low * 1e6:+.1f}, {added_high * 1e6:+.1f}] a step ({len(groups)} ABBA groups)")
+    print(f"      the whole collector against none (window-gated x hooks): CPU {gated[0] * ratio:.4f} "
+          f"[{gated[1] * low:.4f}, {gated[2] * high:.4f}]")
 
 
 def report_window(library, hz, groups):
+    """Prints the window-gated part; returns its (ratio, low, high)."""
     ratios = [sum_cpu(opened) / sum_cpu(closed) for opened, closed in groups]
-    ratio, low, high = bootstrap_median(ratios)
+    gated = bootstrap_median(ratios)
+    ratio, low, high = gated
     closed_step = statistics.median(sum_cpu(closed) / 2 for _, closed in groups)
     quartiles = statistics.quantiles(ratios, n=4)
     print(f"{library}\n  window-gated, sampler {'off' if hz == 0 else f'at {hz} Hz'}: open/closed {ratio:.4f} "
@@ -220,6 +229,7 @@ def report_window(library, hz, groups):
     closed = [f"{group} {statistics.median(sum_cpu(blocks, group) / 2 for _, blocks in groups) * 1e6:.1f} us"
               for group in THREAD_GROUPS]
     print("      per closed step, by thread: " + ", ".join(closed))
+    return gated
 
 
 def constant_part(args, store_dir):
@@ -230,7 +240,8 @@ def constant_part(args, store_dir):
         env.pop("LD_PRELOAD", None)
         if variant == "closed":
             env = collector_env(args, os.path.join(store_dir, "closed.db"), 0)
-        command = [sys.executable, os.path.abspath(__file__), "--steady-worker", "--steps", str(steps)]
+        command = [sys.executable, os.path.abspath(__file__), "--steady-worker", "--steps", str(steps), "--model",
+                   args.model]
         out, tree = run_child(command, env)
         return {"tree": tree, "loop": last_json(out)["loop_cpu"]}
 
@@ -261,12 +272,14 @@ def main():
     parser.add_argument("--ab-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--steady-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=sorted(MLP_SIZES), default="bench",
+                        help="the job: the bench's MLP or one with steps about eight times longer")
     args = parser.parse_args()
     if args.ab_worker:
-        ab_worker(args.blocks, args.block_steps, args.prime_steps)
+        ab_worker(args.blocks, args.block_steps, args.prime_steps, args.model)
         return
     if args.steady_worker:
-        steady_worker(args.steps)
+        steady_worker(args.steps, args.model)
         return
     if not args.library or not os.path.exists(args.library):
         parser.error("--library must name the built libtorchscope_collector.so")
@@ -284,10 +297,11 @@ def main():
     load_after = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load_before[0]:.2f} at the start, "
           f"{load_after[0]:.2f} at the end (1-minute averages), python {platform.python_version()}; "
-          f"{args.processes} A/B processes per rate x {args.blocks} blocks of {args.block_steps} steps")
+          f"{args.processes} A/B processes per rate x {args.blocks} blocks of {args.block_steps} steps of the "
+          f"{args.model} MLP")
     for library, hz in groups:
-        report_window(library, hz, groups[(library, hz)])
-        report_hooks(hook_groups[(library, hz)])
+        gated = report_window(library, hz, groups[(library, hz)])
+        report_hooks(hook_groups[(library, hz)], gated)
     print("\n".join(constant))
 
 

@@ -1,5 +1,6 @@
 """What the collector's overhead benches share: their job, an eager MLP training loop (256-512-512-10, batch 64, SGD,
-one intra-op thread, built in the worker process so that its import of torch is part of what a bench measures), and
+one intra-op thread, built in the worker process so that its import of torch is part of what a bench measures; or
+the "large" one, 512-1024-1024-10, batch 128, with steps about eight times longer), and
 how they read the CPU time of the job's threads and of the collector's (named torchscope-wr, -mem, -smp)."""
 
 import os
@@ -36,16 +37,29 @@ def thread_cpu():
     return totals
 
 
-def eager_mlp_loop():
-    """train(steps): runs that many training steps of the one model, optimizer and batch."""
+MLP_SIZES = {"bench": ((256, 512, 512, 10), 64), "large": ((512, 1024, 1024, 10), 128)}  # widths, batch
+
+
+def eager_mlp(size="bench"):
+    """(model, optimizer, inputs, targets) of the MLP job (MLP_SIZES[size])."""
     import torch
 
+    widths, batch = MLP_SIZES[size]
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    layers = []
+    for width_in, width_out in zip(widths, widths[1:]):
+        layers += [torch.nn.Linear(width_in, width_out), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers[:-1])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    inputs, targets = torch.randn(64, 256), torch.randint(0, 10, (64,))
+    return model, optimizer, torch.randn(batch, widths[0]), torch.randint(0, widths[-1], (batch,))
+
+
+def eager_mlp_loop(size="bench"):
+    """train(steps): runs that many training steps of the one model, optimizer and batch (MLP_SIZES[size])."""
+    import torch
+
+    model, optimizer, inputs, targets = eager_mlp(size)
 
     def train(steps):
         for _ in range(steps):
