@@ -52,37 +52,23 @@ PyObject* ended(const std::optional<EndedStep>& step) {
                         static_cast<long long>(step->end_ns), py.bool_from_long(stored ? 1 : 0));
 }
 
-PyObject* optimizerStepped(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+// optimizer_stepped(optimizer_id) and zero_grad(optimizer_id): `mark` is the StepMarks event.
+template <std::optional<EndedStep> (StepMarks::*mark)(StepMarks::OptimizerId, std::int64_t)>
+PyObject* optimizerEvent(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
   try {
     const std::optional<std::int64_t> optimizer = integerArgument(arguments, count);
     if (!optimizer) return none();
-    return ended(marks().optimizerStepped(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
+    return ended((marks().*mark)(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
   } catch (...) {
     return none();
   }
 }
 
-PyObject* zeroGrad(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+// backward() and marker().
+template <std::optional<EndedStep> (StepMarks::*mark)(std::int64_t)>
+PyObject* loopEvent(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
   try {
-    const std::optional<std::int64_t> optimizer = integerArgument(arguments, count);
-    if (!optimizer) return none();
-    return ended(marks().zeroGrad(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
-  } catch (...) {
-    return none();
-  }
-}
-
-PyObject* backward(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
-  try {
-    return ended(marks().backward(base::monotonicNow()));
-  } catch (...) {
-    return none();
-  }
-}
-
-PyObject* marker(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
-  try {
-    return ended(marks().marker(base::monotonicNow()));
+    return ended((marks().*mark)(base::monotonicNow()));
   } catch (...) {
     return none();
   }
@@ -105,10 +91,13 @@ PyObject* resetAfterFork(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_
 }
 
 MethodDefinition definitions[] = {
-    {"optimizer_stepped", &optimizerStepped, kFastCall, "optimizer_stepped(optimizer_id): an optimizer's step() ended"},
-    {"zero_grad", &zeroGrad, kFastCall, "zero_grad(optimizer_id): an optimizer's zero_grad() was called"},
-    {"backward", &backward, kFastCall, "backward(): a backward() outside compiled code returned"},
-    {"marker", &marker, kFastCall, "marker(): torchscope.step()"},
+    {"optimizer_stepped", &optimizerEvent<&StepMarks::optimizerStepped>, kFastCall,
+     "optimizer_stepped(optimizer_id): an optimizer's step() ended"},
+    {"zero_grad", &optimizerEvent<&StepMarks::zeroGrad>, kFastCall,
+     "zero_grad(optimizer_id): an optimizer's zero_grad() was called"},
+    {"backward", &loopEvent<&StepMarks::backward>, kFastCall,
+     "backward(): a backward() outside compiled code returned"},
+    {"marker", &loopEvent<&StepMarks::marker>, kFastCall, "marker(): torchscope.step()"},
     {"next_step_index", &nextStepIndex, kFastCall, "next_step_index() -> int: the steps ended so far"},
     {"follow_up_from", &followUpFrom, kFastCall,
      "follow_up_from(index, outside_window): step ends from index on answer their step (outside the window too)"},

@@ -107,8 +107,7 @@ TEST(StepMarks, BackwardStepsOfAWarmUpStayAndTheOptimizerGoesOnFromThem) {
   }
   // The first backward() of the optimizer's loop still ends a warm-up step; the optimizer's first step only starts
   // its own.
-  EXPECT_EQ(loop.ended,
-            (Ended{{0, "backward"}, {1, "backward"}, {2, "backward"}, {3, "optimizer"}, {4, "optimizer"}}));
+  EXPECT_EQ(loop.ended, (Ended{{0, "backward"}, {1, "backward"}, {2, "backward"}, {3, "optimizer"}, {4, "optimizer"}}));
 }
 
 TEST(StepMarks, TheFirstOptimizerToStepMarksTheSteps) {
