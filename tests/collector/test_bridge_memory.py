@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 import textwrap
+import types
 import unittest
 
 import torch
@@ -130,6 +131,57 @@ class CudaSeries(unittest.TestCase):
                  "num_device_alloc": 3, "unrelated": 5}
         self.assertEqual(memory.cuda_values(stats), {"cuda.allocated": 10, "cuda.reserved": 20,
                                                      "cuda.alloc_retries_count": 1, "cuda.device_allocs_count": 3})
+
+
+class StepsWithWork(unittest.TestCase):
+    """memory.Memory.due_from(): the steps whose end has work here, which the bridge names to the library so that
+    other step ends make no Python call (steps.py)."""
+
+    class Cuda:
+        """torch.cuda's lazy initialisation: _lazy_call queues a call until CUDA is initialised, then calls it."""
+
+        def __init__(self, initialised=False):
+            self.queued, self.initialised = [], initialised
+
+        def _lazy_call(self, callable_):
+            if self.initialised:
+                callable_()
+            else:
+                self.queued.append(callable_)
+
+        def initialise(self):
+            self.initialised = True
+            for queued in self.queued:
+                queued()  # torch fails the initialisation when a queued call raises
+
+    def _memory(self, cuda, cuda_ready=lambda: None):
+        torch_like = types.SimpleNamespace(cuda=cuda)
+        return memory.Memory(abi=None, torch=torch_like, is_user_file=_is_this_file, stack_of=lambda frame: [],
+                             cuda_ready=cuda_ready)
+
+    def test_the_leak_evidences_next_step_until_cuda_is_initialised_then_every_step(self):
+        cuda, told = self.Cuda(), []
+        tracked = self._memory(cuda, lambda: told.append(True))
+        self.assertEqual(tracked.due_from(), 1)
+        cuda.initialise()
+        self.assertEqual((tracked.due_from(), told), (0, [True]))
+
+    def test_cuda_initialised_before_the_bridge_is_ready_at_once(self):
+        self.assertEqual(self._memory(self.Cuda(initialised=True)).due_from(), 0)
+
+    def test_a_callback_that_raises_does_not_fail_cudas_initialisation(self):
+        cuda = self.Cuda()
+        tracked = self._memory(cuda, lambda: 1 / 0)
+        cuda.initialise()
+        self.assertEqual(tracked.due_from(), 0)
+
+    def test_a_torch_without_lazy_calls_counts_as_cuda_ready(self):
+        self.assertEqual(self._memory(types.SimpleNamespace()).due_from(), 0)
+
+    def test_nothing_is_due_with_memory_capture_off(self):
+        os.environ["TORCHSCOPE_MEMORY"] = "0"
+        self.addCleanup(os.environ.pop, "TORCHSCOPE_MEMORY")
+        self.assertGreater(self._memory(self.Cuda(initialised=True)).due_from(), 1 << 40)
 
 
 if __name__ == "__main__":
