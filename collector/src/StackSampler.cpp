@@ -440,10 +440,29 @@ void StackSampler::add(std::map<TotalsKey, Totals>& totals, std::int64_t step, c
 }
 
 void StackSampler::assign(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns) {
+  // A sample stands for the time since its thread's previous one, which may reach back before the kept steps (the
+  // job's import and set-up, a step outside the capture window, a pause of the ticks): that time is not the step's,
+  // and once the budget spaces ticks wider than the steps it would swell the first step that holds a sample.
+  if (step >= 0 && start_ns != last_kept_end_ns_) kept_run_start_ns_ = start_ns;
+  last_kept_end_ns_ = step >= 0 ? end_ns : -1;
   std::map<TotalsKey, Totals> of_step;
   auto done = pending_.begin();
   for (; done != pending_.end() && done->ts_ns <= end_ns; ++done) {
-    add(done->ts_ns >= start_ns && step >= 0 ? of_step : outside_steps_, done->ts_ns >= start_ns ? step : -1, *done);
+    if (done->ts_ns < start_ns || step < 0) {
+      add(outside_steps_, -1, *done);
+      continue;
+    }
+    Credit credit = *done;
+    const std::int64_t within = credit.ts_ns - kept_run_start_ns_;
+    if (credit.wall_ns > within) {
+      // The thread's CPU over the interval is cut in the same proportion.
+      if (credit.cpu_ns > 0) {
+        credit.cpu_ns = static_cast<std::int64_t>(static_cast<double>(credit.cpu_ns) * static_cast<double>(within) /
+                                                  static_cast<double>(credit.wall_ns));
+      }
+      credit.wall_ns = within;
+    }
+    add(of_step, step, credit);
   }
   pending_.erase(pending_.begin(), done);
   write(of_step);

@@ -200,7 +200,8 @@ class StackSampler {
   // A thread not yet named: its native id and name from threading (`active`: threading._active or null), when listed.
   void describeThread(const PythonApi& py, ThreadClock& clock, PyObject* key, PyObject* active);
   void writeNewRecords();
-  // Under mutex_: the credits up to `end_ns` go to `step` (those before `start_ns` to no step).
+  // Under mutex_: the credits up to `end_ns` go to `step` (those before `start_ns` to no step), each credited with no
+  // time before the run of kept steps that `step` belongs to.
   void assign(std::int64_t step, std::int64_t start_ns, std::int64_t end_ns);
   void add(std::map<TotalsKey, Totals>& totals, std::int64_t step, const Credit& credit);
   void write(const std::map<TotalsKey, Totals>& totals);
@@ -247,6 +248,10 @@ class StackSampler {
   std::mutex mutex_;  // guards what follows; never held while the GIL is taken
   std::vector<Credit> pending_;
   std::map<TotalsKey, Totals> outside_steps_;
+  // The start of the current run of kept steps, each starting where the last ended; the last kept step's end (-1:
+  // the last step was not kept).
+  std::int64_t kept_run_start_ns_ = -1;
+  std::int64_t last_kept_end_ns_ = -1;
   bool stopped_ = false;
 
   std::mutex wake_mutex_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "JobScripts.h"
@@ -137,6 +138,40 @@ TEST(StackSampler, EveryThreadIsSampledWithItsNameAndIdleOnesAreLeftOutOfTheLine
 
 // A real torch.compile job on the CPU: Inductor's compile workers and tqdm's monitor wait beside the steps. They are
 // sampled and stored, and the line table leaves them out: its time is the steps' own, not that times the threads.
+TEST(StackSampler, NoTimeBeforeTheStepsIsCreditedToThem) {
+  // Three ticks a second and steps of 10 ms: the first sample inside the steps follows one taken in the set-up, a
+  // third of a second earlier. The samples' time in the first N steps can be at most those steps' own, for every N
+  // (without the rule, the first sampled step would hold up to a third of a second from the set-up).
+  const TempDir scratch;
+  const fs::path store = scratch.path() / "run.db";
+  ProgramOptions options;
+  options.env["TORCHSCOPE_SAMPLE_HZ"] = "3";
+  options.env["TORCHSCOPE_SAMPLE_BUDGET"] = "0";
+  const ProgramOutcome job =
+      runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("sampled_late_steps.py").string()}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out, "done\n");
+  auto reader = openStore(store);
+  ASSERT_TRUE(reader);
+  auto steps = rows<store::Step>(*reader);
+  ASSERT_EQ(steps.size(), 150u);
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  std::map<std::int64_t, std::int64_t> wall_by_step;
+  std::int64_t samples = 0;
+  for (const auto& sample : rows<store::StackSample>(*reader)) {
+    if (sample.step < 0) continue;
+    wall_by_step[sample.step] += sample.wall_ns;
+    samples += sample.samples;
+  }
+  ASSERT_GE(samples, 3) << "too few samples inside the steps to tell";
+  std::int64_t sampled_ns = 0;
+  for (const auto& step : steps) {
+    sampled_ns += wall_by_step[step.index];
+    EXPECT_LE(sampled_ns, step.end_ns - steps.front().start_ns) << "the samples up to step " << step.index;
+  }
+  EXPECT_GT(sampled_ns, (steps.back().end_ns - steps.front().start_ns) / 2);  // the intervals inside still count
+}
+
 TEST(StackSampler, IdleCompileWorkersOfACompiledJobAreLeftOutOfTheLines) {
   const TempDir scratch;
   const fs::path store = scratch.path() / "run.db";
