@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string>
 
 #include "JobScripts.h"
 #include "torchscope/analyzer/LineTable.h"
@@ -183,18 +184,30 @@ TEST(StackSampler, IdleCompileWorkersOfACompiledJobAreLeftOutOfTheLines) {
   const auto steps = rows<store::Step>(*reader);
   ASSERT_FALSE(steps.empty());
   const std::int64_t main_tid = steps.front().tid;
-  std::set<std::int64_t> waiting;  // threads other than the steps' with samples of (almost) no CPU time
+  // Threads other than the steps' in the steps: those that only waited (every row of (almost) no CPU time), and
+  // those that ran at some step (a worker can still finish a compile beside the first steps on a loaded machine).
+  std::set<std::int64_t> waiting;
+  std::set<std::int64_t> ran;
+  std::string ran_rows;
   for (const auto& sample : rows<store::StackSample>(*reader)) {
-    if (sample.tid != main_tid && sample.step >= 0 && sample.cpu_ns >= 0 && sample.cpu_ns * 100 < sample.wall_ns) {
+    if (sample.tid == main_tid || sample.step < 0) continue;
+    if (sample.cpu_ns >= 0 && sample.cpu_ns * 100 < sample.wall_ns) {
       waiting.insert(sample.tid);
+    } else {
+      ran.insert(sample.tid);
+      ran_rows += " (step " + std::to_string(sample.step) + ", tid " + std::to_string(sample.tid) + ", wall " +
+                  std::to_string(sample.wall_ns) + " ns, cpu " + std::to_string(sample.cpu_ns) + " ns)";
     }
   }
-  ASSERT_FALSE(waiting.empty()) << "no idle thread beside the steps: nothing to leave out";
+  for (std::int64_t tid : ran) waiting.erase(tid);
+  ASSERT_FALSE(waiting.empty()) << "no thread beside the steps only waited: nothing to leave out";
 
   const analyzer::LineTable table = linesOf(*reader);
   ASSERT_TRUE(table.recorded);
   ASSERT_GT(table.steps, 100);
-  EXPECT_EQ(table.threads, 1);
+  // The threads that only waited are left out; the steps' thread counts, and so may one that ran in a steady step.
+  EXPECT_GE(table.threads, 1);
+  EXPECT_LE(table.threads, 1 + static_cast<std::int64_t>(ran.size())) << "rows of threads that ran:" << ran_rows;
   EXPECT_GT(table.idle_samples, table.samples / 2);  // at least two idle workers beside the one busy thread
   // The counted time is the steady steps' (one thread), and the user's code holds nearly all of it.
   const double steps_s = table.step_s * static_cast<double>(table.steps);
