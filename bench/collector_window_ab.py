@@ -18,8 +18,8 @@ to show. So the cost is measured in two parts:
   inserts, the host-memory sampler's reads and, with --hz, the stack sampler's ticks. Before the measured blocks the
   window is open for --prime-steps steps, so that the one-off op census (one step, docs/collector.md) is not in them.
 * **Constant, the job's side (A/B in one process).** Then, the window closed, blocks run in ABBA order with the
-  bridge's per-step hooks taken out of torch (the optimizer's step post-hook, the zero_grad() and backward()
-  wrappers: what a step runs of the collector while nothing is recorded) and put back: the job's thread's cost
+  bridge's per-step hooks taken out of torch (the optimizer's step post-hook, and the zero_grad() and backward()
+  wrappers while the bridge keeps them: what a step runs of the collector while nothing is recorded) and put back: the job's thread's cost
   of a closed window, which fresh processes cannot resolve. The side threads' closed-window cost is in each
   variant's "per closed step, by thread".
 * **Constant (across processes).** What the collector costs with its window closed: the library and bridge loaded,
@@ -68,23 +68,30 @@ def set_window(library, want_open):
 
 
 def bridge_step_hooks():
-    """(take_out, put_back): remove the bridge's per-step hooks from torch (the optimizer's step post-hook, the
-    zero_grad() and backward() wrappers) and restore them, so that a block can run as if no collector were there."""
+    """(take_out, put_back): remove the bridge's per-step hooks from torch (the optimizer's step post-hook, and the
+    zero_grad() and backward() wrappers while they are in: the bridge takes them out itself once an optimizer has
+    stepped) and restore them as they were, so that a block can run as if no collector were there. Called after the
+    job's first steps, the hooks are those its steady steps pay for."""
     import torch
     from torch.optim import optimizer as optimizer_module
 
     hooks = sys.modules["torchscope_bridge.hooks"]
     optimizer_class = optimizer_module.Optimizer
-    wrapped_backward, wrapped_zero_grad = torch.Tensor.backward, optimizer_class.zero_grad
+    installed_backward, installed_zero_grad = torch.Tensor.backward, optimizer_class.zero_grad
+    wrappers = getattr(hooks, "_marking_wrappers", None)  # (owner, attribute, wrapper, original) by name
+    if wrappers is not None:
+        original_backward, original_zero_grad = wrappers["backward"][3], wrappers["zero_grad"][3]
+    else:  # a bridge that keeps its wrappers in
+        original_backward, original_zero_grad = installed_backward.__wrapped__, installed_zero_grad.__wrapped__
     post_hooks = optimizer_module._global_optimizer_post_hooks
     key = next(key for key, hook in post_hooks.items() if hook is hooks._on_optimizer_step)
 
     def take_out():
-        torch.Tensor.backward, optimizer_class.zero_grad = wrapped_backward.__wrapped__, wrapped_zero_grad.__wrapped__
+        torch.Tensor.backward, optimizer_class.zero_grad = original_backward, original_zero_grad
         post_hooks.pop(key, None)
 
     def put_back():
-        torch.Tensor.backward, optimizer_class.zero_grad = wrapped_backward, wrapped_zero_grad
+        torch.Tensor.backward, optimizer_class.zero_grad = installed_backward, installed_zero_grad
         post_hooks[key] = hooks._on_optimizer_step
 
     return take_out, put_back

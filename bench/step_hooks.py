@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What the bridge's step hooks cost the job's own thread, call by call: the optimizer's step post-hook, the
-zero_grad() and backward() wrappers, and the step end's record in the library behind them.
+zero_grad() and backward() wrappers (until the bridge takes them out, after the first steps), and the step end's
+record in the library behind them.
 
 A whole step's CPU in fresh processes, or even in ABBA blocks of one process (bench/collector_window_ab.py), spreads
 by a few per cent on a shared machine, more than these hooks cost. So each phase of the training step is timed
@@ -35,6 +36,10 @@ def worker(groups, block_steps, model_size):
     import torch
 
     model, optimizer, inputs, targets = eager_mlp(model_size)
+    for _ in range(3):  # the hooks a steady step pays for: the bridge unhooks what can no longer mark steps
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(inputs), targets).backward()
+        optimizer.step()
     take_out, put_back = bridge_step_hooks()
     clock = time.perf_counter_ns
     calls = {variant: {phase: [] for phase in PHASES} for variant in ("out", "in")}

@@ -52,23 +52,32 @@ PyObject* ended(const std::optional<EndedStep>& step) {
                         static_cast<long long>(step->end_ns), py.bool_from_long(stored ? 1 : 0));
 }
 
+using CanMark = bool (StepMarks::*)() const;
+
+// The step an event ended, as ended() answers it; False instead of None when events of its kind (`can_mark`) can
+// never end a step again in this process, so that the bridge takes its wrapper out of torch.
+PyObject* answer(const std::optional<EndedStep>& step, CanMark can_mark) {
+  if (!step && can_mark != nullptr && !(marks().*can_mark)()) return pythonApi().bool_from_long(0);
+  return ended(step);
+}
+
 // optimizer_stepped(optimizer_id) and zero_grad(optimizer_id): `mark` is the StepMarks event.
-template <std::optional<EndedStep> (StepMarks::*mark)(StepMarks::OptimizerId, std::int64_t)>
+template <std::optional<EndedStep> (StepMarks::*mark)(StepMarks::OptimizerId, std::int64_t), CanMark can_mark>
 PyObject* optimizerEvent(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
   try {
     const std::optional<std::int64_t> optimizer = integerArgument(arguments, count);
     if (!optimizer) return none();
-    return ended((marks().*mark)(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()));
+    return answer((marks().*mark)(static_cast<StepMarks::OptimizerId>(*optimizer), base::monotonicNow()), can_mark);
   } catch (...) {
     return none();
   }
 }
 
 // backward() and marker().
-template <std::optional<EndedStep> (StepMarks::*mark)(std::int64_t)>
+template <std::optional<EndedStep> (StepMarks::*mark)(std::int64_t), CanMark can_mark>
 PyObject* loopEvent(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
   try {
-    return ended((marks().*mark)(base::monotonicNow()));
+    return answer((marks().*mark)(base::monotonicNow()), can_mark);
   } catch (...) {
     return none();
   }
@@ -91,13 +100,13 @@ PyObject* resetAfterFork(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_
 }
 
 MethodDefinition definitions[] = {
-    {"optimizer_stepped", &optimizerEvent<&StepMarks::optimizerStepped>, kFastCall,
+    {"optimizer_stepped", &optimizerEvent<&StepMarks::optimizerStepped, nullptr>, kFastCall,
      "optimizer_stepped(optimizer_id): an optimizer's step() ended"},
-    {"zero_grad", &optimizerEvent<&StepMarks::zeroGrad>, kFastCall,
-     "zero_grad(optimizer_id): an optimizer's zero_grad() was called"},
-    {"backward", &loopEvent<&StepMarks::backward>, kFastCall,
-     "backward(): a backward() outside compiled code returned"},
-    {"marker", &loopEvent<&StepMarks::marker>, kFastCall, "marker(): torchscope.step()"},
+    {"zero_grad", &optimizerEvent<&StepMarks::zeroGrad, &StepMarks::zeroGradCanMark>, kFastCall,
+     "zero_grad(optimizer_id): an optimizer's zero_grad() was called (False: zero_grad() no longer marks)"},
+    {"backward", &loopEvent<&StepMarks::backward, &StepMarks::backwardCanMark>, kFastCall,
+     "backward(): a backward() outside compiled code returned (False: backward() no longer marks)"},
+    {"marker", &loopEvent<&StepMarks::marker, nullptr>, kFastCall, "marker(): torchscope.step()"},
     {"next_step_index", &nextStepIndex, kFastCall, "next_step_index() -> int: the steps ended so far"},
     {"follow_up_from", &followUpFrom, kFastCall,
      "follow_up_from(index, outside_window): step ends from index on answer their step (outside the window too)"},

@@ -11,7 +11,8 @@ namespace torchscope::collector {
 // A tuple of builtins over this process's StepMarks (StepMarks.h), each recording the step it ends
 // (Collector::recordStep):
 //   optimizer_stepped(optimizer_id), zero_grad(optimizer_id), backward(), marker()
-//       -> None, or (index, start_ns, end_ns, stored) when a step ended and the bridge's follow-up is due for it
+//       -> None, or (index, start_ns, end_ns, stored) when a step ended and the bridge's follow-up is due for it;
+//          zero_grad() and backward() answer False once their kind can never mark again (the bridge unhooks them)
 //   next_step_index() -> int
 //   follow_up_from(index, outside_window: bool) -> None: step ends before `index` answer None, and so do those
 //       outside the capture window unless `outside_window`

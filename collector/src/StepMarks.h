@@ -42,6 +42,11 @@ class StepMarks {
   // torchscope.step(): from the first one on, only markers end steps.
   std::optional<EndedStep> marker(std::int64_t now_ns);
 
+  // Whether zero_grad() and backward() can still end a step in this process (a fork child's reset() starts afresh):
+  // once an optimizer or a marker took over they never will, and the bridge takes its wrappers out of torch.
+  [[nodiscard]] bool zeroGradCanMark() const;
+  [[nodiscard]] bool backwardCanMark() const;
+
   // The index the next step will have (how many ended so far).
   [[nodiscard]] std::int64_t nextIndex() const;
 

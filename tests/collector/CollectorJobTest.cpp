@@ -384,11 +384,13 @@ TEST(CollectorJob, TheBridgeMarksStepsThroughTheCollectorsBuiltins) {
   ASSERT_EQ(job.exit_code, 0) << job.err;
   // Builtins, not ctypes calls; stored only for the steps the window keeps; a step before the one the bridge asked
   // to follow up, or outside the window when it did not ask for those, is recorded all the same but answers None;
-  // bad arguments mark nothing and raise nothing.
+  // zero_grad() and backward() answer False once markers took over (the bridge unhooks them); bad arguments mark
+  // nothing and raise nothing.
   EXPECT_EQ(job.out,
             "kind builtin_function_or_method\nfirst None\n"
             "indices [0, 1, 2, 3] stored [False, True, True, False]\ncontiguous True\n"
-            "not due None None due 6 next 7\noutside the window None\nbad None None None None\n");
+            "not due None None due 6 next 7\noutside the window None\nno longer marking False False\n"
+            "bad None None None None\n");
   auto reader = openStore(scratch.path() / "run.db");
   ASSERT_TRUE(reader);
   const auto steps = rows<store::Step>(*reader);

@@ -149,6 +149,22 @@ TEST(StepMarks, TheFollowUpIsDueFromTheStepAskedFor) {
   EXPECT_TRUE(marks.followUpDue(5, false));
 }
 
+TEST(StepMarks, ZeroGradAndBackwardNoLongerMarkOnceAnOptimizerOrAMarkerTookOver) {
+  Loop loop;
+  const auto can_mark = [&] { return std::pair{loop.marks.zeroGradCanMark(), loop.marks.backwardCanMark()}; };
+  EXPECT_EQ(can_mark(), std::pair(true, true));
+  loop.backward();
+  EXPECT_EQ(can_mark(), std::pair(true, true));
+  loop.zeroGrad();  // an optimizer is used: backward() marks no more, zero_grad() until its first step
+  EXPECT_EQ(can_mark(), std::pair(true, false));
+  loop.optimizerStep();
+  EXPECT_EQ(can_mark(), std::pair(false, false));
+  loop.marks.reset();
+  EXPECT_EQ(can_mark(), std::pair(true, true));
+  loop.marker();
+  EXPECT_EQ(can_mark(), std::pair(false, false));
+}
+
 TEST(StepMarks, AForkChildStartsAfresh) {
   Loop loop;
   for (int i = 0; i < 3; ++i) loop.optimizerStep(kOptimizer);

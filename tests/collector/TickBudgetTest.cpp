@@ -105,10 +105,10 @@ class BudgetEnvironment : public ::testing::Test {
   }
 };
 
-TEST_F(BudgetEnvironment, UnsetIsHalfAPercent) {
+TEST_F(BudgetEnvironment, UnsetIsAThirdOfAPercent) {
   unsetenv("TORCHSCOPE_SAMPLE_BUDGET");
   const SampleBudget budget = sampleBudgetFromEnvironment();
-  EXPECT_EQ(budget.percent, 0.5);
+  EXPECT_EQ(budget.percent, 0.3);
   EXPECT_TRUE(budget.error.empty());
 }
 
@@ -122,9 +122,9 @@ TEST_F(BudgetEnvironment, APercentageFromZeroToAHundredIsTaken) {
 TEST_F(BudgetEnvironment, AnythingElseKeepsTheDefaultAndSaysWhy) {
   for (const char* value : {"cheap", "-1", "101", "nan", "1%", "inf"}) {
     const SampleBudget budget = read(value);
-    EXPECT_EQ(budget.percent, 0.5) << value;
+    EXPECT_EQ(budget.percent, 0.3) << value;
     EXPECT_EQ(budget.error, std::string("TORCHSCOPE_SAMPLE_BUDGET=") + value +
-                                " is not a percentage from 0 to 100: the stack sampler keeps to 0.5 % of a core")
+                                " is not a percentage from 0 to 100: the stack sampler keeps to 0.3 % of a core")
         << value;
   }
 }

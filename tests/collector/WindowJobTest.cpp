@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -228,6 +230,36 @@ TEST(StepsWithoutOptimizer, AnOptimizerLoopKeepsItsOptimizerSteps) {
   const auto steps = rows<store::Step>(*reader);
   ASSERT_EQ(steps.size(), 6u);  // zero_grad() opens step 0, each step() ends one
   for (const auto& step : steps) EXPECT_EQ(step.source, "optimizer");
+}
+
+// Once an optimizer has stepped, zero_grad() and backward() can never mark a step again: the bridge gives torch its
+// own methods back, unless the job compiled before (Dynamo may have traced the wrappers and guard on them).
+TEST(StepsWithoutOptimizer, TheWrappersThatCanNoLongerMarkStepsAreTakenOut) {
+  for (const std::string variant : {"eager", "compiled"}) {
+    SCOPED_TRACE(variant);
+    const TempDir scratch;
+    const fs::path store = scratch.path() / "run.db";
+    const ProgramOutcome job =
+        runUnderTorchscope(store, {TORCHSCOPE_PYTHON, scriptPath("step_wrappers.py").string(), variant});
+    ASSERT_EQ(job.exit_code, 0) << job.err;
+    const std::string after_optimizer =
+        variant == "eager" ? "backward=torch zero_grad=torch" : "backward=bridge zero_grad=bridge";
+    EXPECT_EQ(job.out,
+              "start backward=bridge zero_grad=bridge\n"
+              "manual update backward=bridge zero_grad=bridge\n"
+              "optimizer " +
+                  after_optimizer +
+                  "\n"
+                  "fork child backward=bridge zero_grad=bridge\n"
+                  "parent " +
+                  after_optimizer + "\n");
+    auto reader = openStore(store);
+    ASSERT_TRUE(reader);
+    std::vector<std::string> sources;
+    for (const auto& step : rows<store::Step>(*reader)) sources.push_back(step.source);
+    // Three backward() calls end two steps; the optimizer's first zero_grad() starts its first step.
+    EXPECT_EQ(sources, (std::vector<std::string>{"backward", "backward", "optimizer", "optimizer", "optimizer"}));
+  }
 }
 
 }  // namespace

@@ -51,6 +51,11 @@ class SampledSteps(unittest.TestCase):
             following = next(later for later in range(step + 1, 400) if holders.is_sampled(later))
             self.assertEqual(holders.next_sampled(step), following, step)
 
+    def test_past_step_64_the_next_sampled_step_is_half_a_second_of_steps_later(self):
+        self.assertEqual(holders.next_sampled(64, 1_500_000), 448)  # 64 + 333 steps, rounded up to a 64th
+        self.assertEqual(holders.next_sampled(64, 12_000_000), 128)  # 41 steps: the next 64th
+        self.assertEqual(holders.next_sampled(8, 1_000), 16)  # the powers of two do not wait
+
 
 class AddingLine(unittest.TestCase):
     def _file(self, source):
@@ -177,6 +182,24 @@ class StepsWithWork(unittest.TestCase):
 
     def test_a_torch_without_lazy_calls_counts_as_cuda_ready(self):
         self.assertEqual(self._memory(types.SimpleNamespace()).due_from(), 0)
+
+    def _due_steps(self, step_ns, steps):
+        """The steps whose end is followed up (as the library calls them: from due_from() on) in a CPU job."""
+        cuda = self.Cuda()
+        cuda._initialized = False  # torch.cuda's flag: not initialised
+        tracked = memory.Memory(abi=None, torch=types.SimpleNamespace(cuda=cuda, Tensor=type("Tensor", (), {})),
+                                is_user_file=_is_this_file, stack_of=lambda frame: [], cuda_ready=lambda: None)
+        followed = []
+        for step in range(steps):
+            if step >= tracked.due_from():
+                followed.append(step)
+                tracked.step_ended(step, step * step_ns, sys._getframe())
+        return followed
+
+    def test_past_step_64_the_leak_evidence_waits_half_a_second_of_steps(self):
+        # 1.5 ms steps: every 64th step would be ten samples a second, each about 80 us of the job's thread.
+        self.assertEqual(self._due_steps(1_500_000, 1200), [1, 2, 4, 8, 16, 32, 64, 448, 832])
+        self.assertEqual(self._due_steps(12_000_000, 300), [1, 2, 4, 8, 16, 32, 64, 128, 192, 256])
 
     def test_nothing_is_due_with_memory_capture_off(self):
         os.environ["TORCHSCOPE_MEMORY"] = "0"

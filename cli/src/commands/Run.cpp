@@ -203,7 +203,7 @@ void addRunCommand(CLI::App& app) {
       "writes a run folder (run.db for torchrun, run.rank<r>.<pid>.db per rank) that advise, stats,\n"
       "export and compare read whole.\n"
       "Every Python thread's stack is sampled 100 times a second (host time by line of the job's code in advise and\n"
-      "stats, and the flame graph), or less often where a sample costs more than half a per cent of a core\n"
+      "stats, and the flame graph), or less often where a sample costs more than 0.3 % of a core\n"
       "(TORCHSCOPE_SAMPLE_BUDGET): --sample-hz N sets the rate (at most 1000), --sample-hz 0 turns it off.\n"
       "A capture window keeps steps, syncs, collectives, memory and GPU records of part of the run only\n"
       "(compiles, graph breaks and recompiles are always kept); at most one of:\n"

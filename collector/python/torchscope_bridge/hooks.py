@@ -328,14 +328,16 @@ def _hook_zero_grad(optimizer_class):
 
     @functools.wraps(original_zero_grad)
     def zero_grad(self, *args, **kwargs):
-        # Once an optimizer step was seen zero_grad() marks nothing (steps.py). After the trace check, so that
-        # Dynamo guards on nothing of ours.
-        if not _dynamo_traced():
+        # After the trace check, so that Dynamo guards on nothing of ours.
+        if not _dynamo_traced() and _zero_grad_marks:
             ended = _marks.zero_grad(id(self))
-            if ended is not None:
+            if ended:
                 _step_ended(*ended)
+            elif ended is False:  # an optimizer step was seen: zero_grad() never marks again
+                _stop_marking("zero_grad")
         return original_zero_grad(self, *args, **kwargs)
 
+    _marking_wrappers["zero_grad"] = (optimizer_class, "zero_grad", zero_grad, original_zero_grad)
     optimizer_class.zero_grad = zero_grad
 
 
@@ -362,15 +364,49 @@ def _hook_backward(torch):
     @functools.wraps(original)
     def backward(self, *args, **kwargs):
         # Must stay first: under torch.compile Dynamo folds this to a constant and traces nothing else.
-        if _dynamo_traced():
+        if _dynamo_traced() or not _backward_marks:
             return original(self, *args, **kwargs)
         result = original(self, *args, **kwargs)
         ended = _marks.backward()  # marks a step only while no optimizer is used (steps.py)
-        if ended is not None:
+        if ended:
             _step_ended(*ended)
+        elif ended is False:  # an optimizer or a marker took over: backward() never marks again
+            _stop_marking("backward")
         return result
 
+    _marking_wrappers["backward"] = (torch.Tensor, "backward", backward, original)
     torch.Tensor.backward = backward
+
+
+# The wrappers of torch's methods whose calls mark steps only until an optimizer or markers take over: name ->
+# (owner, attribute, wrapper, original); and whether each still asks the library.
+_marking_wrappers = {}
+_zero_grad_marks = True
+_backward_marks = True
+
+
+def _stop_marking(name):
+    """zero_grad() or backward() can never mark a step again in this process: its wrapper stops asking, and torch gets
+    its own method back, so that a training step pays for the optimizer's hook alone (docs/performance.md). Not once
+    anything was compiled: Dynamo may have traced the wrapper and guard on it."""
+    global _zero_grad_marks, _backward_marks
+    if name == "zero_grad":
+        _zero_grad_marks = False
+    else:
+        _backward_marks = False
+    owner, attribute, wrapper, original = _marking_wrappers[name]
+    if not _compiled_anything and getattr(owner, attribute, None) is wrapper:
+        setattr(owner, attribute, original)
+
+
+def _mark_again_after_fork():
+    """A fork child's steps start afresh (its loop may use no optimizer): the wrappers go back in, unless anything
+    was compiled (Dynamo's guards in the child may hold the originals)."""
+    global _zero_grad_marks, _backward_marks
+    _zero_grad_marks = _backward_marks = True
+    for owner, attribute, wrapper, original in _marking_wrappers.values():
+        if not _compiled_anything and getattr(owner, attribute, None) is original:
+            setattr(owner, attribute, wrapper)
 
 
 class _CompiledStepEnd:
@@ -649,6 +685,7 @@ def _at_exit():
 def _after_fork_in_child():
     if _marks is not None:
         _marks.reset_after_fork()  # and follows every step up until the first one says otherwise
+        _mark_again_after_fork()
     sites.forget_after_fork()
     if _regions is not None:
         _regions.after_fork()

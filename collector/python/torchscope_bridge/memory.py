@@ -38,6 +38,7 @@ class Memory:
         self._holders = holders.Holders(is_user_file, stack_of) if os.environ.get(
             "TORCHSCOPE_MEMORY", "1").lower() not in ("0", "false", "off", "no") else None
         self._next_sampled = 1  # the leak evidence's next step (holders.is_sampled)
+        self._last_end = None  # (step, end_ns) of the last step end seen here: the steps' pace
         self._cuda_ready = False  # set at once by _on_cuda_init when CUDA is initialised already
         if self._holders is not None and _on_cuda_init(torch, self._on_cuda_ready, cuda_ready):
             self._cuda_ready = True
@@ -64,7 +65,9 @@ class Memory:
                 self._abi.record("memory", {"ts_ns": end_ns, "step": step, "device": device, "values": values})
         if step < self._next_sampled:
             return
-        self._next_sampled = holders.next_sampled(step)
+        last, self._last_end = self._last_end, (step, end_ns)
+        step_ns = (end_ns - last[1]) // (step - last[0]) if last is not None and step > last[0] else 0
+        self._next_sampled = holders.next_sampled(step, step_ns)
         if holders.is_sampled(step):
             for evidence in self._holders.sample(step, frame, torch.Tensor):
                 evidence["ts_ns"] = end_ns

@@ -13,4 +13,5 @@ marks.follow_up_from(6, True)
 print("not due", marks.marker(), marks.marker(), "due", marks.marker()[0], "next", marks.next_step_index())
 marks.follow_up_from(0, False)
 print("outside the window", marks.marker())
+print("no longer marking", marks.zero_grad(1), marks.backward())  # markers took over
 print("bad", marks.optimizer_stepped("1"), marks.optimizer_stepped(), marks.zero_grad(2**70), marks.follow_up_from(1))

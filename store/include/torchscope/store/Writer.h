@@ -1,7 +1,8 @@
 // Writer: appends records to a store from any thread. A background thread owns the SQLite
 // connection and commits what was queued in batched transactions (WAL), every
 // `flush_interval` or sooner when the queue fills, so a crash loses at most about one
-// interval. Indexes are built when the run closes. The file is readable while it is written.
+// interval; after an interval with nothing queued the thread sleeps until the next record
+// comes. Indexes are built when the run closes. The file is readable while it is written.
 //
 // Memory: records wait in a queue bounded by WriterOptions::memory_budget_bytes together with
 // SQLite's page cache; closing builds the indexes with temporary files on disk, not in memory.
