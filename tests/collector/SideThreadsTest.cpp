@@ -1,14 +1,11 @@
-// The collector's side threads (the host-memory sampler, the stack sampler) sleep while the capture window is closed:
+// The collector's side threads (the host-memory sampler, the stack sampler) sleep while the capture window is closed
+// (the store's writer too, while nothing is queued: WriterTest):
 // each wake-up costs the job's machine a context switch (about 30 us of CPU on the 2-core development VM), for nothing
 // while nothing is recorded. Counted as the threads' voluntary context switches.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -19,26 +16,13 @@
 #include "StackSampler.h"
 #include "Window.h"
 #include "torchscope/testing/TempDir.h"
+#include "torchscope/testing/Threads.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using torchscope::collector::CaptureWindow;
-
-// Voluntary context switches of this process's thread named `name` (each wake-up of a sleeping thread is one), -1
-// when no thread has that name.
-std::int64_t wakeUpsOf(const std::string& name) {
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string thread_name;
-    if (!std::getline(comm, thread_name) || thread_name != name) continue;
-    std::ifstream status(task.path() / "status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atoll(line.c_str() + 24);
-    }
-  }
-  return -1;
-}
+using torchscope::testing::wakeUpsOf;
 
 // A window of steps from 5: closed until step 4 ends.
 void beginClosed(CaptureWindow& window) {

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,6 +19,7 @@
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Writer.h"
 #include "torchscope/testing/TempDir.h"
+#include "torchscope/testing/Threads.h"
 
 namespace torchscope::store {
 namespace {
@@ -103,21 +102,6 @@ TEST(Writer, EightThreadsWriteAtOnce) {
   EXPECT_EQ(countOf(path, "steps"), kThreads * 4);
 }
 
-// Voluntary context switches of this process's thread named `name` (each wake-up of a sleeping thread is one), -1
-// when no thread has that name.
-std::int64_t wakeUpsOf(const std::string& name) {
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string thread_name;
-    if (!std::getline(comm, thread_name) || thread_name != name) continue;
-    std::ifstream status(task.path() / "status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atoll(line.c_str() + 24);
-    }
-  }
-  return -1;
-}
-
 // Each wake-up of the writer's thread costs the job's machine a context switch (about 60 us of CPU on the development
 // VM): with nothing queued (a closed capture window) it sleeps until a record comes, and commits that record a flush
 // interval later as ever, without a flush().
@@ -128,10 +112,10 @@ TEST(Writer, SleepsWhileNothingIsQueuedAndCommitsTheNextRecordWithinAnInterval) 
   auto writer = Writer::open(path);
   ASSERT_TRUE(writer);
   std::this_thread::sleep_for(300ms);  // its first interval finds nothing queued
-  const std::int64_t idle_from = wakeUpsOf("torchscope-wr");
+  const std::int64_t idle_from = testing::wakeUpsOf("torchscope-wr");
   ASSERT_GE(idle_from, 0);
   std::this_thread::sleep_for(500ms);
-  EXPECT_LE(wakeUpsOf("torchscope-wr") - idle_from, 1) << "a 100 ms flush interval woke it 5 times in 500 ms";
+  EXPECT_LE(testing::wakeUpsOf("torchscope-wr") - idle_from, 1) << "a 100 ms flush interval woke it 5 times in 500 ms";
   (*writer)->add(kernel(1));
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (countOf(path, "kernels") < 1 && std::chrono::steady_clock::now() < deadline) {
@@ -140,7 +124,7 @@ TEST(Writer, SleepsWhileNothingIsQueuedAndCommitsTheNextRecordWithinAnInterval) 
   EXPECT_EQ(countOf(path, "kernels"), 1);
   EXPECT_EQ((*writer)->stats().batches, 1u);
   ASSERT_TRUE((*writer)->close());
-  EXPECT_EQ(wakeUpsOf("torchscope-wr"), -1) << "closed: the thread is gone";
+  EXPECT_EQ(testing::wakeUpsOf("torchscope-wr"), -1) << "closed: the thread is gone";
 }
 
 TEST(Writer, FileIsReadableWhileWritten) {
