@@ -1,7 +1,7 @@
 // The collector's side threads (the host-memory sampler, the stack sampler) sleep while the capture window is closed
-// (the store's writer too, while nothing is queued: WriterTest):
-// each wake-up costs the job's machine a context switch (about 30 us of CPU on the 2-core development VM), for nothing
-// while nothing is recorded. Counted as the threads' voluntary context switches.
+// (the store's writer too, while nothing is queued: WriterTest): each wake-up costs the job's machine a context switch
+// (about 30 us of CPU on the 2-core development VM), for nothing while nothing is recorded. Counted as the threads'
+// voluntary context switches.
 #include <unistd.h>
 
 #include <chrono>

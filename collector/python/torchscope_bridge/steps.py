@@ -17,7 +17,9 @@ class Marks:
 
     optimizer_stepped(optimizer_id), zero_grad(optimizer_id), backward(), marker() mark the events and answer None,
     or (index, start_ns, end_ns, stored) for a step that ended with its follow-up due (stored: inside the capture
-    window); next_step_index(); follow_up_from(index, outside_window); reset_after_fork()."""
+    window); zero_grad() and backward() answer False once they can never mark again in this process (an optimizer
+    or markers took over: the bridge unhooks them); next_step_index(); follow_up_from(index, outside_window);
+    reset_after_fork()."""
 
     def __init__(self, builtins):
         (self.optimizer_stepped, self.zero_grad, self.backward, self.marker, self.next_step_index,
