@@ -131,11 +131,31 @@ class Holders(unittest.TestCase):
 
 
 class CudaSeries(unittest.TestCase):
-    def test_the_allocator_keys_map_to_the_documented_series(self):
-        stats = {"allocated_bytes.all.current": 10, "reserved_bytes.all.current": 20, "num_alloc_retries": 1,
-                 "num_device_alloc": 3, "unrelated": 5}
-        self.assertEqual(memory.cuda_values(stats), {"cuda.allocated": 10, "cuda.reserved": 20,
-                                                     "cuda.alloc_retries_count": 1, "cuda.device_allocs_count": 3})
+    def test_the_allocator_figures_map_to_the_documented_series(self):
+        # The shape of torch.cuda.memory_stats_as_nested_dict(): figures by stat, pool and kind, and plain counts.
+        pools = {"all": {"current": 10, "peak": 15, "allocated": 40, "freed": 30}, "large_pool": {"current": 8}}
+        stats = {"allocated_bytes": pools, "reserved_bytes": {"all": {"current": 20}}, "num_alloc_retries": 1,
+                 "num_device_alloc": 3, "inactive_split_bytes": {"all": 7}, "unrelated": 5}
+        self.assertEqual(memory.cuda_values(stats), {"cuda.allocated": 10, "cuda.peak_allocated": 15,
+                                                     "cuda.reserved": 20, "cuda.alloc_retries_count": 1,
+                                                     "cuda.device_allocs_count": 3})
+
+    def test_they_are_the_figures_torchs_memory_stats_gives_under_the_documented_keys(self):
+        # torch.cuda.memory_stats() flattens memory_stats_as_nested_dict(): run torch's own code on a nested dict.
+        figures = ("current", "peak", "allocated", "freed")
+        nested = {stat: {pool: {figure: 100 * index + offset for offset, figure in enumerate(figures)}
+                         for pool in ("all", "large_pool", "small_pool")}
+                  for index, stat in enumerate(("allocated_bytes", "reserved_bytes", "inactive_split_bytes"))}
+        nested.update(num_alloc_retries=7, num_ooms=8, num_device_alloc=9, num_device_free=10)
+        cuda_memory = sys.modules["torch.cuda.memory"]
+        original = cuda_memory.memory_stats_as_nested_dict
+        cuda_memory.memory_stats_as_nested_dict = lambda device=None: nested
+        try:
+            flattened = torch.cuda.memory_stats()
+        finally:
+            cuda_memory.memory_stats_as_nested_dict = original
+        self.assertEqual(memory.cuda_values(nested),
+                         {series: flattened[key] for series, key in memory.CUDA_SERIES.items()})
 
 
 class StepsWithWork(unittest.TestCase):
