@@ -15,8 +15,8 @@
 
 namespace torchscope::collector {
 
-// With the rest of the collector (the step hooks, the writer: about 0.7 % of a 1.5 ms eager step on the development
-// VM), the whole stays within 1 % of the job's CPU (docs/performance.md, *Collector*).
+// With the rest of the collector (the step hooks, the writer: about 0.6 % of a 1.5 ms eager step on the development
+// VM), the whole stays within 1 % of the job's CPU (docs/performance.md, *The whole collector within 1 %*).
 inline constexpr double kDefaultSampleBudgetPercent = 0.3;
 
 // TORCHSCOPE_SAMPLE_BUDGET: the most of one core the sampler's thread may use, in percent (0.3 when unset; 0: no
