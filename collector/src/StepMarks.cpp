@@ -29,15 +29,9 @@ std::optional<EndedStep> StepMarks::marker(std::int64_t now_ns) {
   return endStep(now_ns, "marker");
 }
 
-bool StepMarks::zeroGradCanMark() const {
-  std::lock_guard lock(mutex_);
-  return !markers_ && !optimizer_seen_;
-}
+bool StepMarks::zeroGradCanMark() const { return !markers_ && !optimizer_seen_; }
 
-bool StepMarks::backwardCanMark() const {
-  std::lock_guard lock(mutex_);
-  return !markers_ && !optimizer_used_;
-}
+bool StepMarks::backwardCanMark() const { return !markers_ && !optimizer_used_; }
 
 std::int64_t StepMarks::nextIndex() const {
   std::lock_guard lock(mutex_);

@@ -9,6 +9,7 @@
 // `p.data.add_(p.grad, alpha=-lr)`); `torchscope.step()` markers replace all of them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -70,9 +71,12 @@ class StepMarks {
   std::int64_t next_index_ = 0;
   std::int64_t last_ns_ = kNone;  // the end of the last step: the start of the next (none before the first mark)
   OptimizerId optimizer_ = 0;     // the optimizer that marks steps (0: none yet)
-  bool optimizer_seen_ = false;   // an optimizer step was seen: zero_grad() no longer marks
-  bool optimizer_used_ = false;   // an optimizer's step() or zero_grad() was seen: backward() no longer marks
-  bool markers_ = false;
+  // Written under mutex_; atomic so that zeroGradCanMark() and backwardCanMark(), asked after each event of a job that
+  // marks with zero_grad() or backward(), take no lock.
+  std::atomic<bool> optimizer_seen_{false};  // an optimizer step was seen: zero_grad() no longer marks
+  std::atomic<bool> optimizer_used_{
+      false};  // an optimizer's step() or zero_grad() was seen: backward() no longer marks
+  std::atomic<bool> markers_{false};
   std::int64_t follow_up_from_ = 0;
   bool follow_up_outside_window_ = true;
 };
