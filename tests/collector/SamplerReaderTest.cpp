@@ -116,7 +116,7 @@ TEST(StackSamplerReader, PurePythonComputeGetsItsTrueShareWithoutTheGil) {
 }
 
 // Two forked workers whose __getitem__ computes in pure Python, kept busy by a main loop that does nothing else:
-// each worker's store credits most of its main thread's time to the __getitem__ line.
+// each worker's store credits most of its main thread's time to the __getitem__ line (over 0.4 under load).
 TEST(StackSamplerReader, DataLoaderWorkersAreSeenAtTheirGetitemLine) {
   const TempDir scratch;
   const std::string script = "sampled_dataloader.py";
@@ -139,7 +139,10 @@ TEST(StackSamplerReader, DataLoaderWorkersAreSeenAtTheirGetitemLine) {
     const double share = shareOf(*worker, main->tid, [&](const store::StackFrame& frame) {
       return frame.line == getitem && frame.file.ends_with(script);
     });
-    EXPECT_GT(share, 0.5) << name;
+    // 0.54 to 0.77 here alone, 0.57 to 0.69 beside another sampled job, once 0.49 in a clean-clone CI at -j2 (under
+    // load the sampler's wake-up waits for the core the worker frees at its queue, docs/performance.md, *Reading
+    // without the GIL*); the GIL walk gives 0.11 to 0.36, so 0.4 still tells the readers apart.
+    EXPECT_GT(share, 0.4) << name;
     std::cout << name << ": __getitem__ line " << share << " of the worker's sampled time\n";
     ++workers;
   }
