@@ -41,12 +41,12 @@ function(torchscope_add_library)
   torchscope_set_unity(${ARG_NAME})
 endfunction()
 
-# Where tests find the sources, the build, the shared corpus and the project's Python.
+# Where tests find the sources, the build, the corpus of real logs and traces (tests/corpus) and the project's Python.
 function(torchscope_test_definitions target)
   target_compile_definitions(${target} PRIVATE
     TORCHSCOPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TORCHSCOPE_BINARY_DIR="${PROJECT_BINARY_DIR}"
-    TORCHSCOPE_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+    TORCHSCOPE_CORPUS_DIR="${PROJECT_SOURCE_DIR}/tests/corpus"
     TORCHSCOPE_PYTHON="${Python3_EXECUTABLE}")
 endfunction()
 

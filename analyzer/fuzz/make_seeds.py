@@ -11,8 +11,8 @@ The seeds take their schema from BASE, a store the real writer wrote, and name n
 they follow the declared schema (store/include/torchscope/store/records/). They are kept in analyzer/fuzz/corpus
 under their names; FuzzSeeds.* (tests/store/FuzzSeedsTest.cpp) fail when the schema changed since they were made.
 Regenerate them then (BASE: a current-version store, here what `torchscope import` writes):
-    torchscope import shared/corpus/torch_trace/comp_metrics.log \
-        shared/corpus/kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz -o /tmp/base.db
+    torchscope import tests/corpus/torch_trace/comp_metrics.log \
+        tests/corpus/kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz -o /tmp/base.db
     make_seeds.py /tmp/base.db analyzer/fuzz/corpus
 """
 import shutil

@@ -199,7 +199,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchscope", default=str(ROOT / "build/dev/bin/torchscope"))
     parser.add_argument("--tlparse", default=str(Path(sys.executable).parent / "tlparse"))
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpus")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "tests/corpus")
     parser.add_argument("--markdown", type=Path, help="write the tables into this file between the markers")
     args = parser.parse_args()
     logging.disable(logging.WARNING)

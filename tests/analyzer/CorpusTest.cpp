@@ -1,4 +1,4 @@
-// The GPU and compile rules on real traces and logs that this project did not write (../shared/corpus): each is
+// The GPU and compile rules on real traces and logs that this project did not write (tests/corpus): each is
 // imported into a store and analysed; its gpu/* and compile/* findings must equal golden/corpus/<name>.json
 // (TORCHSCOPE_UPDATE_GOLDEN=1 rewrites them). Underneath, the GPU's busy/idle timeline must agree with
 // HolisticTraceAnalysis's temporal breakdown of the same traces (golden/corpus/hta_idle.json).

@@ -1,4 +1,4 @@
-// Real Kineto traces (../shared/corpus/kineto) imported and rendered as the window first shows them,
+// Real Kineto traces (tests/corpus/kineto) imported and rendered as the window first shows them,
 // checked by pixel statistics per lane region rather than exact pixels (fonts and styles differ
 // between machines): a blank, one-colour or misplaced render fails, and so does a track whose
 // slices are in view but not drawn. Also what the first view frames and that findings arrive.
@@ -43,7 +43,7 @@ class TimelineScreenshot : public ::testing::TestWithParam<std::string> {
     const auto dir = std::filesystem::path(TORCHSCOPE_BINARY_DIR) / "tests" / "gui" / "screenshot";
     std::filesystem::create_directories(dir);
     store_path_ = testing::processFile(dir, GetParam(), ".db").string();
-    const std::string trace = std::string(TORCHSCOPE_SHARED_DIR) + "/corpus/kineto/" + GetParam() + ".json.gz";
+    const std::string trace = std::string(TORCHSCOPE_CORPUS_DIR) + "/kineto/" + GetParam() + ".json.gz";
     auto imported = interop::importToStore({trace}, store_path_);
     ASSERT_TRUE(imported.ok()) << imported.error().message;
     testing::openAnalysedWindow(window_, {store_path_});

@@ -1,4 +1,4 @@
-// Golden tests: every file of the shared corpus (and tests/interop/data) imported into a store;
+// Golden tests: every file of the corpus (tests/corpus, and tests/interop/data) imported into a store;
 // the store's summary must equal tests/interop/golden/<name>.json. TORCHSCOPE_UPDATE_GOLDEN=1
 // rewrites the golden files instead. The logs of data/torch_versions (scripts/torch_versions/job.py
 // recorded with each torch release) are imported per release: its cold and warm run as two processes.
@@ -40,16 +40,16 @@ std::vector<GoldenCase> torchVersionCases() {
 
 std::vector<GoldenCase> goldenCases() {
   std::vector<GoldenCase> cases;
-  const std::string shared = std::string(TORCHSCOPE_SHARED_DIR) + "/corpus/";
+  const std::string root = std::string(TORCHSCOPE_CORPUS_DIR) + "/";
   for (const char* log : {"artifacts", "cache_hit_miss", "chromium_events", "comp_failure", "comp_metrics", "simple",
                           "simple_corrupted_json"}) {
-    cases.push_back({std::string("torch_trace_") + log, {shared + "torch_trace/" + log + ".log"}});
+    cases.push_back({std::string("torch_trace_") + log, {root + "torch_trace/" + log + ".log"}});
   }
-  cases.push_back({"torch_trace_multi_rank_logs", {shared + "torch_trace/multi_rank_logs"}});
+  cases.push_back({"torch_trace_multi_rank_logs", {root + "torch_trace/multi_rank_logs"}});
   for (const char* trace : {"cpu_only_rank34", "critical_path_alexnet", "critical_path_cuda_event_sync_event_sync_trace",
                             "timeline_analysis_sampled_rank-0", "trace_diff_control_control", "trace_diff_test_test",
                             "triton_example_triton_example"}) {
-    cases.push_back({std::string("kineto_") + trace, {shared + "kineto/" + trace + ".json.gz"}});
+    cases.push_back({std::string("kineto_") + trace, {root + "kineto/" + trace + ".json.gz"}});
   }
   cases.push_back({"torch_trace_graph_breaks", {testing::testData("graph_breaks.log.gz")}});
   cases.push_back({"kineto_profile_memory", {testing::testData("profile_memory.json.gz")}});

@@ -7,7 +7,7 @@
 
 namespace torchscope::testing {
 
-std::string corpus(const std::string& relative);    // under shared/corpus/, as the importers take it
+std::string corpus(const std::string& relative);    // under tests/corpus/, as the importers take it
 std::string testData(const std::string& relative);  // under tests/interop/data/
 
 // Row counts plus a few aggregates per kind of data, as the golden files hold them.

@@ -8,7 +8,7 @@ namespace fs = std::filesystem;
 
 fs::path sourcePath(const std::string& relative) { return fs::path(TORCHSCOPE_SOURCE_DIR) / relative; }
 
-fs::path corpusPath(const std::string& relative) { return fs::path(TORCHSCOPE_SHARED_DIR) / "corpus" / relative; }
+fs::path corpusPath(const std::string& relative) { return fs::path(TORCHSCOPE_CORPUS_DIR) / relative; }
 
 fs::path torchscopeExecutable() { return fs::path(TORCHSCOPE_BINARY_DIR) / "bin" / "torchscope"; }
 

@@ -7,7 +7,7 @@
 namespace torchscope::testing {
 
 std::filesystem::path sourcePath(const std::string& relative);  // under the source tree
-std::filesystem::path corpusPath(const std::string& relative);  // under ../shared/corpus
+std::filesystem::path corpusPath(const std::string& relative);  // under tests/corpus
 std::filesystem::path torchscopeExecutable();
 std::filesystem::path collectorLibrary();
 // The 1-based line of `file` that carries the comment `# MARK:<tag>`; -1 when none does.
