@@ -63,6 +63,11 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   if (!code.user.empty()) summary.job_folder = code.user.front();
   summary.partial = facts.partial;
   summary.duration_s = facts.duration_s;
+  summary.begin_ns = facts.begin_ns;
+  summary.end_ns = facts.end_ns;
+  // A store whose processes cannot be read still gets the rest of its summary, its process unnamed.
+  (void)reader.query("SELECT name FROM processes ORDER BY start_ns LIMIT 1",
+                     [&](const store::Row& row) { summary.process_name = row.text(0); });
   summary.window = captureWindowOf(reader);
   for (const auto& step : facts.steps) {
     summary.step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
@@ -87,10 +92,17 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
 
 using FindingKey = std::tuple<RuleId, std::string, std::int64_t, std::string>;
 
+// What the findings of a job of several processes are fractions of: the job's span for a finding of one process,
+// and the processes' time added up for one found in several, whose impacts are added up.
+struct JobTime {
+  double span_s = 0;
+  double processes_s = 0;
+};
+
 // Same rule at the same place in several processes' stores: one finding with the counts and impact added up,
 // and the ranks that had it (`ranks[i]` is the rank of store i, -1 for none).
-std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_store, const std::vector<std::int64_t>& ranks,
-                                       double total_duration_s) {
+std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_store,
+                                       const std::vector<std::int64_t>& ranks, const JobTime& job) {
   std::map<FindingKey, Finding> merged;
   std::map<FindingKey, int> stores;
   std::map<FindingKey, std::vector<std::int64_t>> ranks_with;
@@ -110,6 +122,7 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
       if (ranks[i] >= 0) ranks_with[key].push_back(ranks[i]);
     }
   }
+  const auto share = [](double seconds, double of) { return of > 0 ? std::clamp(seconds / of, 0.0, 1.0) : 0.0; };
   std::vector<Finding> result;
   for (const auto& key : order) {
     Finding finding = std::move(merged[key]);
@@ -118,7 +131,9 @@ std::vector<Finding> mergeAcrossStores(std::vector<std::vector<Finding>> per_sto
         finding.evidence["stores"] = stores[key];
         if (!ranks_with[key].empty()) finding.evidence["ranks"] = ranks_with[key];
       }
-      finding.impact_fraction = total_duration_s > 0 ? std::min(1.0, finding.impact_seconds / total_duration_s) : 0;
+      finding.impact_fraction = share(finding.impact_seconds, job.processes_s);
+    } else if (per_store.size() > 1) {
+      finding.impact_fraction = share(finding.impact_seconds, job.span_s);
     }
     result.push_back(std::move(finding));
   }
@@ -264,27 +279,26 @@ Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOpt
   std::vector<std::vector<Finding>> per_store;
   std::vector<RankFacts> rank_facts;
   std::vector<std::int64_t> store_ranks;
-  double total_duration_s = 0;
+  JobTime job;
   for (auto& result : analyzeAll(paths, options)) {
     if (!result.analysis) return result.analysis.error();
     if (!result.ranks) return result.ranks.error();
     auto& analysis = *result.analysis;
     store_ranks.push_back(result.ranks->summary.rank);
-    rank_facts.push_back(std::move(*result.ranks));
     for (auto& run : analysis.runs) {
-      total_duration_s += run.duration_s;
+      run.rank = result.ranks->summary.rank;
+      job.processes_s += run.duration_s;
       combined.runs.push_back(std::move(run));
     }
+    rank_facts.push_back(std::move(*result.ranks));
     combined.notes.insert(combined.notes.end(), analysis.notes.begin(), analysis.notes.end());
     per_store.push_back(std::move(analysis.findings));
   }
+  job.span_s = jobSpanSeconds(combined.runs);
   combined.ranks = analyzeRanks(std::move(rank_facts));
-  combined.findings = mergeAcrossStores(std::move(per_store), store_ranks, total_duration_s);
+  combined.findings = mergeAcrossStores(std::move(per_store), store_ranks, job);
   if (!combined.ranks.empty()) {
-    // Ranks run side by side: the job lasted as long as its longest rank.
-    double job_s = 0;
-    for (const auto& run : combined.runs) job_s = std::max(job_s, run.duration_s);
-    auto rank_findings = rankFindings(combined.ranks, combined.findings, job_s);
+    auto rank_findings = rankFindings(combined.ranks, combined.findings, job.span_s);
     combined.findings.insert(combined.findings.end(), rank_findings.begin(), rank_findings.end());
     for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
   }
@@ -299,6 +313,31 @@ Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOpt
   rank(combined.findings);
   return combined;
 }
+
+double jobSpanSeconds(const std::vector<RunSummary>& runs) {
+  if (runs.empty()) return 0;
+  const bool one_host = std::all_of(runs.begin(), runs.end(), [&](const RunSummary& run) {
+    return !run.run.host.empty() && run.run.host == runs.front().run.host;
+  });
+  const bool anchored = std::all_of(runs.begin(), runs.end(), [](const RunSummary& run) {
+    return run.run.start_wall_ns > 0 && run.run.start_ns > 0;
+  });
+  if (!one_host && !anchored) {  // no clock in common: the longest run is all that is known
+    double longest = 0;
+    for (const auto& run : runs) longest = std::max(longest, run.duration_s);
+    return longest;
+  }
+  // CLOCK_MONOTONIC is one clock for every process of a host; across hosts each run's date is its anchor's.
+  std::vector<std::pair<base::Nanos, base::Nanos>> intervals;
+  for (const auto& run : runs) {
+    const base::Nanos shift = one_host ? 0 : base::saturatingSub(run.run.start_wall_ns, run.run.start_ns);
+    intervals.emplace_back(base::saturatingAdd(run.begin_ns, shift),
+                           base::saturatingAdd(std::max(run.end_ns, run.begin_ns), shift));
+  }
+  return unionSeconds(std::move(intervals));
+}
+
+bool isDataLoaderWorker(const RunSummary& run) { return run.process_name == "pt_data_worker"; }
 
 Result<void> saveFindings(const std::string& path, const std::vector<Finding>& findings) {
   {

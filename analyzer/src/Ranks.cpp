@@ -52,7 +52,8 @@ Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
       {std::string(store::kLauncherAttribute), std::string(store::kJobIdAttribute)});
 }
 
-// Length of the union of intervals (sorted here).
+}  // namespace
+
 double unionSeconds(std::vector<std::pair<base::Nanos, base::Nanos>> intervals) {
   std::sort(intervals.begin(), intervals.end());
   double total = 0;
@@ -69,6 +70,8 @@ double unionSeconds(std::vector<std::pair<base::Nanos, base::Nanos>> intervals) 
   total += static_cast<double>(base::spanNanos(open, close));
   return toSeconds(total);
 }
+
+namespace {
 
 // Time the training thread waited for the step's collectives: a DDP bucket's all-reduce overlaps the
 // backward pass until the last bucket is launched, after which the reducer only waits; a synchronous

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "Activity.h"
@@ -149,6 +150,8 @@ std::string formatPercent(double fraction);
 std::string formatLocation(const std::string& file, std::int64_t line);
 
 inline double toSeconds(double nanos) { return nanos / 1e9; }
+// Length of the union of [begin, end] intervals in nanoseconds, in seconds (Ranks.cpp).
+double unionSeconds(std::vector<std::pair<base::Nanos, base::Nanos>> intervals);
 
 // Runs `sql` and returns one column of text values.
 Result<std::vector<std::string>> queryTexts(const store::Reader& reader, std::string_view sql,

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "Reports.h"
 
@@ -11,12 +13,52 @@ namespace {
 
 std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
 
-// "this 12.30 s run", "these 3 runs (40.00 s in all)": the span the findings' fractions are of.
+std::string counted(std::size_t count, const char* thing) {
+  return fmt::format("{} {}{}", count, thing, count == 1 ? "" : "s");
+}
+
+// What a job's processes are, as far as their stores tell: "the main one and 2 DataLoader workers", "4 ranks and
+// 8 DataLoader workers"; "" when nothing tells them apart.
+std::string processKinds(const Analysis& analysis) {
+  std::size_t workers = 0, ranks = 0;
+  for (const auto& run : analysis.runs) {
+    if (isDataLoaderWorker(run)) {
+      ++workers;
+    } else if (run.rank >= 0) {
+      ++ranks;
+    }
+  }
+  const std::size_t others = analysis.runs.size() - workers - ranks;
+  std::vector<std::string> kinds;
+  if (ranks > 0) kinds.push_back(counted(ranks, "rank"));
+  if (others > 0) kinds.push_back(others == 1 && ranks == 0 ? "the main one" : counted(others, "other process"));
+  if (workers > 0) kinds.push_back(counted(workers, "DataLoader worker"));
+  if (kinds.size() < 2) return "";
+  std::string text;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
+  }
+  return text;
+}
+
+// "this 12.30 s run", "this 14.00 s job of 3 processes (the main one and 2 DataLoader workers)": the span the
+// fractions of the findings of one process are of. Processes run side by side: the span is their union.
 std::string runPhrase(const Analysis& analysis) {
   if (analysis.runs.size() == 1) return fmt::format("this {:.2f} s run", analysis.runs.front().duration_s);
-  double total = 0;
-  for (const auto& run : analysis.runs) total += run.duration_s;
-  return fmt::format("these {} runs ({:.2f} s in all)", analysis.runs.size(), total);
+  std::string phrase =
+      fmt::format("this {:.2f} s job of {} processes", jobSpanSeconds(analysis.runs), analysis.runs.size());
+  if (const std::string kinds = processKinds(analysis); !kinds.empty()) phrase += " (" + kinds + ")";
+  return phrase;
+}
+
+// A finding found in several processes adds up their impacts: its fraction is of their times added up.
+std::string spanOf(const Analysis& analysis, const Finding& finding) {
+  if (analysis.runs.size() < 2 || !finding.evidence.is_object() || !finding.evidence.contains("stores")) {
+    return runPhrase(analysis);
+  }
+  double processes_s = 0;
+  for (const auto& run : analysis.runs) processes_s += run.duration_s;
+  return fmt::format("the {:.2f} s of process time of {}", processes_s, runPhrase(analysis));
 }
 
 // The finding of most impact among those whose rule `picked` accepts.
@@ -55,10 +97,11 @@ std::string headline(const Analysis& analysis) {
   const bool compile_led = compile != nullptr && (&top == compile || top.rule.family() == "recompile");
   if (!compile_led) {
     return fmt::format("{} of {} ({:.2f} s) is the top finding: {}.", percent(top.impact_fraction),
-                       runPhrase(analysis), top.impact_seconds, described(top));
+                       spanOf(analysis, top), top.impact_seconds, described(top));
   }
-  std::string sentence = fmt::format("{} of {} was torch.compile compiling ({:.2f} s)", percent(compile->impact_fraction),
-                                     runPhrase(analysis), compile->impact_seconds);
+  std::string sentence =
+      fmt::format("{} of {} was torch.compile compiling ({:.2f} s)", percent(compile->impact_fraction),
+                  spanOf(analysis, *compile), compile->impact_seconds);
   const Finding* recompile = mostImpact(analysis, [](RuleId rule) { return rule.family() == "recompile"; });
   if (recompile != nullptr && recompile->impact_seconds > 0 && compile->impact_seconds > 0) {
     sentence += fmt::format("; {} of that: {}",

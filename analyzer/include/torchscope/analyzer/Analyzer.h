@@ -85,6 +85,10 @@ struct RunSummary {
   store::RunInfo run;
   bool partial = false;             // the run did not finish (crash, kill)
   double duration_s = 0;            // wall span of the run
+  std::int64_t begin_ns = 0;        // that span on its host's monotonic clock (the run's times, else its rows')
+  std::int64_t end_ns = 0;
+  std::string process_name;         // the store's process (`processes.name`), "" unknown
+  std::int64_t rank = -1;           // its distributed rank, -1 none
   std::vector<double> step_seconds; // every step in order
   std::vector<double> steady_step_seconds;  // steps that do not overlap a compilation, first step dropped
   double steady_step_median_s = 0;
@@ -124,6 +128,14 @@ struct AnalyzeOptions {
 [[nodiscard]] Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOptions& options = {});
 // Analyses one open store.
 [[nodiscard]] Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions& options = {});
+
+// How long a job of several processes lasted: the union of its runs' intervals, on their host's monotonic clock
+// when they share one host, else through their wall-clock anchors; the longest run when they have no common clock.
+// Processes that run side by side (DataLoader workers, ranks) are not added up.
+[[nodiscard]] double jobSpanSeconds(const std::vector<RunSummary>& runs);
+
+// Whether the run is a DataLoader worker (torch names its worker processes `pt_data_worker`).
+[[nodiscard]] bool isDataLoaderWorker(const RunSummary& run);
 
 // Replaces the findings saved in the store at `path` with `findings` (for the GUI).
 [[nodiscard]] Result<void> saveFindings(const std::string& path, const std::vector<Finding>& findings);
