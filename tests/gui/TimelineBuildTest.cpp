@@ -1,5 +1,6 @@
 // Loading the timeline from a real store: tracks, search, findings, details, layout hit tests, and
 // the same store loaded summarised (tiny lane limits) read back exactly through DetailSource.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,34 +143,81 @@ TEST_F(TimelineBuild, FindingsLocateTheirSlicesBySourceLineOrEvidence) {
   EXPECT_FALSE(locateFinding(*timeline_, analyzer::findingFromRecord(by_evidence)).range.has_value());
 }
 
-TEST_F(TimelineBuild, DetailsListEveryFieldOfTheRowWithItsSourceLine) {
+// The Details pane reads as words: times from the run's start (not raw clock stamps), sizes with their unit, and
+// none of the store's internal fields or unknowns (-1, empty).
+TEST_F(TimelineBuild, DetailsListTheRowsFieldsInWordsWithItsSourceLine) {
   auto details = source();
   const auto found = first(*details, "aten::item");
   ASSERT_TRUE(found.has_value());
   const auto fields = describe(*timeline_, *found);
-  const auto value = [&](std::string_view name) {
-    const auto it = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
-    return it == fields.end() ? std::string("<missing>") : it->value;
+  const auto valueIn = [](const std::vector<Field>& listed, std::string_view name) {
+    const auto it = std::find_if(listed.begin(), listed.end(), [&](const Field& f) { return f.name == name; });
+    return it == listed.end() ? std::string("<missing>") : it->value;
   };
-  EXPECT_EQ(value("table"), "syncs");
+  const auto value = [&](std::string_view name) { return valueIn(fields, name); };
   EXPECT_EQ(value("source"), "/src/train.py:57");
   EXPECT_EQ(value("duration"), "1.00 ms");
-  EXPECT_EQ(value("sync_kind"), "stream");
+  EXPECT_EQ(value("waited for"), "stream");
   EXPECT_EQ(value("function"), "train_step");
-  EXPECT_EQ(value("stack"), "");
+  EXPECT_EQ(value("store row").rfind("syncs #", 0), 0U) << value("store row");
+  EXPECT_EQ(value("start"), runOffset(found->slice.start_ns, timeline_->begin_ns));
+  EXPECT_THAT(value("start"), ::testing::EndsWith(" s into the run"));
+  EXPECT_EQ(value("Python stack"), "<missing>");  // none recorded: not listed empty
+  for (const Field& field : fields) {
+    EXPECT_EQ(field.value.find(std::to_string(found->slice.start_ns)), std::string::npos) << field.name;
+    EXPECT_NE(field.value, "-1") << field.name;
+    EXPECT_EQ(field.name.find('_'), std::string::npos) << field.name;
+  }
 
   const auto copy_ref = first(*details, "Memcpy HtoD");
   ASSERT_TRUE(copy_ref.has_value());
   const auto copy = details->describe(*copy_ref);  // a bulk row: its columns come from the store
   ASSERT_TRUE(copy.ok());
-  const auto copy_value = [&](std::string_view name) {
-    const auto it = std::find_if(copy->begin(), copy->end(), [&](const Field& f) { return f.name == name; });
-    return it == copy->end() ? std::string("<missing>") : it->value;
+  EXPECT_EQ(valueIn(copy.value(), "store row").rfind("memcpy #", 0), 0U);
+  EXPECT_EQ(valueIn(copy.value(), "bytes"), "4.0 MiB (4194304 bytes)");
+  EXPECT_EQ(valueIn(copy.value(), "copy kind"), "HtoD");
+  EXPECT_EQ(valueIn(copy.value(), "start ns"), "<missing>");
+  for (const Field& field : copy.value()) {
+    EXPECT_NE(field.value, "-1") << field.name;
+    EXPECT_EQ(field.name.find('_'), std::string::npos) << field.name;
+  }
+  const auto finding = describe(timeline_->records.findings[0]);
+  EXPECT_EQ(valueIn(finding, "store row"), "findings");
+  EXPECT_THAT(valueIn(finding, "impact"), ::testing::HasSubstr("% of the run"));
+}
+
+// A compile as torch names it in its own logs ("0/1", "!2/0/1_1" under compiled autograd after a restart).
+TEST(DetailFields, CompilesAreNamedByTorchsCompileIdAndUnknownsAreLeftOut) {
+  Timeline timeline;
+  timeline.names.push_back("forward");
+  store::Compile compile;
+  compile.frame_id = 0;
+  compile.frame_compile_id = 1;
+  compile.co_name = "forward";
+  compile.co_filename = "/src/model.py";
+  compile.co_firstlineno = 12;
+  compile.dynamo_ns = 2'000'000;
+  compile.status = "ok";
+  timeline.records.compiles.push_back(compile);
+  compile.compiled_autograd_id = 2;
+  compile.attempt = 1;
+  timeline.records.compiles.push_back(compile);
+  SliceRef ref;
+  ref.slice.kind = RecordKind::kCompile;
+  ref.slice.row = 0;
+  const auto named = [](const std::vector<Field>& listed, std::string_view name) {
+    const auto it = std::find_if(listed.begin(), listed.end(), [&](const Field& f) { return f.name == name; });
+    return it == listed.end() ? std::string("<missing>") : it->value;
   };
-  EXPECT_EQ(copy_value("table"), "memcpy");
-  EXPECT_EQ(copy_value("bytes"), "4194304");
-  EXPECT_EQ(copy_value("copy_kind"), "HtoD");
-  EXPECT_EQ(describe(timeline_->records.findings[0]).front().value, "findings");
+  const auto plain = describe(timeline, ref);
+  EXPECT_EQ(named(plain, "compile id"), "0/1");
+  EXPECT_EQ(named(plain, "source"), "/src/model.py:12");
+  EXPECT_EQ(named(plain, "Dynamo (whole compile)"), "2.00 ms");
+  EXPECT_EQ(named(plain, "Inductor"), "<missing>");  // -1: not measured
+  EXPECT_EQ(named(plain, "FX graph cache hit"), "<missing>");
+  for (const Field& field : plain) EXPECT_EQ(field.name.find("autograd"), std::string::npos) << field.name;
+  ref.slice.row = 1;
+  EXPECT_EQ(named(describe(timeline, ref), "compile id"), "!2/0/1_1");
 }
 
 TEST_F(TimelineBuild, LayoutAndHitTestFindTheSliceUnderAPixel) {

@@ -45,8 +45,14 @@ Result<std::vector<Field>> DetailSource::describe(const SliceRef& ref) {
     for (int c = 0; c < row.columns() && static_cast<std::size_t>(c) < columns.size(); ++c) {
       const std::string& column = columns[static_cast<std::size_t>(c)];
       // An interned id says nothing once the view has resolved it ("name_id" beside "name").
-      if (column == "id" || (column.ends_with("_id") && names.count(column.substr(0, column.size() - 3)) > 0)) continue;
-      fields.push_back({column, row.isNull(c) ? std::string() : row.text(c)});
+      if (row.isNull(c) || (column.ends_with("_id") && names.count(column.substr(0, column.size() - 3)) > 0)) continue;
+      auto field = readableColumn(column, row.text(c));
+      if (!field) continue;
+      // The store's own text of what the pane already lists (the name) is shown only where it says more.
+      const auto same = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == field->name; });
+      if (same != fields.end() && same->value == field->value) continue;
+      if (same != fields.end()) field->name += " in the store";
+      fields.push_back(std::move(*field));
     }
   }, {ref.slice.row});
   if (!read) return read.error();

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 
+#include "torchscope/base/JsonText.h"
 #include "torchscope/base/Saturating.h"
 #include "torchscope/gui/Text.h"
 
@@ -11,72 +14,124 @@ namespace torchscope::gui {
 
 namespace {
 
+// "file:line in function" for each frame of the store's stack JSON (innermost last there), innermost first.
+std::string readableStack(std::string_view json) {
+  if (json.empty()) return {};
+  const nlohmann::json frames = base::parseJson(json);
+  if (!frames.is_array()) return std::string(json);
+  std::string text;
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    if (!frame->is_object()) continue;
+    const std::string file = frame->value("file", std::string());
+    const std::int64_t line = frame->value("line", std::int64_t{-1});
+    const std::string function = frame->value("function", std::string());
+    text += (text.empty() ? "" : "  <  ") + sourceLocation(baseName(file), line);
+    if (!function.empty()) text += " in " + function;
+  }
+  return text;
+}
+
+// The fields as a person reads them: words for names, times from the run's start, and nothing for what the store
+// keeps only for its own joins or does not know (-1, empty).
 class Fields {
  public:
   Fields& add(std::string name, std::string value) {
-    fields_.push_back({std::move(name), std::move(value)});
+    if (!value.empty()) fields_.push_back({std::move(name), std::move(value)});
     return *this;
   }
   Fields& add(std::string name, const char* value) { return add(std::move(name), std::string(value)); }
   Fields& add(std::string name, std::int64_t value) { return add(std::move(name), std::to_string(value)); }
-  Fields& add(std::string name, bool value) { return add(std::move(name), std::string(value ? "yes" : "no")); }
-  Fields& add(std::string name, double value) { return add(std::move(name), fmt::format("{:g}", value)); }
-  Fields& time(std::string name, Nanos value, Nanos origin) {
-    return add(std::move(name), fmt::format("{} ns (+{})", value, formatDuration(base::saturatingSub(value, origin))));
+  // A count, id or number the store writes as -1 when it is unknown.
+  Fields& known(std::string name, std::int64_t value) { return value < 0 ? *this : add(std::move(name), value); }
+  Fields& yesNo(std::string name, std::int64_t value) {  // 1, 0, or -1 for unknown
+    return value < 0 ? *this : add(std::move(name), std::string(value != 0 ? "yes" : "no"));
   }
-  Fields& source(std::string_view file, std::int64_t line) {
-    const std::string location = sourceLocation(file, line);
-    return location.empty() ? *this : add("source", location);
-  }
+  Fields& duration(std::string name, Nanos ns) { return ns < 0 ? *this : add(std::move(name), formatDuration(ns)); }
+  Fields& source(std::string_view file, std::int64_t line) { return add("source", sourceLocation(file, line)); }
+  Fields& stack(std::string_view json) { return add("Python stack", readableStack(json)); }
   std::vector<Field> take() { return std::move(fields_); }
 
  private:
   std::vector<Field> fields_;
 };
 
+// torch's own notation of a compile: frame/compile of the frame, "_attempt" after a restart, "!autograd/" before
+// it under compiled autograd ("[0/1]", "[!0/2/0_1]" in TORCH_LOGS).
+std::string compileId(std::int64_t autograd_id, std::int64_t frame_id, std::int64_t frame_compile_id,
+                      std::int64_t attempt) {
+  if (frame_id < 0 || frame_compile_id < 0) return {};
+  std::string id = fmt::format("{}/{}", frame_id, frame_compile_id);
+  if (attempt > 0) id += fmt::format("_{}", attempt);
+  return autograd_id >= 0 ? fmt::format("!{}/{}", autograd_id, id) : id;
+}
+
 void addRecord(Fields& f, const store::Step& r) {
-  f.add("pid", r.pid).add("tid", r.tid).add("index", r.index).add("source", r.source);
+  f.add("step", r.index).add("marked by", r.source).add("process", r.pid).add("thread", r.tid);
 }
 void addRecord(Fields& f, const store::Sync& r) {
-  f.source(r.file, r.line);
-  f.add("pid", r.pid).add("tid", r.tid).add("sync_kind", r.sync_kind).add("origin", r.origin).add("op", r.op);
-  f.add("stream", r.stream).add("correlation_id", r.correlation_id).add("file", r.file).add("line", r.line);
-  f.add("function", r.function).add("stack", r.stack);
+  f.source(r.file, r.line).add("function", r.function);
+  f.add("waited for", r.sync_kind).add("through", r.op).add("seen by", r.origin).known("stream", r.stream);
+  f.known("CUDA correlation id", r.correlation_id).add("process", r.pid).add("thread", r.tid).stack(r.stack);
 }
 void addRecord(Fields& f, const store::Compile& r) {
-  f.source(r.co_filename, r.co_firstlineno);
-  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
-  f.add("attempt", r.attempt).add("compiled_autograd_id", r.compiled_autograd_id).add("co_name", r.co_name);
-  f.add("co_filename", r.co_filename).add("co_firstlineno", r.co_firstlineno);
-  const auto phase = [](Nanos ns) { return ns < 0 ? std::string("-") : formatDuration(ns); };
-  f.add("dynamo", phase(r.dynamo_ns)).add("aot", phase(r.aot_ns)).add("inductor", phase(r.inductor_ns));
-  f.add("graph_count", r.graph_count).add("graph_op_count", r.graph_op_count);
-  f.add("graph_node_count", r.graph_node_count).add("guard_count", r.guard_count).add("cache_size", r.cache_size);
-  f.add("cache_hit", r.cache_hit).add("status", r.status).add("fail_type", r.fail_type);
-  f.add("fail_reason", r.fail_reason).add("restart_reasons", r.restart_reasons);
+  f.source(r.co_filename, r.co_firstlineno).add("function", r.co_name);
+  f.add("compile id", compileId(r.compiled_autograd_id, r.frame_id, r.frame_compile_id, r.attempt));
+  f.add("status", r.status).add("failure", r.fail_type).add("failure reason", r.fail_reason);
+  f.add("restarted because", r.restart_reasons);
+  f.duration("Dynamo (whole compile)", r.dynamo_ns).duration("AOT autograd", r.aot_ns).duration("Inductor", r.inductor_ns);
+  f.known("graphs", r.graph_count).known("graph ops", r.graph_op_count).known("graph nodes", r.graph_node_count);
+  f.known("guards", r.guard_count).known("cache entries of the frame", r.cache_size);
+  f.yesNo("FX graph cache hit", r.cache_hit).add("process", r.pid);
 }
 void addRecord(Fields& f, const store::GraphBreak& r) {
-  f.source(r.file, r.line);
-  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
-  f.add("attempt", r.attempt).add("break_type", r.break_type).add("reason", r.reason);
-  f.add("explanation", r.explanation).add("hints", r.hints).add("file", r.file).add("line", r.line);
-  f.add("function", r.function).add("user_stack", r.user_stack);
+  f.source(r.file, r.line).add("function", r.function);
+  f.add("compile id", compileId(-1, r.frame_id, r.frame_compile_id, r.attempt));
+  f.add("break", r.break_type).add("reason", r.reason).add("explanation", r.explanation).add("hints", r.hints);
+  f.add("user stack", r.user_stack).yesNo("frame ran eagerly", r.frame_skipped ? 1 : 0).add("process", r.pid);
 }
 void addRecord(Fields& f, const store::Recompile& r) {
-  f.source(r.co_filename, r.co_firstlineno);
-  f.add("pid", r.pid).add("frame_id", r.frame_id).add("frame_compile_id", r.frame_compile_id);
-  f.add("co_name", r.co_name).add("co_filename", r.co_filename).add("co_firstlineno", r.co_firstlineno);
-  f.add("guard_failures", r.guard_failures).add("cause", r.cause).add("cache_size", r.cache_size);
-  f.add("limit_hit", r.limit_hit);
+  f.source(r.co_filename, r.co_firstlineno).add("function", r.co_name);
+  f.add("compile id", compileId(-1, r.frame_id, r.frame_compile_id, 0));
+  f.add("cause", r.cause).add("failed guards", r.guard_failures).known("cache entries of the frame", r.cache_size);
+  f.yesNo("recompile limit hit", r.limit_hit ? 1 : 0).add("process", r.pid);
 }
 
 template <class Record>
 void addRow(Fields& fields, std::string_view table, const std::vector<Record>& rows, std::int64_t index) {
-  fields.add("table", std::string(table));
   if (index >= 0 && static_cast<std::size_t>(index) < rows.size()) addRecord(fields, rows[static_cast<std::size_t>(index)]);
+  fields.add("store row", fmt::format("{} #{}", table, index));
+}
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
 }  // namespace
+
+std::string runOffset(Nanos time_ns, Nanos run_begin_ns) {
+  const Nanos offset = base::saturatingSub(time_ns, run_begin_ns);
+  return fmt::format("{}{:.6f} s into the run", offset < 0 ? "-" : "+",
+                     static_cast<double>(offset < 0 ? base::saturatingSub(0, offset) : offset) * 1e-9);
+}
+
+std::optional<Field> readableColumn(std::string_view column, std::string_view value) {
+  // The slice's own start, end and duration are already listed, and so is its store row.
+  if (column == "id" || column == "start_ns" || column == "end_ns") return {};
+  if (value.empty() || value == "-1") return {};
+  if (column == "pid") return Field{"process", std::string(value)};
+  if (column == "tid") return Field{"thread", std::string(value)};
+  std::string name(column);
+  std::replace(name.begin(), name.end(), '_', ' ');
+  char* end = nullptr;
+  const std::string text(value);
+  const long long number = std::strtoll(text.c_str(), &end, 10);
+  const bool integer = end != text.c_str() && *end == '\0';
+  if (integer && endsWith(column, "_ns")) return Field{name.substr(0, name.size() - 3), formatDuration(number)};
+  if (integer && (column == "bytes" || endsWith(column, "_bytes"))) {
+    return Field{name, fmt::format("{} ({} bytes)", formatBytes(number), number)};
+  }
+  return Field{name, text};
+}
 
 std::string_view tableOf(RecordKind kind) {
   switch (kind) {
@@ -99,9 +154,9 @@ std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
   const Slice& slice = ref.slice;
   const Records& r = timeline.records;
   Fields fields;
-  fields.add("label", timeline.name(slice));
-  fields.time("start", slice.start_ns, timeline.begin_ns);
-  fields.time("end", slice.end_ns, timeline.begin_ns);
+  fields.add("name", timeline.name(slice));
+  fields.add("start", runOffset(slice.start_ns, timeline.begin_ns));
+  fields.add("end", runOffset(slice.end_ns, timeline.begin_ns));
   fields.add("duration", formatDuration(slice.duration()));
   switch (slice.kind) {
     case RecordKind::kStep: addRow(fields, "steps", r.steps, slice.row); break;
@@ -109,7 +164,7 @@ std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
     case RecordKind::kCompile: addRow(fields, "compiles", r.compiles, slice.row); break;
     case RecordKind::kGraphBreak: addRow(fields, "graph_breaks", r.graph_breaks, slice.row); break;
     case RecordKind::kRecompile: addRow(fields, "recompiles", r.recompiles, slice.row); break;
-    default: fields.add("table", std::string(tableOf(slice.kind))).add("id", slice.row); break;
+    default: fields.add("store row", fmt::format("{} #{}", tableOf(slice.kind), slice.row)); break;
   }
   return fields.take();
 }
@@ -118,13 +173,14 @@ std::vector<Field> describe(const analyzer::Finding& finding) {
   // The fields as the store holds them (analyzer::findingRecord): the panel names the store's columns.
   const store::Finding row = analyzer::findingRecord(finding);
   Fields fields;
-  fields.add("table", "findings").source(row.file, row.line);
   fields.add("rule", row.rule).add("severity", row.severity).add("title", row.title);
-  fields.add("message", row.message).add("file", row.file).add("line", row.line);
-  fields.add("function", row.function).add("count", row.count);
-  fields.add("impact_seconds", row.impact_seconds).add("impact_fraction", row.impact_fraction);
-  fields.add("evidence", row.evidence).add("fix_id", row.fix_id).add("fix_summary", row.fix_summary);
-  fields.add("fix_kind", row.fix_kind);
+  fields.source(row.file, row.line).add("function", row.function).add("message", row.message);
+  if (row.count > 0) fields.add("times seen", row.count);
+  fields.add("impact", fmt::format("{} ({:.1f} % of the run)",
+                                   formatDuration(base::saturatingCast(row.impact_seconds * 1e9)),
+                                   row.impact_fraction * 100));
+  fields.add("fix", row.fix_summary).add("fix id", row.fix_id).add("fix kind", row.fix_kind);
+  fields.add("evidence", row.evidence).add("store row", "findings");
   return fields.take();
 }
 

@@ -1,9 +1,10 @@
-// View models of the side panels, as plain tables of text: the details of a selected slice
-// (every column of its store row) and the findings list. The Qt item models only adapt these.
+// View models of the side panels, as plain tables of text: the details of a selected slice (the fields of its store
+// row, in words) and the findings list. The Qt item models only adapt these.
 //
 // Error contract: nothing fails; an out-of-range column gives "".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +20,14 @@ struct Field {
 
 // The store table a kind of slice comes from ("kernels", "syncs", ...).
 [[nodiscard]] std::string_view tableOf(RecordKind kind);
-// The slice's label, times and table; every field of its row for the small tables held in memory
-// (DetailSource::describe() reads the rest of a bulk row from the store).
+// A time as the Details pane shows it: "+1.234567 s into the run", from the run's first record.
+[[nodiscard]] std::string runOffset(Nanos time_ns, Nanos run_begin_ns);
+// A column of a bulk row (kernels, copies, API calls, ...) as the Details pane shows it: its name in words, `*_ns`
+// as a duration, bytes with their unit; nothing for what the pane already shows (the row's times, process and
+// thread) or what the store does not know (-1, empty).
+[[nodiscard]] std::optional<Field> readableColumn(std::string_view column, std::string_view value);
+// The slice's name, times and store row, and the fields of its record in words, for the small tables held in memory
+// (DetailSource::describe() adds the columns of a bulk row from the store).
 [[nodiscard]] std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref);
 // Every field of a finding.
 [[nodiscard]] std::vector<Field> describe(const analyzer::Finding& finding);
