@@ -81,15 +81,17 @@ void writeStore(const fs::path& path, const std::string& command, const std::vec
   ASSERT_TRUE((*writer)->close().ok());
 }
 
-// `fix RUN.db`: the store's command line and findings drive the run; dynamic shapes bring the
-// recompiles of a dynamic=False script to at most one; without --write no user file changes;
-// the results land in the store as fix experiments.
-TEST_F(FixEndToEnd, DynamicShapesFromAStoreLeavesUserFilesAlone) {
+// `fix RUN_DIR` (the run folder `advise RUN_DIR` reads): its run.db's command line and findings drive the run;
+// dynamic shapes bring the recompiles of a dynamic=False script to at most one; without --write no user file
+// changes; the results land in the store as fix experiments.
+TEST_F(FixEndToEnd, DynamicShapesFromARunFolderLeavesUserFilesAlone) {
   const fs::path script = copyScript("batch_sizes.py");
   const std::string original = readTextFile(script.string());
-  const fs::path store_path = dir_ / "run.db";
+  const fs::path folder = dir_ / "runs";
+  fs::create_directory(folder);
+  const fs::path store_path = folder / "run.db";
   writeStore(store_path, std::string(TORCHSCOPE_PYTHON) + " " + script.string(), {{"dynamic-shapes", 0.4}});
-  const auto report = fix({"--repetitions", "2", store_path.string()});
+  const auto report = fix({"--repetitions", "2", folder.string()});
   ASSERT_TRUE(report.is_object());
   ASSERT_EQ(report["fixes"].size(), 1U);
   const auto& dynamic = report["fixes"][0];
@@ -257,6 +259,50 @@ TEST_F(FixEndToEnd, ParallelRunsArePinnedToCpusOfTheirOwn) {
   EXPECT_TRUE(shared.empty()) << "both runs on CPU " << shared.front();
 }
 
+// The library a user preloads into the job (an allocator such as tcmalloc, here glibc's small libanl, which
+// nothing else maps) is in every process of the job alike: alone, under `run` and under every run of `fix`, with
+// the collector added after it under torchscope.
+TEST_F(FixEndToEnd, TheJobSeesTheUsersPreloadsUnderFixAsUnderRunAndAlone) {
+  const fs::path preload = "/lib/x86_64-linux-gnu/libanl.so.1";
+  if (!fs::exists(preload)) GTEST_SKIP() << "no " << preload;
+  const fs::path script = copyScript("preloads.py");
+  const auto environment = [&](const std::string& out) {
+    return std::map<std::string, std::string>{{"LD_PRELOAD", preload.string()}, {"PRELOADS_OUT", (dir_ / out).string()}};
+  };
+  ProcessSpec alone;
+  alone.argv = {TORCHSCOPE_PYTHON, script.string()};
+  alone.environment = environment("alone.jsonl");
+  ASSERT_EQ(runProcess(alone)->exit_code, 0);
+  ProcessSpec run;
+  run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "run", "-o", (dir_ / "run.db").string(), "--", TORCHSCOPE_PYTHON,
+              script.string()};
+  run.environment = environment("run.jsonl");
+  ASSERT_EQ(runProcess(run)->exit_code, 0);
+  (void)fix({"--repetitions", "2", "--fixes", "tensor-lr", "--", TORCHSCOPE_PYTHON, script.string()}, 0,
+            environment("fix.jsonl"));
+
+  const std::string user = fs::canonical(preload).string();
+  const std::string collector = fs::canonical(TORCHSCOPE_BINARY_DIR "/lib/libtorchscope_collector.so").string();
+  for (const char* name : {"alone.jsonl", "run.jsonl", "fix.jsonl"}) {
+    std::istringstream lines(readTextFile((dir_ / name).string()));
+    int processes = 0, traced = 0;
+    for (std::string line; std::getline(lines, line); ++processes) {
+      const auto seen = nlohmann::json::parse(line);
+      const auto& mapped = seen["mapped"];
+      EXPECT_NE(std::find(mapped.begin(), mapped.end(), user), mapped.end()) << name << ": " << line;
+      ASSERT_FALSE(seen["preloaded"].empty()) << name << ": " << line;
+      EXPECT_EQ(seen["preloaded"][0], preload.string()) << name << ": " << line;  // the user's first, as given
+      traced += std::find(mapped.begin(), mapped.end(), collector) != mapped.end() ? 1 : 0;
+    }
+    EXPECT_GT(processes, 0) << name;
+    if (std::string(name) == "alone.jsonl") {
+      EXPECT_EQ(traced, 0);
+    } else {
+      EXPECT_GT(traced, 0) << name << ": the collector was not preloaded";
+    }
+  }
+}
+
 TEST_F(FixEndToEnd, BadInputExitsWithUsageError) {
   ProcessSpec spec;
   spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", (dir_ / "missing.db").string()};
@@ -268,6 +314,38 @@ TEST_F(FixEndToEnd, BadInputExitsWithUsageError) {
   result = runProcess(spec);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->exit_code, 2);
+}
+
+// A run folder without stores, or with several and no run.db to say whose job to re-run: a usage error that says
+// so; the report is never written over one of the folder's stores.
+TEST_F(FixEndToEnd, RunFoldersItCannotReRunAreUsageErrors) {
+  const fs::path folder = dir_ / "runs";
+  fs::create_directory(folder);
+  ProcessSpec spec;
+  spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", folder.string()};
+  spec.stderr_path = (dir_ / "err.txt").string();
+  auto result = runProcess(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 2);
+  EXPECT_NE(readTextFile(spec.stderr_path).find("a folder without torchscope stores"), std::string::npos)
+      << readTextFile(spec.stderr_path);
+
+  const std::string job = std::string(TORCHSCOPE_PYTHON) + " job.py";
+  writeStore(folder / "a.db", job, {{"dynamic-shapes", 0.4}});
+  writeStore(folder / "b.db", job, {{"dynamic-shapes", 0.4}});
+  result = runProcess(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 2);
+  EXPECT_NE(readTextFile(spec.stderr_path).find("2 stores and no run.db"), std::string::npos)
+      << readTextFile(spec.stderr_path);
+
+  writeStore(folder / "run.db", job, {{"dynamic-shapes", 0.4}});
+  const auto before = fs::file_size(folder / "run.db");
+  spec.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "fix", "-o", (folder / "run.db").string(), folder.string()};
+  result = runProcess(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 2) << readTextFile(spec.stderr_path);
+  EXPECT_EQ(fs::file_size(folder / "run.db"), before);
 }
 
 }  // namespace

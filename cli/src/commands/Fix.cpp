@@ -17,6 +17,7 @@
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
+#include "torchscope/store/RunFolder.h"
 
 namespace torchscope::cli {
 namespace {
@@ -41,6 +42,21 @@ bool isSqliteFile(const std::string& path) {
   return input.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
 }
 
+// The store of a run folder that `fix` re-runs: the job's first process wrote `run.db` (the others' stores beside it
+// are read with it, as `advise DIR` reads them); a folder holding a single store of another name gives that one.
+std::string storeOfRunFolder(const std::string& folder) {
+  const std::filesystem::path first = std::filesystem::path(folder) / store::kRunFolderStoreName;
+  if (isSqliteFile(first.string())) return first.string();
+  auto stores = store::expandRunFolders({folder});
+  if (!stores) fail(kExitUsage, folder + ": a folder without torchscope stores (give a store, or the job after --)");
+  if (stores->size() != 1) {
+    fail(kExitUsage, fmt::format("{}: {} stores and no {} (the store of the job's first process, whose command `fix` "
+                                 "re-runs): give the store of the job to re-run",
+                                 folder, stores->size(), store::kRunFolderStoreName));
+  }
+  return stores->front();
+}
+
 void listFixes() {
   for (const auto& spec : tc::fixCatalog()) {
     std::cout << fmt::format("{:<34} {:<8} {:<32} {}\n", spec.id, tc::kindName(spec.kind),
@@ -55,8 +71,11 @@ void runFix(FixArguments& args) {
   }
   auto& options = args.options;
   if (args.positional.empty()) fail(kExitUsage, "fix needs RUN.db or `-- python script.py ...`");
+  std::error_code not_a_folder;
   if (args.positional.size() == 1 && isSqliteFile(args.positional.front())) {
     options.store_path = args.positional.front();
+  } else if (args.positional.size() == 1 && std::filesystem::is_directory(args.positional.front(), not_a_folder)) {
+    options.store_path = storeOfRunFolder(args.positional.front());
   } else if (const std::string program = std::filesystem::path(args.positional.front()).filename().string();
              program.rfind("python", 0) == 0 || program == "torchrun" || program == "mpirun" || program == "mpiexec" ||
              program == "srun") {  // the compiler says which launchers it can re-run
@@ -70,7 +89,12 @@ void runFix(FixArguments& args) {
     fail(kExitUsage, "unknown --format '" + args.format + "' (text, markdown, json, html)");
   }
   // Before the runs: the store, the job's script and its other files must survive the report.
-  checkOutput(args.output, args.positional);
+  std::vector<std::string> inputs = args.positional;
+  if (!options.store_path.empty()) {
+    inputs.push_back(options.store_path);
+    for (const std::string& companion : store::companionStores(options.store_path)) inputs.push_back(companion);
+  }
+  checkOutput(args.output, inputs);
   locateFixTools(options);
   options.use_collector = !args.no_collector;
   options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
@@ -114,10 +138,11 @@ void addFixCommand(CLI::App& app) {
       "fixes are then measured together. Reports end-to-end, first-step, compile and steady-state times (wall and "
       "CPU), recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU allocated/reserved); a faster fix "
       "whose peak memory grows more than --max-memory-increase is rejected. "
-      "Usage: torchscope fix RUN.db | torchscope fix [options] -- python train.py ARGS");
+      "Usage: torchscope fix RUN.db|RUN_DIR | torchscope fix [options] -- python train.py ARGS");
   cmd->add_option("run_or_command", args->positional,
-                  "A store recorded by `torchscope run` (its findings and command line), or after `--` the job "
-                  "to profile first");
+                  "A store recorded by `torchscope run` (its findings and command line), its run folder (`run -o DIR/`: "
+                  "the store of the job's first process, DIR/run.db, with the others beside it), or after `--` the "
+                  "job to profile first");
   cmd->add_option("--fixes", args->options.fixes, "Fix ids to try, comma-separated, each ID or ID:ARG "
                                                   "(default: the fix ids of the findings, most impact first)");
   cmd->add_option("--repetitions", args->options.repetitions,
