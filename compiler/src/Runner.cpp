@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "torchscope/compiler/JobEnvironment.h"
 #include "torchscope/compiler/Parity.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Statistics.h"
@@ -160,7 +161,7 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   RunMeasurement measurement;
   if (collector_) {
     measurement.store_path = (folder / "run.db").string();
-    spec.environment["LD_PRELOAD"] = options_.collector_library;
+    spec.environment["LD_PRELOAD"] = jobPreload(options_.collector_library);
     spec.environment["TORCHSCOPE_OUTPUT"] = measurement.store_path;
   }
   spec.stdout_path = (folder / "stdout.txt").string();

@@ -17,6 +17,7 @@
 #include "LiveStatus.h"
 #include "Output.h"
 #include "torchscope/compiler/FixCatalog.h"
+#include "torchscope/compiler/JobEnvironment.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/RunFolder.h"
 #include "torchscope/store/Writer.h"
@@ -85,10 +86,7 @@ void setSamplerEnvironment(int sample_hz) {
 }
 
 void setJobEnvironment(const std::string& store_path, bool summary, bool status_line) {
-  const std::string library = installation().collector_library;
-  const char* preload = std::getenv("LD_PRELOAD");
-  const std::string combined = preload != nullptr && *preload != '\0' ? std::string(preload) + ":" + library : library;
-  setenv("LD_PRELOAD", combined.c_str(), 1);
+  setenv("LD_PRELOAD", compiler::jobPreload(installation().collector_library).c_str(), 1);
   setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
   // The collector finds its Python bridge itself, relative to the library (../share/torchscope/python).
   if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
