@@ -1,5 +1,5 @@
 // The demo's promises, checked on the real sample at the scale the demo runs (`--scale demo`): as
-// written, the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
+// written (profiled by `torchscope demo --profile-only`), the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
 // planted lines; tuned, it shows none of them.
 #include <filesystem>
 #include <set>
@@ -15,18 +15,21 @@
 namespace torchscope {
 namespace {
 
-// Profiles the sample (as written or tuned) and returns advise's JSON findings.
-nlohmann::json profileAndAdvise(const testing::TempDir& dir, bool tuned) {
-  const std::string store = dir.file(tuned ? "tuned.db" : "baseline.db");
-  const std::string cli = testing::torchscopeExecutable().string();
-  const auto run = testing::runShell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store +
-                                     " -- " + TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo" +
-                                     (tuned ? " --tuned" : "") + " 2>&1");
-  EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
+nlohmann::json adviseJson(const std::string& store) {
   const auto advise = testing::runTorchscope("advise " + store + " --format json 2>&1");
   EXPECT_EQ(advise.exit_code, 0) << advise.out;
   return nlohmann::json::parse(advise.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// Profiles the tuned sample and returns advise's JSON findings.
+nlohmann::json profileTunedAndAdvise(const testing::TempDir& dir) {
+  const std::string store = dir.file("tuned.db");
+  const std::string cli = testing::torchscopeExecutable().string();
+  const auto run = testing::runShell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && " + cli + " run -o " + store +
+                                     " -- " + TORCHSCOPE_PYTHON + " -m samples.rdl_hm.train --scale demo --tuned 2>&1");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, ::testing::HasSubstr("final "));
+  return adviseJson(store);
 }
 
 bool inSample(const nlohmann::json& finding, const std::string& file) {
@@ -34,9 +37,17 @@ bool inSample(const nlohmann::json& finding, const std::string& file) {
   return path.size() >= file.size() && path.compare(path.size() - file.size(), file.size(), file) == 0;
 }
 
+// `torchscope demo --profile-only` started from the checkout, as the README's user does.
 TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
   testing::TempDir dir;
-  const auto report = profileAndAdvise(dir, /*tuned=*/false);
+  const auto demo = testing::runShell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && TORCHSCOPE_PYTHON=" +
+                                      TORCHSCOPE_PYTHON + " " + testing::torchscopeExecutable().string() +
+                                      " demo --profile-only --workdir " + dir.path().string() + " 2>&1");
+  ASSERT_EQ(demo.exit_code, 0) << demo.out;
+  // The findings name the sample's files as the user opens them from there, not the build tree's link to them.
+  EXPECT_THAT(demo.out, ::testing::HasSubstr("samples/rdl_hm/model.py:41"));
+  EXPECT_THAT(demo.out, ::testing::Not(::testing::HasSubstr("share/torchscope")));
+  const auto report = adviseJson(dir.file("rdl_hm.db"));
   ASSERT_TRUE(report.is_object());
   std::set<std::string> rules;
   std::set<std::int64_t> break_lines;
@@ -59,7 +70,7 @@ TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
 
 TEST(Demo, TunedTheRdlSampleHasNoneOfThem) {
   testing::TempDir dir;
-  const auto report = profileAndAdvise(dir, /*tuned=*/true);
+  const auto report = profileTunedAndAdvise(dir);
   ASSERT_TRUE(report.is_object());
   for (const auto& finding : report["findings"]) {
     const std::string rule = finding["rule"].get<std::string>();

@@ -70,12 +70,21 @@ int runChild(const std::vector<std::string>& argv, const std::string& cwd) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+// Where the sample's package lies, links resolved: the job runs there. A build tree's share/torchscope/samples is a
+// link to the sources, and the findings must name the files the user opens and edits (samples/rdl_hm/model.py),
+// not the link they were reached through.
+std::string sampleRoot() {
+  std::error_code error;
+  const auto real = std::filesystem::canonical(std::filesystem::path(installation().source_dir) / "samples", error);
+  return error ? installation().source_dir : real.parent_path().string();
+}
+
 // Where the user started the demo: `advise` runs there, so that the sample's files are named as paths the user can
 // open from there (or relative to the sample's folder, which advise then names).
 std::string userDirectory() {
   std::error_code error;
   const auto current = std::filesystem::current_path(error);
-  return error ? installation().source_dir : current.string();
+  return error ? sampleRoot() : current.string();
 }
 
 void stage(int number, const std::string& title) {
@@ -88,7 +97,7 @@ void profileOnly(const std::string& self, const std::vector<std::string>& job, c
   stage(1, fmt::format("Profile the RDL sample (PyG, H&M-like data, scale '{}') under the collector", scale));
   std::vector<std::string> run = {self, "run", "-o", store, "--"};
   run.insert(run.end(), job.begin(), job.end());
-  if (const int code = runChild(run, installation().source_dir); code != 0) {
+  if (const int code = runChild(run, sampleRoot()); code != 0) {
     fail(kExitFailure, fmt::format("the sample failed under the collector (exit code {})", code));
   }
   stage(2, "What torchscope found, most impact first");
@@ -147,7 +156,7 @@ void runDemo(const DemoOptions& options) {
   tc::FixOptions fix;
   locateFixTools(fix);
   fix.job_argv = job;
-  fix.job_working_directory = paths.source_dir;
+  fix.job_working_directory = sampleRoot();
   fix.repetitions = options.repetitions;
   fix.max_fixes = options.max_fixes;
   fix.keep_temp = options.keep_temp;
