@@ -3,7 +3,7 @@ a data-dependent branch that breaks the graph in two. Each half is a chain of el
 so a compiled call is faster than an eager one, but sixty calls do not win back two compilations.
 
 Timed by hand: every call of the compiled module (the first one compiles both halves) and, when asked, every tenth
-batch again through the module run eagerly, beside the compiled calls.
+batch (`--eager-every N`: every N-th) again through the module run eagerly, beside the compiled calls.
 """
 import argparse
 import os
@@ -14,7 +14,6 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import truth  # noqa: E402
 
-EAGER_EVERY = 10
 
 
 class RangeScaler(torch.nn.Module):
@@ -33,6 +32,7 @@ class RangeScaler(torch.nn.Module):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=60)
+    parser.add_argument("--eager-every", type=int, default=10, help="by-hand eager call every N batches")
     args = parser.parse_args()
     torch.manual_seed(0)
     batches = [torch.randn(1 << 20) for _ in range(4)]
@@ -45,9 +45,9 @@ def main():
         out = compiled(batch)
         truth.span("region_call", start)
         total += float(out[0])
-        if truth.recording and call % EAGER_EVERY == EAGER_EVERY - 1:
+        if truth.recording and call % args.eager_every == args.eager_every - 1:
             start = truth.clock()
-            scaler(batch)
+            scaler(batches[(call + 2) % len(batches)])  # not the batch just read, whose data is still in cache
             truth.span("eager_call", start)
     truth.fact(graph_breaks=1)
     print(f"checksum {total:.3f}")
