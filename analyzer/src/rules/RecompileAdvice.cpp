@@ -109,9 +109,12 @@ std::string dynamicShapeFix(const RecompileGroup& group) {
         "compile with dynamic=True at run time",
         package.empty() ? "The library" : package, here(group.entry, ""), package.empty() ? "that" : package + "'s");
   }
+  // The entry is the user's line also when it calls a module's compile() (torch's, or a library's that forwards).
   return fmt::format("{}, or mark the varying dimension with torch._dynamo.mark_dynamic(tensor, dim) before the call",
-                     group.entry.known() ? "pass dynamic=True to the torch.compile call at " + here(group.entry, "")
-                                         : std::string("compile with dynamic=True"));
+                     group.entry.known()
+                         ? "pass dynamic=True to the torch.compile call at " + here(group.entry, "") +
+                               " (model.compile(dynamic=True) where that line calls a module's compile())"
+                         : std::string("compile with dynamic=True"));
 }
 
 RecompileAdvice dynamicShape(const RecompileGroup& group, const Facts& facts) {

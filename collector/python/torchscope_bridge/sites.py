@@ -241,19 +241,33 @@ def _compile_wrappers(torch):
     return codes
 
 
+def _library_module_compile(frame, module_type):
+    """A library's own `compile()` of a module (a model class that forwards to nn.Module.compile or compiles itself
+    there): the user's `model.compile()` that called it is the call to change."""
+    if frame.f_code.co_name != "compile" or module_type is None or scope.is_user(frame.f_code.co_filename):
+        return False
+    try:
+        return isinstance(frame.f_locals.get("self"), module_type)
+    except Exception:
+        return False
+
+
 def compile_call_site(caller):
-    """The line that called torch.compile, past torch's own callers (nn.Module.compile), wrappers of torch.compile
-    and torchscope's own (fix's launcher): the user's, or a framework's (transformers' Trainer, accelerate) that
-    compiles the model itself, which is kept as it is: the user's line is then the call into the compiled code."""
+    """The line that called torch.compile, past torch's own callers (nn.Module.compile), a library module's own
+    compile(), wrappers of torch.compile and torchscope's own (fix's launcher): the user's, or a framework's
+    (transformers' Trainer, accelerate) that compiles the model itself, which is kept as it is: the user's line is
+    then the call into the compiled code."""
     torch = sys.modules.get("torch")
     passed = _with_real_paths(_own_roots() + ([os.path.dirname(os.path.abspath(torch.__file__))] if torch else []))
     wrappers = _compile_wrappers(torch) if torch else set()
+    module_type = getattr(getattr(torch, "nn", None), "Module", None)
     frame = caller
     for _ in range(_MAX_FRAMES):
         if frame is None:
             break
         code = frame.f_code
-        if code not in wrappers and not code.co_filename.startswith("<") and not _within_any(code.co_filename, passed):
+        if (code not in wrappers and not code.co_filename.startswith("<") and not _within_any(code.co_filename, passed)
+                and not _library_module_compile(frame, module_type)):
             return parse.Frame(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
