@@ -36,15 +36,25 @@ std::string regionArgText(const nlohmann::json& object, const char* key) {
 // A region summed over its rows, with what the table needs besides: its steady-state time, CPU samples.
 struct RegionRows {
   Region region;
+  // The calls whose CPU time was read: their CPU time, their wall time (-1: a row without it) and their number.
+  struct CpuCalls {
+    std::int64_t cpu_ns = 0;
+    std::int64_t wall_ns = 0;
+    std::int64_t calls = 0;
+  };
   std::int64_t steady_wall_ns = 0;  // its calls in the steady-state steps: their wall time, their CPU samples
-  std::int64_t steady_cpu_ns = 0;
-  std::int64_t steady_cpu_calls = 0;
+  CpuCalls steady_cpu;
   bool cudagraphs_asked = false;  // its torch.compile call asked for CUDA graphs
   // Rows of a single call that compiled nothing, (pid, tid, start, end): their span is the call's own.
   std::vector<std::array<std::int64_t, 4>> single_calls;
-  std::int64_t cpu_ns = 0;  // thread CPU time of the calls sampled for it, which compiled nothing
-  std::int64_t cpu_calls = 0;
+  CpuCalls cpu;  // every such call that compiled nothing
 };
+
+void addCpuCalls(RegionRows::CpuCalls& sum, const RegionRows::CpuCalls& row) {
+  sum.cpu_ns = base::saturatingAdd(sum.cpu_ns, row.cpu_ns);
+  sum.wall_ns = sum.wall_ns < 0 || row.wall_ns < 0 ? -1 : base::saturatingAdd(sum.wall_ns, row.wall_ns);
+  sum.calls = base::saturatingAdd(sum.calls, row.calls);
+}
 
 Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& reader,
                                                           const std::set<std::int64_t>& steady) {
@@ -87,15 +97,14 @@ Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& r
         region.calls = base::saturatingAdd(region.calls, calls);
         region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
         region.run_wall_s += regionSeconds(wall - compile_wall);
-        const std::int64_t cpu = std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0);
-        const std::int64_t cpu_calls = std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0);
-        rows.cpu_ns = base::saturatingAdd(rows.cpu_ns, cpu);
-        rows.cpu_calls = base::saturatingAdd(rows.cpu_calls, cpu_calls);
+        const RegionRows::CpuCalls cpu{std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0),
+                                       regionArgInteger(args, "cpu_wall_ns", -1),
+                                       std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0)};
+        addCpuCalls(rows.cpu, cpu);
         if (steady.count(regionArgInteger(args, "step")) != 0) {
           rows.steady_wall_ns = base::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
           region.steady_calls = base::saturatingAdd(region.steady_calls, calls - compile_calls);
-          rows.steady_cpu_ns = base::saturatingAdd(rows.steady_cpu_ns, cpu);
-          rows.steady_cpu_calls = base::saturatingAdd(rows.steady_cpu_calls, cpu_calls);
+          addCpuCalls(rows.steady_cpu, cpu);
         }
         if (const auto frames = args.find("frames"); frames != args.end() && frames->is_array()) {
           for (const auto& frame : *frames) {
@@ -309,12 +318,18 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
     } else if (runs > 0) {
       region.wall_per_call_s = region.run_wall_s / static_cast<double>(runs);
     }
-    const bool steady_cpu = entry.steady_cpu_calls > 0;
-    const std::int64_t cpu_ns = steady_cpu ? entry.steady_cpu_ns : entry.cpu_ns;
-    const std::int64_t cpu_calls = steady_cpu ? entry.steady_cpu_calls : entry.cpu_calls;
-    if (cpu_calls > 0) {
-      region.cpu_per_call_s = regionSeconds(cpu_ns) / static_cast<double>(cpu_calls);
-      region.run_cpu_s = region.cpu_per_call_s * static_cast<double>(std::max<std::int64_t>(runs, 0));
+    // CPU time is read on some calls only: per call over those calls, beside their own wall time, never over
+    // the calls whose wall time alone was read.
+    const RegionRows::CpuCalls& cpu = entry.steady_cpu.calls > 0 ? entry.steady_cpu : entry.cpu;
+    if (cpu.calls > 0) {
+      region.cpu_calls = cpu.calls;
+      region.cpu_per_call_s = regionSeconds(cpu.cpu_ns) / static_cast<double>(cpu.calls);
+      if (cpu.wall_ns > 0) {
+        region.cpu_wall_per_call_s = regionSeconds(cpu.wall_ns) / static_cast<double>(cpu.calls);
+        region.run_cpu_s = region.run_wall_s * static_cast<double>(cpu.cpu_ns) / static_cast<double>(cpu.wall_ns);
+      } else {
+        region.run_cpu_s = region.cpu_per_call_s * static_cast<double>(std::max<std::int64_t>(runs, 0));
+      }
     }
     if (table.steady_total_s > 0 && !steady.empty()) {
       region.steady_share = regionSeconds(entry.steady_wall_ns) / table.steady_total_s;

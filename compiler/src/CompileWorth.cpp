@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace torchscope::compiler {
@@ -27,12 +28,12 @@ std::string CompileWorth::verdict() const {
   }
   std::string carriers;
   for (const analyzer::Region* region : gaining) {
-    carriers +=
-        fmt::format("{}{} ({:.2f}x, pays off after {:.0f} calls; this run made {})", carriers.empty() ? "" : "; ",
-                    place(*region), region->speedup, region->payoff_calls, region->calls);
+    carriers += fmt::format("{}{} ({:.2f}x, {})", carriers.empty() ? "" : "; ", place(*region), region->speedup,
+                            analyzer::regionPayoffText(*region));
   }
-  const std::string head = fmt::format("compilation took {}; the compiled regions saved {} over this run's calls",
-                                       secondsText(compile_s), secondsText(std::max(saved_s, 0.0)));
+  // Signed, in the words of `advise --regions` on the same stores: regions slower compiled "ran ... slower".
+  const std::string head = fmt::format("compilation took {}; the compiled regions {} over this run's calls",
+                                       secondsText(compile_s), analyzer::regionsSavedText(saved_s));
   if (gaining.empty()) {
     return head + ": compilation does not pay at any run length, no region ran faster compiled than eagerly";
   }
@@ -83,7 +84,7 @@ std::string compileWorthText(const CompileWorth& worth, const std::string& inden
         fmt::format("{}{:<40} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10}\n", indent, place(region), region.calls,
                     orDash(secondsText(region.eager_wall_per_call_s)), orDash(secondsText(region.wall_per_call_s)),
                     region.speedup >= 0 ? fmt::format("{:.2f}x", region.speedup) : "-", secondsText(region.compile_s),
-                    region.payoff_calls >= 0 ? fmt::format("{:.0f} calls", region.payoff_calls) : "never");
+                    region.payoff_calls >= 0 ? fmt::format("{:.0f} calls", std::ceil(region.payoff_calls)) : "never");
   }
   out += indent + worth.verdict() + "\n";
   for (const auto& note : worth.notes) out += indent + "note: " + note + "\n";

@@ -1,11 +1,21 @@
 // The compiled-region table on real torch.compile runs on the CPU: a small transformer block and a loss function
 // compiled with mode="reduce-overhead", recorded compiled and with `TORCHSCOPE_FIXES=eager`, read back through
-// `torchscope advise --regions --against`; `torchscope fix --fixes eager` on the compiled job.
+// `torchscope advise --regions --against`; `torchscope fix --fixes eager` on the compiled job; a one-thread job
+// fed by DataLoader workers (the report's span, CPU within wall, the payoff's words); `fix --fixes torch-compile`
+// on a job that compiling slows.
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "TestSupport.h"
+#include "torchscope/analyzer/Regions.h"
+#include "torchscope/store/Reader.h"
 #include "torchscope/testing/Subprocess.h"
 
 namespace torchscope::analyzer::testing {
@@ -180,6 +190,159 @@ TEST(RegionsJob, FixEagerMeasuresTheJobWithCompilationOff) {
   EXPECT_NEAR(worth["saved_s"].get<double>(), saved, 1e-9);
   EXPECT_EQ(worth["pays"], false);  // a dozen steps never repay seconds of compiling
   EXPECT_NE(worth["verdict"].get<std::string>().find("does not pay"), std::string::npos) << worth["verdict"];
+}
+
+std::string dataLoaderScript() { return sourcePath("tests/analyzer/regions/dataloader_one_thread.py").string(); }
+
+// The wall-clock span of a run folder's stores, the union of their runs' intervals (one host, one monotonic
+// clock), and their durations added up.
+struct FolderTimes {
+  std::size_t stores = 0;
+  double union_s = 0;
+  double summed_s = 0;
+};
+
+FolderTimes folderTimes(const std::filesystem::path& folder) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
+  FolderTimes times;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".db") continue;
+    auto reader = store::Reader::open(entry.path().string());
+    EXPECT_TRUE(reader.ok()) << entry.path();
+    if (!reader.ok()) continue;
+    auto run = (*reader)->run();
+    EXPECT_TRUE(run.ok() && run->end_ns > run->start_ns) << entry.path();
+    if (!run.ok()) continue;
+    intervals.emplace_back(run->start_ns, run->end_ns);
+    times.summed_s += static_cast<double>(run->end_ns - run->start_ns) / 1e9;
+    ++times.stores;
+  }
+  std::sort(intervals.begin(), intervals.end());
+  std::int64_t open = 0, close = -1;
+  for (const auto& [begin, end] : intervals) {
+    if (begin > close) {
+      if (close > open) times.union_s += static_cast<double>(close - open) / 1e9;
+      open = begin;
+    }
+    close = std::max(close, end);
+  }
+  if (close > open) times.union_s += static_cast<double>(close - open) / 1e9;
+  return times;
+}
+
+// A compiled job on one thread fed by a DataLoader of 2 workers, recorded compiled (3 stores) and with compilation
+// off: the report's span is the job's, the CPU time per call within the wall time of the same calls, and the
+// compile time paid off only when this run made the calls.
+TEST(RegionsJob, ADataLoaderJobOnOneThread) {
+  TempDir scratch;
+  const auto compiled_dir = scratch.path() / "compiled";
+  const auto eager_dir = scratch.path() / "eager";
+  const ProgramOutcome compiled_job =
+      runUnderTorchscope(compiled_dir.string() + "/", {TORCHSCOPE_PYTHON, dataLoaderScript()});
+  ASSERT_EQ(compiled_job.exit_code, 0) << compiled_job.err;
+  ProgramOptions eager_options;
+  eager_options.env = {{"TORCHSCOPE_FIXES", "eager"}};
+  const ProgramOutcome eager_job =
+      runUnderTorchscope(eager_dir.string() + "/", {TORCHSCOPE_PYTHON, dataLoaderScript()}, eager_options);
+  ASSERT_EQ(eager_job.exit_code, 0) << eager_job.err;
+  {
+    SCOPED_TRACE("the job's span");
+    const FolderTimes times = folderTimes(compiled_dir);
+    ASSERT_EQ(times.stores, 3u);                     // the main process and its 2 workers
+    EXPECT_LT(times.union_s, 0.9 * times.summed_s);  // the workers ran beside the main process
+    const ProgramOutcome advice = runTorchscope("advise '" + compiled_dir.string() + "'");
+    ASSERT_EQ(advice.exit_code, 0) << advice.err;
+    const std::string headline = advice.out.substr(0, advice.out.find('\n'));
+    const std::string processes = " s job of 3 processes (the main one and 2 DataLoader workers)";
+    const auto named = headline.find(processes);
+    ASSERT_NE(named, std::string::npos) << headline;
+    const auto span_at = headline.rfind("this ", named) + 5;
+    EXPECT_NEAR(std::stod(headline.substr(span_at, named - span_at)), times.union_s, 0.006) << headline;
+    // The compile/time finding is the main process's: its fraction is of the job's span, as the sentence says.
+    const ProgramOutcome json = runTorchscope("advise --format json '" + compiled_dir.string() + "'");
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    bool compile_found = false;
+    const auto report = nlohmann::json::parse(json.out);
+    for (const auto& finding : report["findings"]) {
+      if (finding["rule"] != "compile/time") continue;
+      compile_found = true;
+      EXPECT_NEAR(finding["impact"]["fraction"].get<double>(),
+                  finding["impact"]["seconds"].get<double>() / times.union_s, 1e-3);
+      EXPECT_NE(headline.find(fmt::format("{:.1f} % of this", finding["impact"]["fraction"].get<double>() * 100)),
+                std::string::npos)
+          << headline;
+    }
+    EXPECT_TRUE(compile_found) << json.out;
+  }
+  const std::string compiled_store = (compiled_dir / "run.db").string();
+  const std::string eager_store = (eager_dir / "run.db").string();
+  const auto table = regionsJson("'" + compiled_store + "' --against '" + eager_store + "'");
+  const auto* region = regionNamed(table, "activation");
+  ASSERT_NE(region, nullptr) << table.dump(1);
+  {
+    SCOPED_TRACE("CPU within wall on one thread");
+    // Two calls a step, the first of each step's read: CPU time on about half of them.
+    const int cpu_calls = (*region)["cpu_calls"].get<int>();
+    EXPECT_GT(cpu_calls, 0);
+    EXPECT_LT(cpu_calls, (*region)["steady_calls"].get<int>());
+    const double cpu = (*region)["cpu_per_call_seconds"].get<double>();
+    const double wall = (*region)["cpu_wall_per_call_seconds"].get<double>();
+    EXPECT_GT(cpu, 0);
+    EXPECT_LE(cpu, wall * (1 + 1e-4) + 1e-7) << region->dump(1);  // one thread runs at most as long as it waits
+    EXPECT_LE((*region)["run_cpu_seconds"].get<double>(), (*region)["run_wall_seconds"].get<double>() * (1 + 1e-4));
+  }
+  {
+    SCOPED_TRACE("paid off only when this run made the calls");
+    const ProgramOutcome text =
+        runTorchscope("advise --regions '" + compiled_store + "' --against '" + eager_store + "'");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(table["pays"], false);  // a short run never repays seconds of compiling
+    if ((*region)["payoff_calls"].is_number()) {
+      const double payoff = std::ceil((*region)["payoff_calls"].get<double>());
+      const int calls = (*region)["calls"].get<int>();
+      EXPECT_LT(calls, payoff);
+      EXPECT_NE(text.out.find(fmt::format("would pay off after {:.0f} calls; this run made {}", payoff, calls)),
+                std::string::npos)
+          << text.out;
+    } else {  // slower compiled on this machine now: it never pays
+      EXPECT_NE(text.out.find("never pays off"), std::string::npos) << text.out;
+    }
+    EXPECT_EQ(text.out.find("paid off"), std::string::npos) << text.out;
+  }
+}
+
+// `fix --fixes torch-compile` on a job that compiling slows: the compiled regions' loss is told with its sign, in
+// the figures `advise --regions` gives on the same two stores.
+TEST(RegionsJob, FixTorchCompileSaysHowMuchSlowerTheRegionsRan) {
+  TempDir dir;  // the runs the fix keeps go under it
+  const std::string script = sourcePath("tests/analyzer/regions/slower_compiled.py").string();
+  const ProgramOutcome fix =
+      runTorchscope("fix --fixes torch-compile --repetitions 2 --keep-temp --format json -- '" TORCHSCOPE_PYTHON "' '" +
+                        script + "' > '" + dir.file("fix.json") + "'",
+                    "TMPDIR='" + dir.path().string() + "'");
+  ASSERT_EQ(fix.exit_code, 0) << fix.err;
+  std::ifstream in(dir.file("fix.json"));
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << fix.err;
+  ASSERT_EQ(report["fixes"].size(), 1u) << report.dump(1);
+  const auto& worth = report["fixes"][0]["regions"];
+  ASSERT_TRUE(worth.is_object()) << report.dump(1);
+  const double saved = worth["saved_s"].get<double>();
+  ASSERT_LT(saved, 0) << worth.dump(1);  // a guard check and a graph call cost more than three tiny ops
+  const std::string slower = "the compiled regions ran " + regionSecondsText(-saved) + " slower over this run's calls";
+  const std::string verdict = worth["verdict"].get<std::string>();
+  EXPECT_NE(verdict.find(slower), std::string::npos) << verdict;
+  EXPECT_EQ(verdict.find("saved 0 s"), std::string::npos) << verdict;
+  // advise on the stores the fix compared says the same, in the same figures.
+  const std::string stores = "'" + worth["compiled_store"].get<std::string>() + "' --against '" +
+                             worth["eager_store"].get<std::string>() + "'";
+  const auto table = regionsJson(stores);
+  EXPECT_DOUBLE_EQ(table["saved_seconds"].get<double>(), saved);
+  const ProgramOutcome text = runTorchscope("advise --regions " + stores);
+  EXPECT_NE(text.out.find(slower), std::string::npos) << text.out;
+  const ProgramOutcome advice = runTorchscope("advise " + stores);
+  EXPECT_NE(advice.out.find("the compiled regions ran " + regionSecondsText(-saved) + " slower"), std::string::npos)
+      << advice.out;
 }
 
 // A TORCH_TRACE log recorded from torch 2.13, with Inductor's CUDA-graph skip reason set in its compilation

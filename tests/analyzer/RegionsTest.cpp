@@ -120,6 +120,52 @@ TEST(RegionTable, PerCallTimesLeaveOutTheWarmUpCall) {
   EXPECT_NEAR(compiled->payoff_calls, compiled->compile_s / (0.030 - 0.010), 1e-6);
 }
 
+// Block.forward repays its 4.90 s after 245 calls of 20 ms saved each: this run of 10 calls did not make them.
+TEST(RegionTable, PaidOffOnlyWhenThisRunMadeTheCalls) {
+  Stores stores;
+  auto table = regionTable(stores.compiled, stores.eager);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  auto block = std::find_if(table->regions.begin(), table->regions.end(),
+                            [](const Region& region) { return region.name == "Block.forward"; });
+  ASSERT_NE(block, table->regions.end());
+  EXPECT_FALSE(block->paidOff());
+  EXPECT_EQ(regionPayoffText(*block), "would pay off after 245 calls; this run made 10");
+  const std::string text = renderRegions(*table, Format::kText);
+  EXPECT_NE(text.find("compile time would pay off after 245 calls; this run made 10"), std::string::npos) << text;
+  EXPECT_EQ(text.find("paid off"), std::string::npos) << text;
+  block->calls = 300;
+  EXPECT_TRUE(block->paidOff());
+  EXPECT_EQ(regionPayoffText(*block), "paid off after 245 calls; this run made 300");
+  block->payoff_calls = -1;  // not faster compiled
+  EXPECT_EQ(regionPayoffText(*block), "");
+}
+
+// What the regions saved is told with its sign, the same way by the table, the finding and `torchscope fix`.
+TEST(RegionTable, SavedTimeKeepsItsSign) {
+  EXPECT_EQ(regionsSavedText(0.88644), "saved 886.44 ms");
+  EXPECT_EQ(regionsSavedText(-0.000473), "ran 473.0 us slower");
+  EXPECT_EQ(regionsSavedText(0), "saved 0 s");
+}
+
+// The CPU time of a region is read on some of its calls: per call over those, beside the same calls' wall time.
+TEST(RegionTable, CpuPerCallIsOverTheCallsWhoseCpuWasRead) {
+  Stores stores;
+  auto table = regionTable(stores.compiled);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  for (const auto& region : table->regions) {
+    if (region.name == "Block.forward") {  // rows with the calls' wall time around the CPU reads
+      EXPECT_EQ(region.cpu_calls, 9);
+      EXPECT_NEAR(region.cpu_per_call_s, 0.009, 1e-12);
+      EXPECT_NEAR(region.cpu_wall_per_call_s, 0.01001, 1e-12);
+      EXPECT_NEAR(region.run_cpu_s, region.run_wall_s * 9.0 / 10.01, 1e-12);
+    }
+    if (region.name == "squared_error") {  // rows of an older store, without it
+      EXPECT_EQ(region.cpu_calls, 9);
+      EXPECT_LT(region.cpu_wall_per_call_s, 0);
+    }
+  }
+}
+
 TEST(RegionTable, CompileDoesNotPayIsReportedOnlyWhenMeasured) {
   Stores stores;
   auto alone = analyze({stores.compiled});
@@ -231,7 +277,7 @@ TEST(RegionTable, KernelsLaunchedInsideARegionsCallsAreItsGpuTime) {
   ASSERT_EQ(table->regions.size(), 1u);
   // 600 us over the two calls of one row each.
   EXPECT_NEAR(table->regions[0].gpu_per_call_s, 300e-6, 1e-12);
-  EXPECT_NE(renderRegions(*table, Format::kText).find("CPU, 300.0 us GPU per call"), std::string::npos)
+  EXPECT_NE(renderRegions(*table, Format::kText).find("7.50 ms wall, 300.0 us GPU per call"), std::string::npos)
       << renderRegions(*table, Format::kText);
   const auto json = nlohmann::json::parse(renderRegions(*table, Format::kJson));
   EXPECT_NEAR(json["regions"][0]["gpu_per_call_seconds"].get<double>(), 300e-6, 1e-12);

@@ -1,7 +1,8 @@
 // Where a fix's time goes and the run length at which it pays off: the arithmetic of payoffOf and
-// the sentence a person reads.
+// the sentence a person reads; per compiled region, the fix report's verdict in words (CompileWorth).
 #include <gtest/gtest.h>
 
+#include "torchscope/compiler/CompileWorth.h"
 #include "torchscope/compiler/Experiment.h"
 
 namespace torchscope::compiler {
@@ -61,6 +62,49 @@ TEST(Payoff, AJobWithoutStepsOrCompilesHasNoPayoffOrZeroCompile) {
   EXPECT_EQ(payoff.clock, "wall");
   EXPECT_EQ(payoff.compile_saved_s, 0.0);
   EXPECT_EQ(payoff.when, "always");
+}
+
+analyzer::Region timedRegion(const std::string& name, double compiled_s, double eager_s, std::int64_t calls) {
+  analyzer::Region region;
+  region.region = 1;
+  region.name = name;
+  region.calls = calls;
+  region.compile_s = 6.93;
+  region.wall_per_call_s = compiled_s;
+  region.eager_wall_per_call_s = eager_s;
+  region.speedup = eager_s / compiled_s;
+  region.payoff_calls = eager_s > compiled_s ? region.compile_s / (eager_s - compiled_s) : -1;
+  region.saved_s = (eager_s - compiled_s) * static_cast<double>(calls);
+  return region;
+}
+
+// Regions slower compiled lost time: the verdict says how much, as `advise --regions` does, never "saved 0 s".
+TEST(CompileWorth, RegionsSlowerCompiledRanSlowerBySoMuch) {
+  CompileWorth worth;
+  worth.compile_s = 6.93;
+  worth.regions = {timedRegion("Sequential.forward", 262.1e-6, 118.3e-6, 30)};
+  worth.saved_s = worth.regions.front().saved_s;
+  const std::string verdict = worth.verdict();
+  EXPECT_NE(verdict.find("the compiled regions ran 4.31 ms slower over this run's calls"), std::string::npos)
+      << verdict;
+  EXPECT_EQ(verdict.find("saved"), std::string::npos) << verdict;
+  EXPECT_FALSE(worth.pays());
+}
+
+// A region faster compiled that this run called too few times would pay off later, not "pays off" now.
+TEST(CompileWorth, ARegionThatDidNotRepayItsCompileWouldPayOffLater) {
+  CompileWorth worth;
+  worth.compile_s = 6.93;
+  worth.regions = {timedRegion("chain", 0.010, 0.030, 40)};  // 6.93 s / 20 ms = 346.5 calls
+  worth.saved_s = worth.regions.front().saved_s;
+  std::string verdict = worth.verdict();
+  EXPECT_NE(verdict.find("the compiled regions saved 800.00 ms over this run's calls"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("(3.00x, would pay off after 347 calls; this run made 40)"), std::string::npos) << verdict;
+  worth.regions = {timedRegion("chain", 0.010, 0.030, 400)};
+  worth.saved_s = worth.regions.front().saved_s;
+  verdict = worth.verdict();
+  EXPECT_TRUE(worth.pays());
+  EXPECT_NE(verdict.find("(3.00x, paid off after 347 calls; this run made 400)"), std::string::npos) << verdict;
 }
 
 }  // namespace

@@ -24,6 +24,18 @@ std::string regionPlaceText(const std::string& file, std::int64_t line) {
   return line >= 0 ? fmt::format("{}:{}", file, line) : file;
 }
 
+std::string regionPayoffText(const Region& region) {
+  if (region.payoff_calls < 0) return "";
+  // Whole calls: the call after which the compile time is repaid.
+  const double calls = std::ceil(region.payoff_calls);
+  return region.paidOff() ? fmt::format("paid off after {:.0f} calls; this run made {}", calls, region.calls)
+                          : fmt::format("would pay off after {:.0f} calls; this run made {}", calls, region.calls);
+}
+
+std::string regionsSavedText(double saved_s) {
+  return saved_s >= 0 ? "saved " + regionSecondsText(saved_s) : "ran " + regionSecondsText(-saved_s) + " slower";
+}
+
 namespace {
 
 std::string regionTime(double seconds) { return seconds < 0 ? "-" : regionSecondsText(seconds); }
@@ -60,10 +72,16 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
     std::string runs =
         fmt::format("{} call{} ({} compiling)", region.calls, region.calls == 1 ? "" : "s", region.compile_calls);
     if (region.wall_per_call_s >= 0) {
-      runs += fmt::format(": {} wall, {} CPU", regionTime(region.wall_per_call_s), regionTime(region.cpu_per_call_s));
+      runs += fmt::format(": {} wall", regionTime(region.wall_per_call_s));
       if (region.gpu_per_call_s >= 0) runs += fmt::format(", {} GPU", regionTime(region.gpu_per_call_s));
       runs += region.steady_calls > 0 ? fmt::format(" per call (its {} steady-state calls)", region.steady_calls)
                                       : std::string(" per call");
+    }
+    if (region.cpu_calls > 0) {  // beside the wall time of the same calls, which one thread's CPU time cannot exceed
+      runs += fmt::format("; CPU {} per call", regionTime(region.cpu_per_call_s));
+      if (region.cpu_wall_per_call_s >= 0) runs += fmt::format(" of {} wall", regionTime(region.cpu_wall_per_call_s));
+      runs +=
+          fmt::format(" on the {} call{} whose CPU time was read", region.cpu_calls, region.cpu_calls == 1 ? "" : "s");
     }
     if (region.steady_share >= 0)
       runs += fmt::format("; {:.1f} % of the steady-state steps", region.steady_share * 100);
@@ -76,8 +94,7 @@ std::vector<std::pair<std::string, std::string>> regionLines(const Region& regio
   if (region.eager_wall_per_call_s >= 0) {
     std::string versus = fmt::format("{} per call eagerly", regionTime(region.eager_wall_per_call_s));
     if (region.speedup > 0) versus += fmt::format(": {:.2f}x", region.speedup);
-    versus += region.payoff_calls >= 0 ? fmt::format(", compile time paid off after {:.0f} calls (this run: {})",
-                                                     region.payoff_calls, region.calls)
+    versus += region.payoff_calls >= 0 ? ", compile time " + regionPayoffText(region)
                                        : ", never pays off (not faster compiled)";
     lines.emplace_back("vs eager", versus);
   }
@@ -96,11 +113,10 @@ std::string regionsSummaryLine(const RegionTable& table) {
 
 std::string regionsVerdict(const RegionTable& table) {
   if (!table.compared) return "";
-  std::string text = fmt::format(
-      "Against {}: the compiled regions {} {} over this run's calls, compiling cost {}: ", table.against,
-      table.saved_s >= 0 ? "saved" : "lost", regionTime(std::abs(table.saved_s)), regionTime(table.compile_s));
-  text += table.saved_s >= table.compile_s ? "compilation pays at this run length."
-                                           : "compilation does not pay at this run length.";
+  std::string text =
+      fmt::format("Against {}: the compiled regions {} over this run's calls, compiling cost {}: ", table.against,
+                  regionsSavedText(table.saved_s), regionTime(table.compile_s));
+  text += table.pays() ? "compilation pays at this run length." : "compilation does not pay at this run length.";
   if (table.eager_steady_step_s >= 0) {
     text += fmt::format(" Steady-state step {} compiled, {} eager.", regionTime(table.steady_step_s),
                         regionTime(table.eager_steady_step_s));
@@ -197,7 +213,9 @@ std::string regionsJson(const RegionTable& table) {
         {"run_wall_seconds", region.run_wall_s},
         {"run_cpu_seconds", region.run_cpu_s},
         {"wall_per_call_seconds", regionsOptionalNumber(region.wall_per_call_s)},
+        {"cpu_calls", region.cpu_calls},
         {"cpu_per_call_seconds", regionsOptionalNumber(region.cpu_per_call_s)},
+        {"cpu_wall_per_call_seconds", regionsOptionalNumber(region.cpu_wall_per_call_s)},
         {"gpu_per_call_seconds", regionsOptionalNumber(region.gpu_per_call_s)},
         {"steady_step_share", regionsOptionalNumber(region.steady_share)},
         {"eager", region.eager},
@@ -222,7 +240,7 @@ std::string regionsJson(const RegionTable& table) {
       {"steady_steps_seconds", table.steady_total_s},
       {"eager_steady_step_median_seconds", regionsOptionalNumber(table.eager_steady_step_s)},
       {"saved_seconds", table.compared ? nlohmann::json(table.saved_s) : nlohmann::json(nullptr)},
-      {"pays", table.compared ? nlohmann::json(table.saved_s >= table.compile_s) : nlohmann::json(nullptr)},
+      {"pays", table.compared ? nlohmann::json(table.pays()) : nlohmann::json(nullptr)},
       {"timed_per_call", table.compiled_run_measured},
       {"notes", table.notes},
       {"regions", regions},

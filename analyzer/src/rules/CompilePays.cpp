@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "Rules.h"
 #include "torchscope/analyzer/Regions.h"
@@ -11,7 +10,7 @@
 namespace torchscope::analyzer {
 
 std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_duration_s) {
-  if (!table.compared || table.compile_s <= 0 || table.compile_s <= table.saved_s) return std::nullopt;
+  if (!table.compared || table.compile_s <= 0 || table.pays()) return std::nullopt;
   std::vector<const Region*> gaining;
   const Region* costliest = nullptr;
   for (const auto& region : table.regions) {
@@ -26,8 +25,8 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
     gain_text = " The gain is in ";
     for (std::size_t i = 0; i < gaining.size() && i < 3; ++i) {
       const Region& region = *gaining[i];
-      gain_text += fmt::format("{}{} ({:.2f}x, pays off after {:.0f} calls, this run made {})", i > 0 ? "; " : "",
-                               region.name, region.speedup, region.payoff_calls, region.calls);
+      gain_text +=
+          fmt::format("{}{} ({:.2f}x, {})", i > 0 ? "; " : "", region.name, region.speedup, regionPayoffText(region));
     }
     gain_text += ".";
   }
@@ -35,14 +34,16 @@ std::optional<Finding> compilePaysFinding(const RegionTable& table, double run_d
   Finding finding = makeFinding(
       "compile/does-not-pay", Severity::kWarning,
       table.saved_s >= 0 ? fmt::format("Compilation does not pay at this run length: {} compiling, {} saved",
-                                       formatSeconds(table.compile_s), formatSeconds(table.saved_s))
-                         : fmt::format("Compilation does not pay: {} compiling, and the compiled regions ran {} slower",
-                                       formatSeconds(table.compile_s), formatSeconds(-table.saved_s)),
-      fmt::format("Measured against {} (the same job with compilation off): the compiled regions ran {} {} over "
-                  "this run's calls than eagerly, while compiling them took {}.{} A longer run, a compile cache "
-                  "shared between runs, or compiling only the regions that gain would change that.",
-                  table.against, formatSeconds(std::abs(table.saved_s)), table.saved_s >= 0 ? "faster" : "slower",
-                  formatSeconds(table.compile_s), gain_text),
+                                       regionSecondsText(table.compile_s), regionSecondsText(table.saved_s))
+                         : fmt::format("Compilation does not pay: {} compiling, and the compiled regions {}",
+                                       regionSecondsText(table.compile_s), regionsSavedText(table.saved_s)),
+      fmt::format(
+          "Measured against {} (the same job with compilation off): the compiled regions {} over this "
+          "run's calls than eagerly, while compiling them took {}.{} A longer run, a compile cache shared "
+          "between runs, or compiling only the regions that gain would change that.",
+          table.against,
+          table.saved_s >= 0 ? "ran " + regionSecondsText(table.saved_s) + " faster" : regionsSavedText(table.saved_s),
+          regionSecondsText(table.compile_s), gain_text),
       {"", "compile only the regions that gain, or run long enough for them to pay off (advise --regions)"});
   if (costliest != nullptr) {
     finding.file = costliest->site_file;

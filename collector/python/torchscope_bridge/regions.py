@@ -2,7 +2,9 @@
 
 Each call adds its wall time to its region's running sums, split into the calls during which torch
 compiled something (their time is mostly compilation) and the others; every 8th call also reads the
-thread's CPU time (a system call, about ten times dearer than the monotonic clock). The sums go to the
+thread's CPU time (a system call, about ten times dearer than the monotonic clock) and, around those reads, its
+own wall time, so that the CPU time of those calls is compared with their wall time, not with that of calls whose
+CPU time was not read (a step's first call, the one read, can be its slowest). The sums go to the
 store as one `cpu_ops` row of category `compiled_region` per region and step (docs/FORMAT.md), written
 at each step end and at exit.
 Dynamo frames compiled while a region's call is on the stack are attributed to the innermost one.
@@ -25,7 +27,8 @@ class Region:
     """One torch.compile result: its sums since the last row written."""
 
     __slots__ = ("id", "name", "site", "call_site", "call_site_sought", "frames", "frames_written", "cudagraphs",
-                 "calls", "wall_ns", "cpu_ns", "cpu_calls", "compile_calls", "compile_wall_ns", "first_ns", "last_ns")
+                 "calls", "wall_ns", "cpu_ns", "cpu_wall_ns", "cpu_calls", "compile_calls", "compile_wall_ns", "first_ns",
+                 "last_ns")
 
     def __init__(self, name, site, cudagraphs):
         self.id = next(_ids)
@@ -39,7 +42,8 @@ class Region:
         self._reset()
 
     def _reset(self):
-        self.calls = self.wall_ns = self.cpu_ns = self.cpu_calls = self.compile_calls = self.compile_wall_ns = 0
+        self.calls = self.wall_ns = self.cpu_ns = self.cpu_wall_ns = self.cpu_calls = 0
+        self.compile_calls = self.compile_wall_ns = 0
         self.first_ns = self.last_ns = -1
 
     def row(self, step):
@@ -47,7 +51,7 @@ class Region:
         if self.calls == 0 and self.frames_written == len(self.frames):
             return None
         args = {"region": self.id, "step": step, "calls": self.calls, "wall_ns": self.wall_ns, "cpu_ns": self.cpu_ns,
-                "cpu_calls": self.cpu_calls, "compile_calls": self.compile_calls,
+                "cpu_wall_ns": self.cpu_wall_ns, "cpu_calls": self.cpu_calls, "compile_calls": self.compile_calls,
                 "compile_wall_ns": self.compile_wall_ns, "cudagraphs": self.cudagraphs,
                 "frames": list(self.frames)}
         for prefix, frame in (("site", self.site), ("call", self.call_site)):
@@ -100,12 +104,17 @@ class Regions:
             compiles = self.compiles
             step_token = step_end.before() if step_end is not None else None
             sampled = (region.calls & _CPU_SAMPLE_MASK) == 0
-            cpu_start = _thread_time_ns() if sampled else 0
+            if sampled:  # the wall time around the CPU reads bounds the CPU time they measure
+                cpu_wall_start = _monotonic_ns()
+                cpu_start = _thread_time_ns()
             start = _monotonic_ns()
             try:
                 result = compiled(*args, **kwargs)
             finally:
                 end = _monotonic_ns()
+                if sampled:
+                    cpu_end = _thread_time_ns()
+                    cpu_wall_end = _monotonic_ns()
                 stack.pop()
                 region.calls += 1
                 region.wall_ns += end - start
@@ -116,7 +125,8 @@ class Regions:
                     region.compile_calls += 1
                     region.compile_wall_ns += end - start
                 elif sampled:
-                    region.cpu_ns += _thread_time_ns() - cpu_start
+                    region.cpu_ns += cpu_end - cpu_start
+                    region.cpu_wall_ns += cpu_wall_end - cpu_wall_start
                     region.cpu_calls += 1
             if step_end is not None:
                 step_end.after(step_token)

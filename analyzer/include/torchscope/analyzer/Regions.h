@@ -40,11 +40,17 @@ struct Region {
   std::int64_t compile_calls = 0;  // calls during which torch compiled (their time is mostly compilation)
   std::int64_t steady_calls = 0;   // of the calls that compiled nothing, those in steady-state steps
   double run_wall_s = 0;           // the calls that compiled nothing, summed
-  double run_cpu_s = 0;            // their thread CPU time (cpu_per_call_s x their number)
+  // Their thread CPU time: their wall time x the CPU share of the calls whose CPU was read (older stores, which
+  // lack those calls' wall time: cpu_per_call_s x their number).
+  double run_cpu_s = 0;
   // Wall time per call over the steady_calls (their time in the steady-state steps / steady_calls), so that a
   // warm-up call does not count; over all calls that compiled nothing when steady_calls is 0; -1 unknown.
   double wall_per_call_s = -1;
-  double cpu_per_call_s = -1;      // thread CPU time per call, from the calls sampled for it (steady ones, as above)
+  // The calls whose thread CPU time was read (every 8th of a step's, the steady ones as above): their number, their
+  // CPU time per call and the wall time per call of those same calls (-1 unknown: a store older than that figure).
+  std::int64_t cpu_calls = 0;
+  double cpu_per_call_s = -1;
+  double cpu_wall_per_call_s = -1;
   double gpu_per_call_s = -1;      // GPU kernel time per call under CUPTI (its calls of one row each); -1 unknown
   double steady_share = -1;        // its wall time in the steady-state steps / their time, -1 unknown
   std::vector<std::string> eager;  // why (part of) it ran eagerly: failed compile, skipped frame, limit hit
@@ -56,6 +62,9 @@ struct Region {
   double speedup = -1;       // eager / compiled per call
   double payoff_calls = -1;  // compile_s / (eager - compiled per call); -1: never pays (not faster) or unknown
   double saved_s = 0;        // (eager - compiled per call) x the calls of this run
+
+  // Whether this run made the calls that repay its compile time.
+  [[nodiscard]] bool paidOff() const { return payoff_calls >= 0 && static_cast<double>(calls) >= payoff_calls; }
 };
 
 struct RegionTable {
@@ -73,6 +82,9 @@ struct RegionTable {
   double saved_s = 0;                  // what the compiled regions saved over this run's calls (negative: they lost)
   bool compiled_run_measured = false;  // regions timed per call
   std::vector<std::string> notes;
+
+  // Compared with an eager run, whether the regions saved at least their compile time over this run's calls.
+  [[nodiscard]] bool pays() const { return compared && saved_s >= compile_s; }
 };
 
 // The table of the store at `path`; `against`: a store of the same job run with compilation off ("" none).
@@ -83,6 +95,12 @@ struct RegionTable {
 
 // A region's time as the table prints it (s, ms or us; "0 s"); "" when unknown (negative). Shared with the GUI's pane.
 [[nodiscard]] std::string regionSecondsText(double seconds);
+// When a region faster compiled repays its compile time, against this run's calls: "paid off after 245 calls;
+// this run made 300", "would pay off after 429 calls; this run made 40"; "" when it never pays. Shared with the
+// compile/does-not-pay finding and `torchscope fix`, so that they say the same.
+[[nodiscard]] std::string regionPayoffText(const Region& region);
+// What compiled regions saved against eager calls, signed: "saved 886.44 ms", "ran 2.80 ms slower".
+[[nodiscard]] std::string regionsSavedText(double saved_s);
 // "file:line", the file alone without a line, "" without a file.
 [[nodiscard]] std::string regionPlaceText(const std::string& file, std::int64_t line);
 

@@ -27,7 +27,7 @@ struct CompileWorth {
   double eager_step_s = -1;
   std::vector<std::string> notes;
 
-  [[nodiscard]] bool pays() const { return saved_s > compile_s; }
+  [[nodiscard]] bool pays() const { return saved_s >= compile_s; }  // as analyzer::RegionTable::pays()
   // In plain words: whether compilation pays at this run length, and which regions carry the gain.
   [[nodiscard]] std::string verdict() const;
 };
