@@ -66,7 +66,8 @@ bool recordRecompile(Collector& collector, const json& in) {
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
     for (const json& guard : *it) guards += (guard.is_string() ? guard.get<std::string>() : guard.dump()) + "\n";
   }
-  store::RecompileCause cause = store::classifyRecompileCause(guards, earlierCauses(out.pid, out.frame_id));
+  store::RecompileCause cause = store::classifyRecompileCause(guards, earlierCauses(out.pid, out.frame_id),
+                                                              store::compileIdText(out.frame_id, out.frame_compile_id));
   (void)earlierCauses(out.pid, out.frame_id, &cause);
   out.cause = std::move(cause.cause);
   out.cause_detail = std::move(cause.detail);

@@ -391,7 +391,8 @@ class TorchTraceParser {
     for (const auto& failure : failures) joined += failure.get<std::string>() + "\n";
     recompile.guard_failures = base::dumpJson(failures);
     auto& earlier = recompile_causes_[recompile.frame_id];
-    store::RecompileCause cause = store::classifyRecompileCause(joined, earlier);
+    store::RecompileCause cause = store::classifyRecompileCause(
+        joined, earlier, store::compileIdText(recompile.frame_id, recompile.frame_compile_id));
     earlier.push_back(cause);
     recompile.cause = std::move(cause.cause);
     recompile.cause_detail = std::move(cause.detail);

@@ -127,6 +127,97 @@ Classified classifyLine(std::string_view raw) {
   return {Class::kOther, ""};
 }
 
+// "... size mismatch at index 1. expected 5, actual 1" -> true: torch specialises sizes 0 and 1 even with
+// dynamic=True, so a call of another such size is another kind of call (a decode step of one token).
+bool specialisedSizes(std::string_view guard) {
+  for (std::string_view marker : {"expected ", "actual "}) {
+    const auto at = guard.find(marker);
+    if (at == std::string_view::npos) continue;
+    std::string_view number = guard.substr(at + marker.size());
+    number = number.substr(0, number.find_first_not_of("0123456789"));
+    if (number == "0" || number == "1") return true;
+  }
+  return false;
+}
+
+// A failure on a tensor's size that torch's automatic dynamic shapes make dynamic in the entry it compiles next: not
+// a stride or rank (another layout, another kind of tensor), not sizes 0 or 1.
+bool sizeTorchMakesDynamic(const RecompileCause& failure) {
+  const bool size = contains(failure.guard, "size mismatch") || contains(failure.guard, ".size()[");
+  return failure.cause == recompileCauseName(Class::kDynamicShape) && size && !specialisedSizes(failure.guard);
+}
+
+// Whether `entry`'s size failure no longer tells what changed: that entry already recompiled for the tensor's size,
+// and the entry compiled then (dynamic in it, otherwise as the old one) fails now on something else, which the old
+// entry shares. Without the compiled entry's id, the earlier recompile alone decides.
+bool outgrown(const RecompileCause& entry, const std::vector<RecompileCause>& earlier,
+              const std::vector<RecompileCause>& entries) {
+  for (const RecompileCause& cause : earlier) {
+    if (entry.entry.empty() || cause.entry != entry.entry || cause.detail != entry.detail ||
+        !sizeTorchMakesDynamic(cause)) {
+      continue;
+    }
+    const auto successor = std::find_if(entries.begin(), entries.end(), [&](const RecompileCause& other) {
+      return !cause.compiled.empty() && other.entry == cause.compiled;
+    });
+    if (successor == entries.end()) {
+      if (cause.compiled.empty()) return true;
+      continue;
+    }
+    if (successor->cause != cause.cause || successor->detail != cause.detail) return true;
+  }
+  return false;
+}
+
+// The failure of the entry that could have served the call (Classify.h).
+RecompileCause judgedEntry(std::string_view guard_failures, const std::vector<RecompileCause>& earlier) {
+  // Each cache entry's failure, most recently used entry first; lines without a compile id continue their entry.
+  std::vector<RecompileCause> entries;
+  std::vector<Classified> classes;
+  std::string_view current;
+  while (!guard_failures.empty()) {
+    const auto end = guard_failures.find('\n');
+    const std::string_view line = guard_failures.substr(0, end);
+    guard_failures = end == std::string_view::npos ? std::string_view{} : guard_failures.substr(end + 1);
+    if (trim(line).empty()) continue;
+    const std::string_view entry = compileIdOf(line);
+    Classified classified = classifyLine(line);
+    const bool next_entry = classes.empty() || (!entry.empty() && entry != current);
+    if (next_entry || classified.type < classes.back().type) {
+      if (next_entry) {
+        entries.emplace_back();
+        classes.emplace_back();
+      }
+      entries.back().entry = std::string(entry.empty() ? current : entry);
+      entries.back().guard = std::string(withoutCompileId(line));
+      classes.back() = std::move(classified);
+    }
+    if (!entry.empty()) current = entry;
+  }
+  if (entries.empty()) {
+    RecompileCause other;
+    other.cause = recompileCauseName(Class::kOther);
+    return other;
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i].cause = std::string(recompileCauseName(classes[i].type));
+    entries[i].detail = std::move(classes[i].detail);
+  }
+  // The entry of the call's kind that fails on a size alone: what changed is that size.
+  for (const RecompileCause& entry : entries) {
+    if (sizeTorchMakesDynamic(entry) && !outgrown(entry, earlier, entries)) return entry;
+  }
+  // An entry that fails on what an earlier recompile of the frame was for (the no_grad variant on the grad mode)
+  // says nothing new; the first entry that fails on something else names this recompile's cause.
+  for (const RecompileCause& entry : entries) {
+    const bool known = std::any_of(earlier.begin(), earlier.end(), [&](const RecompileCause& cause) {
+      return cause.cause == entry.cause && cause.detail == entry.detail;
+    });
+    if (!known) return entry;
+  }
+  return entries.front();
+}
+
 }  // namespace
 
 std::string_view recompileCauseName(RecompileCauseKind cause) {
@@ -172,36 +263,15 @@ std::string guardedSource(std::string_view expression) {
   return std::string(trim(out));
 }
 
-RecompileCause classifyRecompileCause(std::string_view guard_failures, const std::vector<RecompileCause>& earlier) {
-  // Each cache entry's failure, most recently used entry first; lines without a compile id continue their entry.
-  std::vector<RecompileCause> entries;
-  std::vector<Classified> best;
-  std::string_view current;
-  while (!guard_failures.empty()) {
-    const auto end = guard_failures.find('\n');
-    const std::string_view line = guard_failures.substr(0, end);
-    guard_failures = end == std::string_view::npos ? std::string_view{} : guard_failures.substr(end + 1);
-    if (trim(line).empty()) continue;
-    const std::string_view entry = compileIdOf(line);
-    Classified classified = classifyLine(line);
-    if (best.empty() || (!entry.empty() && entry != current)) {
-      best.push_back(std::move(classified));
-    } else if (classified.type < best.back().type) {
-      best.back() = std::move(classified);
-    }
-    if (!entry.empty()) current = entry;
-  }
-  if (best.empty()) return {std::string(recompileCauseName(Class::kOther)), ""};
-  for (const Classified& entry : best) entries.push_back({std::string(recompileCauseName(entry.type)), entry.detail});
-  // An entry that fails on what an earlier recompile of the frame was for (the no_grad variant on the grad mode)
-  // says nothing new; the first entry that fails on something else names this recompile's cause.
-  for (const RecompileCause& entry : entries) {
-    const bool known = std::any_of(earlier.begin(), earlier.end(), [&](const RecompileCause& cause) {
-      return cause.cause == entry.cause && cause.detail == entry.detail;
-    });
-    if (!known) return entry;
-  }
-  return entries.front();
+RecompileCause classifyRecompileCause(std::string_view guard_failures, const std::vector<RecompileCause>& earlier,
+                                      std::string_view compiled) {
+  RecompileCause cause = judgedEntry(guard_failures, earlier);
+  cause.compiled = std::string(compiled);
+  return cause;
+}
+
+std::string compileIdText(std::int64_t frame_id, std::int64_t frame_compile_id) {
+  return std::to_string(frame_id) + "/" + std::to_string(frame_compile_id);
 }
 
 std::string classifyRecompile(std::string_view guard_failures) { return classifyRecompileCause(guard_failures).cause; }

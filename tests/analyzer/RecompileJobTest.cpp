@@ -1,5 +1,6 @@
-// recompile/* on real torch.compile runs on the CPU (tests/analyzer/recompiles/jobs): models of a library with a
-// compile() of their own, whose recompiles point at the user's model.compile().
+// recompile/* on real torch.compile runs on the CPU (tests/analyzer/recompiles/jobs): a decoder generating from prompts
+// of several lengths, whose recompiles are all new sizes though older cache entries fail on the cache's type and
+// flag, and models of a library with a compile() of their own, whose recompiles point at the user's model.compile().
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -50,6 +51,37 @@ Recorded record(const std::string& script) {
     }
   }
   return run;
+}
+
+// Prompts of 5, 8 and 11 tokens, 4 tokens each: the first token step and the second (the cache grows) recompile for
+// sizes, then the prompt of 8 reaches the token steps' entries, which fail on its length of 8 against their one
+// token and on the cache, empty again (NoneType), and the prompt's entry, which fails on the length alone; its first
+// token step fails the prompt's entry (now dynamic) on the cache flag and the first token step's entry on the
+// cache's length. Every recompile is a size, and the finding says so at the torch.compile call.
+TEST(RecompileJob, AGenerationLoopsNewPromptLengthsAreSizesNotTheCachesTypeOrFlag) {
+  const std::filesystem::path script = jobScript("decoder_generate.py");
+  const Recorded run = record("decoder_generate.py");
+  ASSERT_EQ(run.recompiles.size(), 4U) << run.findings.dump(2);
+  for (const auto& recompile : run.recompiles) {
+    EXPECT_EQ(recompile.cause, "dynamic-shape") << recompile.guard_failures;
+  }
+  // The prompt of 8 against the prompt's entry of 5, then its first token step against the first token step's entry.
+  EXPECT_EQ(run.recompiles[2].cause_detail, "ids") << run.recompiles[2].guard_failures;
+  EXPECT_NE(run.recompiles[2].guard_failures.find("NoneType"), std::string::npos) << run.recompiles[2].guard_failures;
+  EXPECT_EQ(run.recompiles[3].cause_detail, "cache.keys[0]") << run.recompiles[3].guard_failures;
+  EXPECT_NE(run.recompiles[3].guard_failures.find("cache.filled"), std::string::npos)
+      << run.recompiles[3].guard_failures;
+
+  ASSERT_EQ(run.findings.size(), 1U) << run.findings.dump(2);
+  const auto& finding = run.findings.front();
+  EXPECT_EQ(finding["rule"], "recompile/dynamic-shape");
+  EXPECT_EQ(finding["count"], 4);
+  EXPECT_EQ(finding["location"]["file"], script.string());
+  EXPECT_EQ(finding["location"]["line"], markedLine(script, "compile"));
+  EXPECT_EQ(finding["fix"]["id"], "dynamic-shapes");
+  const std::string message = finding["message"];
+  EXPECT_EQ(message.find("NoneType"), std::string::npos) << message;
+  EXPECT_EQ(message.find("cache.filled"), std::string::npos) << message;
 }
 
 // Both models recompile once for a longer batch; the torch.compile call is the library's (inside nn.Module.compile or

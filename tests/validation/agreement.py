@@ -9,8 +9,7 @@ Units (docs/validation.md, "Third-party models"):
   count. Its locations: torch's site, the user-attributed site and the innermost line of the job's own file on its
   traceback.
 - a recompile unit is a recompiled frame (the code object's file:first line) with a cause class, read from the
-  guard failures torch printed: the first failing cache entry that fails on something no earlier recompile of the
-  frame was for (`recompile_causes`). Its locations: the frame and the innermost line of the job's own file on the stack
+  guard failures torch printed, judged on the cache entry that could have served the call (`recompile_causes`). Its locations: the frame and the innermost line of the job's own file on the stack
   that called it (from torch's structured trace of the same run).
 A finding is *about* a unit when it names one of the unit's locations: a recompile finding by the recompiled
 frames of its evidence (its location is the line to change, shared by every frame called from there), or by its
@@ -165,22 +164,53 @@ def _failure_subject(cause: str, failure: str) -> str:
     return ""
 
 
+_SIZES = re.compile(r"expected (\d+), actual (\d+)")
+
+
+def _grows_dynamic(cause: str, failure: str) -> bool:
+    """A failure on a tensor's size that torch's automatic dynamic shapes make dynamic in the next entry: not a stride
+    or rank, not sizes 0 or 1 (torch specialises those even with dynamic=True)."""
+    if cause != "dynamic-shape" or not re.search(r"size mismatch|\.size\(\)\[", failure):
+        return False
+    sizes = _SIZES.search(failure)
+    return not (sizes and {"0", "1"} & set(sizes.groups()))
+
+
 def recompile_causes(recompiles: list[Recompile]) -> list[str]:
-    """Each recompile's cause, in log order: the first failing cache entry (most recently used first) that fails on
-    something no earlier recompile of the same frame was for; when every entry repeats an earlier reason, the most
-    recent entry's. An entry that fails on what an earlier recompile was about (the no_grad variant failing on the
-    grad mode) says nothing about why this one happened. docs/rules.md states the same definition."""
-    earlier: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
+    """Each recompile's cause, in log order, judged on the cache entry (most recently used first) that could have
+    served the call; docs/rules.md states the same definition:
+    1. the first entry failing on a tensor's size, unless its sizes are 0 or 1, or that entry already recompiled for
+       that tensor's size and the entry compiled then now fails on something else (which the older entry shares: the
+       flag of `f(x3, True)`, `f(x4, True)`, `f(x4, False)`);
+    2. else the first entry failing on something no earlier recompile of the same frame was for (the no_grad variant
+       failing on the grad mode again says nothing new);
+    3. else the most recent entry's."""
+    earlier: dict[tuple, list[tuple]] = defaultdict(list)  # (entry, cause, subject, failure, compiled entry)
     causes = []
-    for entry in recompiles:
+    for recompile in recompiles:
+        failures = recompile.guard_failures or [""]
+        entries = recompile.failed_entries or [""] * len(failures)
         reasons = []
-        for failure in entry.guard_failures or [""]:
+        for entry, failure in zip(entries, failures):
             cause = _failure_class([failure])
-            reasons.append((cause, _failure_subject(cause, failure)))
-        frame = (entry.pid, entry.file, entry.line, entry.function)
-        chosen = next((reason for reason in reasons if reason not in earlier[frame]), reasons[0])
-        earlier[frame].append(chosen)
-        causes.append(chosen[0])
+            reasons.append((entry, cause, _failure_subject(cause, failure), failure))
+        frame = (recompile.pid, recompile.file, recompile.line, recompile.function)
+
+        def outgrown(reason):
+            for entry, cause, subject, failure, compiled in earlier[frame]:
+                if not entry or entry != reason[0] or subject != reason[2] or not _grows_dynamic(cause, failure):
+                    continue
+                successor = next((other for other in reasons if other[0] == compiled), None)
+                if successor is not None and successor[1:3] != (cause, subject):
+                    return True
+            return False
+
+        known = [item[1:3] for item in earlier[frame]]
+        chosen = (next((reason for reason in reasons if _grows_dynamic(reason[1], reason[3]) and not outgrown(reason)),
+                       None)
+                  or next((reason for reason in reasons if reason[1:3] not in known), reasons[0]))
+        earlier[frame].append((*chosen, recompile.compile_id))
+        causes.append(chosen[1])
     return causes
 
 

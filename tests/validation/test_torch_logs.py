@@ -278,14 +278,29 @@ class ScoreTest(unittest.TestCase):
         # ViT's 0/2: the newest entry fails on len(kwargs), the older one on the identity 0/1 was already for.
         causes = agreement.recompile_causes(read_log("hf_vit_config_change").recompiles)
         self.assertEqual(causes[:2], ["type-or-identity", "other"])
-        # Two entries failing on different tensors' sizes are two reasons; the same tensor again is not new.
-        frame = torch_logs.Recompile("0/1", 1, "f", "/repo/job.py", 2, ["tensor 'L['x']' size mismatch at index 0"])
-        later = dataclasses.replace(frame, compile_id="0/2", guard_failures=[
-            "tensor 'L['x']' size mismatch at index 0", "tensor 'L['mask']' dtype mismatch"])
-        third = dataclasses.replace(frame, compile_id="0/3", guard_failures=[
-            "tensor 'L['x']' size mismatch at index 0", "tensor 'L['mask']' dtype mismatch"])
-        self.assertEqual(agreement.recompile_causes([frame, later, third]),
-                         ["dynamic-shape", "dtype-device", "dynamic-shape"])
+
+    def test_a_recompiles_cause_is_the_size_of_the_entry_that_could_have_served_the_call(self):
+        # GPT-2's generate() with prompts of 5 then 8 tokens: the decode entries fail on the one-token input and on
+        # the empty cache, the prompt's entry on the length alone.
+        def recompile(compile_id, *failures):
+            return torch_logs.Recompile(compile_id, 1, "wrapper", GENERIC, 937, [guard for _, guard in failures],
+                                        [entry for entry, _ in failures])
+        generate = [
+            recompile("0/1", ("0/0", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 5, actual 1")),
+            recompile("0/2", ("0/1", "tensor 'kwargs['past_key_values'].layers[0].keys' size mismatch at index 2. "
+                                     "expected 5, actual 6"),
+                      ("0/0", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 5, actual 1")),
+            recompile("0/3", ("0/2", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 1, actual 8"),
+                      ("0/1", "expected type of 'kwargs['past_key_values'].layers[0].keys' to be a tensor type, ' but "
+                              "found <class 'NoneType'>"),
+                      ("0/0", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 5, actual 8"))]
+        self.assertEqual(agreement.recompile_causes(generate), ["dynamic-shape"] * 3)
+        # f(x3, 2), f(x4, 2), f(x5, 3): the first entry's size was 0/1's cause; 0/1 fails on the number.
+        number = [recompile("0/1", ("0/0", "tensor 'x' size mismatch at index 0. expected 3, actual 4")),
+                  recompile("0/2", ("0/1", "n == 2"), ("0/0", "tensor 'x' size mismatch at index 0. expected 3, "
+                                                              "actual 5"))]
+        self.assertEqual(agreement.recompile_causes(number), ["dynamic-shape", "python-scalar"])
+
 
 if __name__ == "__main__":
     unittest.main()

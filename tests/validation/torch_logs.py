@@ -58,6 +58,7 @@ class Recompile:
     file: str
     line: int            # the code object's first line
     guard_failures: list[str]  # one per cache entry that failed, most recent entry first
+    failed_entries: list[str] = dataclasses.field(default_factory=list)  # their compile ids ("0/1"), in that order
 
 
 @dataclasses.dataclass
@@ -144,13 +145,14 @@ def _recompile(pid: int, compile_id: str, lines: list[str]) -> Recompile | None:
     header = _RECOMPILE.match(lines[0])
     if not header:
         return None
-    guards = []
+    guards, entries = [], []
     for line in lines[1:]:
         match = _GUARD.match(line)
         if match:
             guards.append(match["guard"].split("  #", 1)[0].strip())  # torch appends the guarded source as a comment
+            entries.append(match["entry"])
     return Recompile(compile_id=compile_id, pid=pid, function=header["function"], file=header["file"],
-                     line=int(header["line"]), guard_failures=guards)
+                     line=int(header["line"]), guard_failures=guards, failed_entries=entries)
 
 
 def _limit_hit(pid: int, lines: list[str]) -> LimitHit | None:

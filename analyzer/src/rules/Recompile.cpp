@@ -137,16 +137,21 @@ std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
   std::map<Key, RecompileGroup> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<store::RecompileCause>> earlier;  // pid, frame id
   for (const auto& recompile : facts.recompiles) {
-    // Stores that kept no cause or detail (imported, older) get them from the guard texts.
-    store::RecompileCause cause{recompile.cause, recompile.cause_detail};
+    // The guard texts classified with the frame's history as the collector did: stores that kept no cause or
+    // detail (imported, older) get them so, and every recompile the failure its message quotes.
     auto& frame_causes = earlier[{recompile.pid, recompile.frame_id}];
-    if (cause.cause.empty() || cause.detail.empty()) {
-      const store::RecompileCause classified =
-          store::classifyRecompileCause(joinedGuards(recompile.guard_failures), frame_causes);
-      if (cause.cause.empty()) cause = classified;
-      if (cause.cause == classified.cause) cause.detail = classified.detail;
+    const store::RecompileCause classified =
+        store::classifyRecompileCause(joinedGuards(recompile.guard_failures), frame_causes,
+                                      store::compileIdText(recompile.frame_id, recompile.frame_compile_id));
+    frame_causes.push_back(classified);
+    store::RecompileCause cause;
+    cause.cause = recompile.cause;
+    cause.detail = recompile.cause_detail;
+    if (cause.cause.empty()) cause = classified;
+    if (cause.cause == classified.cause) {
+      if (cause.detail.empty()) cause.detail = classified.detail;
+      if (cause.detail == classified.detail) cause.guard = classified.guard;
     }
-    frame_causes.push_back(cause);
     const Location frame{recompile.co_filename, recompile.co_firstlineno, displayFunction(recompile.co_name)};
     const bool library = !context.code.isUserFile(recompile.co_filename);
     const Location call_site = regionCallLocation(store::parseStack(recompile.stack), context.code);
@@ -168,6 +173,7 @@ std::map<Key, RecompileGroup> groupRecompiles(const Context& context) {
       group.location = where;
     }
     if (group.detail.empty()) group.detail = cause.detail;
+    if (group.guard.empty()) group.guard = cause.guard;
     if (!group.entry.known()) {
       group.entry = entry;
       group.framework_entry = framework_entry;

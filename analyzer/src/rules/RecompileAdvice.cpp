@@ -38,8 +38,10 @@ std::string mainFunction(const RecompileGroup& group) {
   return "`" + frame.function + "`";
 }
 
-// The first failing guard, without torch's "0/1: " compile id: "tensor 'x' size mismatch at index 0. expected 3, actual 4".
+// The failing guard that caused the recompiles, else the first one of their texts, without torch's "0/1: " compile
+// id: "tensor 'x' size mismatch at index 0. expected 3, actual 4".
 std::string firstGuard(const RecompileGroup& group) {
+  if (!group.guard.empty()) return group.guard.substr(0, group.guard.find('\n'));
   for (const auto& example : group.guard_examples) {
     const auto guards = base::parseJson(example);
     if (!guards.is_array() || guards.empty() || !guards.front().is_string()) continue;

@@ -21,6 +21,7 @@ struct RecompiledFrame {
 struct RecompileGroup {
   std::string cause;
   std::string detail;      // the first non-empty detail: the tensor, "grad_mode", the guarded expression, ...
+  std::string guard;       // the failure that caused the first of them (the entry that could have served the call)
   std::string value_kind;  // "optimizer", "attribute", "item", "argument", "global" or ""
   Location location;       // where the finding points
   Location entry;          // the torch.compile call
