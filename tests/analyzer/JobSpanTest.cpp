@@ -88,6 +88,9 @@ TEST(JobSpan, TheHeadlineNamesTheProcessesAndTheirSpan) {
     run.rank = -1;
   }
   EXPECT_EQ(firstLine(analysis), "Nothing in this 14.00 s job of 4 processes needs attention.");
+  // Runs given together that never overlapped are not one job's processes: their durations add up.
+  analysis.runs = {runOf("h", 100, 104, "python"), runOf("h", 110, 113, "python")};
+  EXPECT_EQ(firstLine(analysis), "Nothing in these 2 runs (7.00 s in all) needs attention.");
 }
 
 }  // namespace

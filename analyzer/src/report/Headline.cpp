@@ -13,6 +13,18 @@ namespace {
 
 std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
 
+double summedSeconds(const Analysis& analysis) {
+  double seconds = 0;
+  for (const auto& run : analysis.runs) seconds += run.duration_s;
+  return seconds;
+}
+
+// Whether some runs overlapped: the processes of one job side by side, not runs one after the other (two runs given
+// together), whose durations add up.
+bool sideBySide(const Analysis& analysis) {
+  return analysis.runs.size() > 1 && jobSpanSeconds(analysis.runs) < summedSeconds(analysis) * (1 - 1e-9);
+}
+
 std::string counted(std::size_t count, const char* thing) {
   return fmt::format("{} {}{}", count, thing, count == 1 ? "" : "s");
 }
@@ -45,6 +57,8 @@ std::string processKinds(const Analysis& analysis) {
 // fractions of the findings of one process are of. Processes run side by side: the span is their union.
 std::string runPhrase(const Analysis& analysis) {
   if (analysis.runs.size() == 1) return fmt::format("this {:.2f} s run", analysis.runs.front().duration_s);
+  if (!sideBySide(analysis))
+    return fmt::format("these {} runs ({:.2f} s in all)", analysis.runs.size(), summedSeconds(analysis));
   std::string phrase =
       fmt::format("this {:.2f} s job of {} processes", jobSpanSeconds(analysis.runs), analysis.runs.size());
   if (const std::string kinds = processKinds(analysis); !kinds.empty()) phrase += " (" + kinds + ")";
@@ -53,12 +67,9 @@ std::string runPhrase(const Analysis& analysis) {
 
 // A finding found in several processes adds up their impacts: its fraction is of their times added up.
 std::string spanOf(const Analysis& analysis, const Finding& finding) {
-  if (analysis.runs.size() < 2 || !finding.evidence.is_object() || !finding.evidence.contains("stores")) {
-    return runPhrase(analysis);
-  }
-  double processes_s = 0;
-  for (const auto& run : analysis.runs) processes_s += run.duration_s;
-  return fmt::format("the {:.2f} s of process time of {}", processes_s, runPhrase(analysis));
+  const bool merged = finding.evidence.is_object() && finding.evidence.contains("stores");
+  if (!merged || !sideBySide(analysis)) return runPhrase(analysis);
+  return fmt::format("the {:.2f} s of process time of {}", summedSeconds(analysis), runPhrase(analysis));
 }
 
 // The finding of most impact among those whose rule `picked` accepts.
