@@ -1,5 +1,6 @@
 """The bridge's compiled-region timing (regions.py) without torch: sums per row, compiling calls kept apart,
-frames attributed to the innermost running region, CPU time sampled, rows after a fork, CUDA-graph requests."""
+frames attributed to the innermost running region, CPU time sampled with the wall time of the same calls, rows
+after a fork, CUDA-graph requests."""
 
 import time
 import unittest
@@ -31,6 +32,27 @@ class RegionsTest(unittest.TestCase):
         self.assertLessEqual(row["start_ns"], row["end_ns"])
         self.regions.write(1)
         self.assertEqual(len(self.rows), 1)  # nothing ran since: no row
+
+    def test_the_calls_whose_cpu_time_is_read_keep_their_own_wall_time(self):
+        def work(i):
+            if i == 0:  # a step's first call, the one read, is its slowest: 5 ms on the CPU
+                end = time.thread_time_ns() + 5_000_000
+                while time.thread_time_ns() < end:
+                    pass
+            else:
+                time.sleep(0.001)
+            return i
+
+        timed = self.regions.timed(work, Entry(), "work")
+        for i in range(4):
+            timed(i)
+        self.regions.write(0)
+        args = self.rows[0][1]["args"]
+        self.assertEqual(args["cpu_calls"], 1)
+        self.assertGreaterEqual(args["cpu_ns"], 5_000_000)
+        # One thread's CPU time within the wall time around its reads, which is that call's, not all four's.
+        self.assertLessEqual(args["cpu_ns"], args["cpu_wall_ns"])
+        self.assertLess(args["cpu_wall_ns"], args["wall_ns"])
 
     def test_a_call_that_compiles_is_counted_apart_and_its_frames_attributed(self):
         inner = self.regions.timed(lambda: self.regions.compiled(7), Entry(), "inner")
