@@ -167,6 +167,7 @@ Result<FlameGraph> buildFlameGraph(const store::Reader& reader, const Facts& fac
   if (!done) return done.error();
   const bool steady_only = options.steady_only && any_steady;
   graph.steps = steady_only ? static_cast<std::int64_t>(steady.size()) : 0;
+  graph.unsampled_steady_steps = options.steady_only && !any_steady ? static_cast<std::int64_t>(steady.size()) : 0;
   std::set<std::int64_t> threads;
   for (const auto& row : rows) {
     if (steady_only && !steady.count(row.step)) continue;

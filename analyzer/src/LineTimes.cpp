@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -70,6 +71,33 @@ Result<UserLines> loadUserLines(const store::Reader& reader, const store::CodeRo
   return UserLines(std::move(nodes), std::move(lines), std::move(frame_line));
 }
 
+// The kTopLines lines with the most self time, then those of the kTopLines with the most total time that are not
+// listed yet: a line that calls a function of the user's code has the function's time in its total, and none as self.
+std::vector<LineTime> topLines(const std::vector<LineTime>& entries) {
+  std::vector<std::size_t> order(entries.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto leaders = [&](double LineTime::*seconds) {
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const LineTime& x = entries[a];
+      const LineTime& y = entries[b];
+      return std::tie(y.*seconds, x.file, x.line) < std::tie(x.*seconds, y.file, y.line);
+    });
+    return std::vector<std::size_t>(order.begin(),
+                                    order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), kTopLines)));
+  };
+  std::vector<LineTime> top;
+  std::vector<bool> listed(entries.size(), false);
+  for (const std::size_t i : leaders(&LineTime::self_s)) {
+    if (entries[i].self_samples == 0) continue;
+    listed[i] = true;
+    top.push_back(entries[i]);
+  }
+  for (const std::size_t i : leaders(&LineTime::total_s)) {
+    if (!listed[i]) top.push_back(entries[i]);
+  }
+  return top;
+}
+
 }  // namespace
 
 SampleFilter::SampleFilter(const Facts& facts) {
@@ -104,17 +132,18 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   if (!done) return done.error();
   table.recorded = !rows.empty();
   table.steps = any_steady ? static_cast<std::int64_t>(steady.size()) : 0;
-  // The mean, not the median: the lines' time per step is a mean too, so the main thread's shares add up to 100 %.
+  table.unsampled_steady_steps = any_steady ? 0 : static_cast<std::int64_t>(steady.size());
+  // The mean, not the median: a line's time per step is its share of the mean step, a mean too.
   double steady_s = 0;
   for (double seconds : facts.steady_step_seconds) steady_s += seconds;
-  table.step_s = any_steady && !steady.empty() ? steady_s / static_cast<double>(steady.size()) : 0;
+  table.step_s = any_steady ? steady_s / static_cast<double>(steady.size()) : 0;
 
   struct Sums {
     std::int64_t self_samples = 0, total_samples = 0, self_ns = 0, total_ns = 0, self_cpu_ns = 0;
     bool cpu_known = true;
   };
   std::vector<Sums> sums(user_lines->lines().size());
-  std::set<std::int64_t> threads;
+  std::map<std::int64_t, std::int64_t> thread_ns;
   std::int64_t sampled_ns = 0, user_ns = 0, idle_ns = 0;
   const SampleFilter filter(facts);
   for (const auto& row : rows) {
@@ -124,7 +153,7 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
       idle_ns += row.wall_ns;
       continue;
     }
-    threads.insert(row.tid);
+    thread_ns[row.tid] += row.wall_ns;
     table.samples += row.samples;
     sampled_ns += row.wall_ns;
     const auto& lines = user_lines->of(row.stack);
@@ -140,30 +169,39 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
       sums[static_cast<std::size_t>(index)].total_ns += row.wall_ns;
     }
   }
-  table.threads = static_cast<std::int64_t>(threads.size());
+  table.threads = static_cast<std::int64_t>(thread_ns.size());
   table.sampled_s = static_cast<double>(sampled_ns) * 1e-9;
   table.idle_s = static_cast<double>(idle_ns) * 1e-9;
   table.user_s = static_cast<double>(user_ns) * 1e-9;
-  const double steps = table.steps > 0 ? static_cast<double>(table.steps) : 1;
-  // Share of the steps' own time (of the run's without steps): self per step over the mean step, without the rounding.
-  const double base = table.steps > 0 ? steady_s : facts.duration_s;
+  std::int64_t base_ns = 0;
+  for (const auto& [tid, ns] : thread_ns) base_ns = std::max(base_ns, ns);
+  table.base_s = static_cast<double>(base_ns) * 1e-9;
+
+  std::vector<LineTime> entries;
   for (std::size_t i = 0; i < sums.size(); ++i) {
-    if (sums[i].self_samples == 0) continue;
+    if (sums[i].total_samples == 0) continue;
     const auto& [file, line, function] = user_lines->lines()[i];
     LineTime entry{file, line, function, sums[i].self_samples, sums[i].total_samples};
     entry.self_s = static_cast<double>(sums[i].self_ns) * 1e-9;
     entry.total_s = static_cast<double>(sums[i].total_ns) * 1e-9;
     entry.self_cpu_s = sums[i].cpu_known ? static_cast<double>(sums[i].self_cpu_ns) * 1e-9 : -1;
-    entry.self_per_step_s = entry.self_s / steps;
-    entry.total_per_step_s = entry.total_s / steps;
-    entry.share = base > 0 ? entry.self_s / base : 0;
-    table.lines.push_back(std::move(entry));
+    entry.share = table.base_s > 0 ? entry.self_s / table.base_s : 0;
+    entry.total_share = table.base_s > 0 ? entry.total_s / table.base_s : 0;
+    entry.self_per_step_s = table.steps > 0 ? entry.share * table.step_s : entry.self_s;
+    entry.total_per_step_s = table.steps > 0 ? entry.total_share * table.step_s : entry.total_s;
+    entries.push_back(std::move(entry));
   }
-  std::sort(table.lines.begin(), table.lines.end(), [](const LineTime& a, const LineTime& b) {
-    return std::tie(b.self_s, a.file, a.line) < std::tie(a.self_s, b.file, b.line);
-  });
-  if (table.lines.size() > kTopLines) table.lines.resize(kTopLines);
+  table.lines = topLines(entries);
   return table;
+}
+
+std::string sampledSpan(std::int64_t steps, std::int64_t unsampled_steady_steps) {
+  if (steps > 0) return "the " + std::to_string(steps) + " steady-state step(s)";
+  if (unsampled_steady_steps > 0) {
+    return "the whole run (no sample landed in its " + std::to_string(unsampled_steady_steps) +
+           " steady-state step(s))";
+  }
+  return "the whole run (no steady-state steps)";
 }
 
 Result<LineTable> lineTable(const store::Reader& reader, const std::vector<std::string>& user_code) {

@@ -7,6 +7,7 @@
 
 #include "../Rules.h"
 #include "Reports.h"
+#include "torchscope/analyzer/LineTable.h"
 
 namespace torchscope::analyzer::report {
 
@@ -80,8 +81,7 @@ std::string flameChart(const FlameGraph& graph) {
   FlameDraw draw;
   draw.root_s = graph.root.total_s;
   drawFlameNode(graph.root, -1, 0, 0, draw);
-  const std::string over = graph.steps > 0 ? fmt::format("the {} steady-state step(s)", graph.steps)
-                                           : std::string("the whole run (no steady-state steps)");
+  const std::string over = sampledSpan(graph.steps, graph.unsampled_steady_steps);
   std::string out = fmt::format(
       "<h3>Flame graph</h3>\n<p class=\"legend\">{} sample(s) of {} thread(s) over {}, {} of wall time summed over "
       "the threads. Callers above their callees, each box as wide as its time; "

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "torchscope/analyzer/Escape.h"
+#include "torchscope/analyzer/LineTable.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::gui {
@@ -85,8 +86,7 @@ std::string FlamePanel::summary() const {
            "TORCHSCOPE_SAMPLE_HZ=0 or --sample-hz 0, or ran no Python).";
   }
   if (boxes_.empty()) return "No flame graph: no sampled time in the steps analysed.";
-  const std::string over = graph_.steps > 0 ? fmt::format("the {} steady-state step(s)", graph_.steps)
-                                            : std::string("the whole run (no steady-state steps)");
+  const std::string over = analyzer::sampledSpan(graph_.steps, graph_.unsampled_steady_steps);
   return fmt::format(
       "{} sample(s) of {} thread(s) over {}, {} of wall time summed over the threads. Blue: your "
       "code, orange: torch and the libraries; boxes under {:.1f} % of the total left out ({}).",

@@ -33,6 +33,8 @@ struct FlameGraph {
   double min_share = 0;           // nodes under this share of the root's time were pruned
   std::int64_t pruned_nodes = 0;  // how many (with their subtrees)
   double pruned_s = 0;            // and their time
+  // When the graph takes the whole run because none of the run's steady-state steps holds a sample: how many it has.
+  std::int64_t unsampled_steady_steps = 0;
   FlameNode root;
 };
 
