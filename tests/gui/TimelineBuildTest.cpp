@@ -198,6 +198,7 @@ TEST(DetailFields, CompilesAreNamedByTorchsCompileIdAndUnknownsAreLeftOut) {
   compile.co_firstlineno = 12;
   compile.dynamo_ns = 2'000'000;
   compile.status = "ok";
+  compile.restart_reasons = "[]";
   timeline.records.compiles.push_back(compile);
   compile.compiled_autograd_id = 2;
   compile.attempt = 1;
@@ -215,6 +216,7 @@ TEST(DetailFields, CompilesAreNamedByTorchsCompileIdAndUnknownsAreLeftOut) {
   EXPECT_EQ(named(plain, "Dynamo (whole compile)"), "2.00 ms");
   EXPECT_EQ(named(plain, "Inductor"), "<missing>");  // -1: not measured
   EXPECT_EQ(named(plain, "FX graph cache hit"), "<missing>");
+  EXPECT_EQ(named(plain, "restarted because"), "<missing>");  // an empty list says nothing
   for (const Field& field : plain) EXPECT_EQ(field.name.find("autograd"), std::string::npos) << field.name;
   ref.slice.row = 1;
   EXPECT_EQ(named(describe(timeline, ref), "compile id"), "!2/0/1_1");

@@ -14,6 +14,9 @@ namespace torchscope::gui {
 
 namespace {
 
+// An empty text, list or object: what the store writes where it has nothing to say.
+bool saysNothing(std::string_view value) { return value.empty() || value == "[]" || value == "{}"; }
+
 // "file:line in function" for each frame of the store's stack JSON (innermost last there), innermost first.
 std::string readableStack(std::string_view json) {
   if (json.empty()) return {};
@@ -36,7 +39,7 @@ std::string readableStack(std::string_view json) {
 class Fields {
  public:
   Fields& add(std::string name, std::string value) {
-    if (!value.empty()) fields_.push_back({std::move(name), std::move(value)});
+    if (!saysNothing(value)) fields_.push_back({std::move(name), std::move(value)});
     return *this;
   }
   Fields& add(std::string name, const char* value) { return add(std::move(name), std::string(value)); }
@@ -117,7 +120,7 @@ std::string runOffset(Nanos time_ns, Nanos run_begin_ns) {
 std::optional<Field> readableColumn(std::string_view column, std::string_view value) {
   // The slice's own start, end and duration are already listed, and so is its store row.
   if (column == "id" || column == "start_ns" || column == "end_ns") return {};
-  if (value.empty() || value == "-1") return {};
+  if (saysNothing(value) || value == "-1") return {};
   if (column == "pid") return Field{"process", std::string(value)};
   if (column == "tid") return Field{"thread", std::string(value)};
   std::string name(column);
