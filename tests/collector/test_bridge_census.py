@@ -1,5 +1,7 @@
 """The bridge's op census (census.py) on real eager torch steps (CPU): one step counted after the warm-up, its
-ops and the model's call line, nothing for a compiled job, a job's own dispatch mode left alone, off by env."""
+ops and the model's call line, each op credited to the user's line that issued it (a collate loop's lines, the
+model's call, the backward, a loss module), nothing for a compiled job, a job's own dispatch mode left alone, off by
+env."""
 
 import os
 import sys
@@ -31,6 +33,25 @@ class Cells(torch.nn.Module):
         for t in range(x.shape[0]):
             state = self.cell(x[t], state)
         return state[0].sum()
+
+
+def make_batch(size):
+    """A batch built sample by sample in Python, as a collate loop does: 8 x 2 x 8 from `size` = 16 samples."""
+    samples = []
+    for _ in range(size):
+        sample = torch.randn(8)  # MARK:sample
+        samples.append(sample * 0.5)  # MARK:collate
+    return torch.stack(samples).view(8, 2, 8)
+
+
+class Raises(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        x = x * self.weight
+        raise ValueError("the job's own error")
 
 
 class CensusTest(unittest.TestCase):
@@ -69,6 +90,61 @@ class CensusTest(unittest.TestCase):
         # The span covers the counted step and the census's work after it.
         self.assertLessEqual(row["start_ns"] + args["step_ns"], row["end_ns"])
         self.assertEqual(_get_current_dispatch_mode_stack(), [])
+        self.assertEqual(self.diagnostics, [])
+
+    def run_collate_steps(self, count):
+        loss_of = torch.nn.MSELoss()
+        start = time.monotonic_ns()
+        for index in range(count):
+            x = make_batch(16)
+            loss = loss_of(self.model(x), torch.zeros(()))  # MARK:loss
+            loss.backward()  # MARK:backward
+            end = time.monotonic_ns()
+            self.census.step_stored(index, start, end, sys._getframe())
+            start = end
+
+    def test_each_op_is_credited_to_the_line_that_issued_it(self):
+        self.run_collate_steps(4)
+        (_, row), = self.rows
+        args = row["args"]
+        sites = {(site["context"], site["line"]): site for site in args["sites"]}
+        sample, collate = sites["outside", _marked_line("sample")], sites["outside", _marked_line("collate")]
+        self.assertEqual((sample["file"], sample["function"], sample["via"]), (_HERE, "make_batch", ""))
+        self.assertEqual([(op["name"], op["count"]) for op in sample["frequent_ops"]], [("aten::randn", 16)])
+        self.assertEqual([(op["name"], op["count"]) for op in collate["frequent_ops"]], [("aten::mul.Tensor", 16)])
+        # The model's ops at the line that called it, whatever line of its forward issued them; its backward at
+        # the line that started it; a module without parameters (the loss) as its line's, through that module.
+        model = sites["model", _marked_line("loss")]
+        self.assertEqual(model["via"], "Cells")
+        self.assertGreater(model["ops"], 50)
+        self.assertGreater(sites["backward", _marked_line("backward")]["ops"], 50)
+        loss = sites["outside", _marked_line("loss")]
+        self.assertEqual(loss["via"], "torch.nn.modules.loss.MSELoss")
+        self.assertIn("aten::mse_loss", [op["name"] for op in loss["frequent_ops"]])
+        # Every op is in one site (fewer sites than the row keeps), the Python time between them too.
+        self.assertLess(len(args["sites"]), census._SITES_KEPT)
+        self.assertEqual(sum(site["ops"] for site in args["sites"]), args["ops"])
+        self.assertEqual(sum(site["op_ns"] for site in args["sites"]), args["op_ns"])
+        self.assertEqual(sum(site["short_ops"] for site in args["sites"]), args["short_ops"])
+        self.assertTrue(all(site["gap_ns"] >= 0 for site in args["sites"]))
+        self.assertLessEqual(sum(site["gap_ns"] + site["op_ns"] for site in args["sites"]), args["step_ns"])
+        self.assertEqual([site["ops"] for site in args["sites"]],
+                         sorted((site["ops"] for site in args["sites"]), reverse=True))
+
+    def test_a_forward_that_raises_leaves_no_module_call_open(self):
+        start = time.monotonic_ns()
+        for index in range(census.PROFILED_AFTER + 1):
+            try:
+                Raises()(torch.ones(2))
+            except ValueError:
+                pass
+            torch.ones(2) * 3  # MARK:after
+            end = time.monotonic_ns()
+            self.census.step_stored(index, start, end, sys._getframe())
+            start = end
+        (_, row), = self.rows
+        contexts = {site["line"]: site["context"] for site in row["args"]["sites"]}
+        self.assertEqual(contexts[_marked_line("after")], "outside")
         self.assertEqual(self.diagnostics, [])
 
     def test_a_compiled_job_gets_no_census(self):
