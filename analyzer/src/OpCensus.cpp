@@ -18,6 +18,42 @@ std::string censusText(const nlohmann::json& args, const char* key) {
   return found != args.end() && found->is_string() ? found->get<std::string>() : std::string{};
 }
 
+std::vector<OpCensus::FrequentOp> censusFrequentOps(const nlohmann::json& args) {
+  std::vector<OpCensus::FrequentOp> frequent;
+  if (const auto ops = args.find("frequent_ops"); ops != args.end() && ops->is_array()) {
+    for (const auto& op : *ops) {
+      if (op.is_object()) {
+        frequent.push_back({censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
+      }
+    }
+  }
+  return frequent;
+}
+
+std::optional<OpCensus::Site::Context> siteContext(const std::string& name) {
+  if (name == "model") return OpCensus::Site::Context::kModel;
+  if (name == "backward") return OpCensus::Site::Context::kBackward;
+  if (name == "outside") return OpCensus::Site::Context::kOutside;
+  return std::nullopt;
+}
+
+// The sites of a known context; a later bridge's other contexts are left out.
+std::vector<OpCensus::Site> censusSites(const nlohmann::json& args) {
+  std::vector<OpCensus::Site> sites;
+  const auto found = args.find("sites");
+  if (found == args.end() || !found->is_array()) return sites;
+  for (const auto& site : *found) {
+    if (!site.is_object()) continue;
+    const auto context = siteContext(censusText(site, "context"));
+    if (!context) continue;
+    sites.push_back({*context, censusText(site, "file"), censusInteger(site, "line", -1), censusText(site, "function"),
+                     censusText(site, "via"), censusInteger(site, "ops", 0), censusInteger(site, "short_ops", 0),
+                     censusInteger(site, "op_ns", 0), censusInteger(site, "short_op_ns", 0),
+                     censusInteger(site, "gap_ns", 0), censusFrequentOps(site)});
+  }
+  return sites;
+}
+
 OpCensus censusFromArgs(const nlohmann::json& args) {
   OpCensus census;
   census.step = censusInteger(args, "step", -1);
@@ -35,14 +71,8 @@ OpCensus censusFromArgs(const nlohmann::json& args) {
   census.step_file = censusText(args, "step_file");
   census.step_line = censusInteger(args, "step_line", -1);
   census.step_function = censusText(args, "step_function");
-  if (const auto ops = args.find("frequent_ops"); ops != args.end() && ops->is_array()) {
-    for (const auto& op : *ops) {
-      if (op.is_object()) {
-        census.frequent_ops.push_back(
-            {censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
-      }
-    }
-  }
+  census.frequent_ops = censusFrequentOps(args);
+  census.sites = censusSites(args);
   return census;
 }
 

@@ -35,6 +35,22 @@ struct OpCensus {
     base::Nanos nanos = 0;
   };
   std::vector<FrequentOp> frequent_ops;  // most frequent first
+  // The user's line that issued some of the step's ops (docs/FORMAT.md, `sites`).
+  struct Site {
+    enum class Context { kModel, kBackward, kOutside };
+    Context context = Context::kOutside;
+    std::string file;
+    std::int64_t line = -1;
+    std::string function;
+    std::string via;  // model: the module's class; else the library function the line called ("" torch's own ops)
+    std::int64_t ops = 0;
+    std::int64_t short_ops = 0;
+    base::Nanos op_ns = 0;
+    base::Nanos short_op_ns = 0;
+    base::Nanos gap_ns = 0;  // the Python time before its ops, since the previous op
+    std::vector<FrequentOp> frequent_ops;
+  };
+  std::vector<Site> sites;  // most ops first; empty in a store from before sites were recorded
 };
 
 // The first census of the store, nullopt when it has none (a compiled job, TORCHSCOPE_CENSUS=0, an older store).

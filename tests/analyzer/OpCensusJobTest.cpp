@@ -1,6 +1,7 @@
 // compile/not-compiled from the bridge's op census on real eager jobs on the CPU (an LSTM language model unrolled
-// by hand: dispatch-bound; an MLP of large matmuls: quiet), and eager versus compiled per region under
-// `torchscope fix --fixes torch-compile`, its figures adding up.
+// by hand: dispatch-bound in the model; an MLP fed by a per-sample collate loop: dispatch-bound outside the model;
+// an MLP of large matmuls: quiet), and eager versus compiled per region under `torchscope fix --fixes
+// torch-compile`, its figures adding up.
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -69,6 +70,57 @@ TEST(OpCensusJob, AnEagerDispatchBoundJobIsToldToCompileAtItsModelCall) {
   EXPECT_LE(evidence["overhead_share"].get<double>(), 1.0);
   EXPECT_EQ(evidence["step_measured"], true);
   EXPECT_NE((*finding)["message"].get<std::string>().find("torchscope fix --fixes torch-compile"), std::string::npos);
+  // Credited to the model's call: its forward's ops and its backward's, not the few outside it.
+  const auto& issued = evidence["issued_by"];
+  EXPECT_EQ(issued["context"], "model");
+  EXPECT_EQ(issued["via"], "CellLM");
+  EXPECT_GT(issued["backward_ops"].get<int>(), 0);
+  EXPECT_LT(issued["ops"].get<int>(), evidence["ops"].get<int>());
+  EXPECT_EQ((*finding)["count"], issued["ops"]);
+}
+
+// The step builds its batch sample by sample in Python (512 x torch.randn and two multiplications) before a small
+// MLP: the finding is at the loop's line with the data-loop advice, and the model, whose few ops are not the
+// loop's, gets no torch.compile advice.
+TEST(OpCensusJob, ACollateLoopOutsideTheModelIsToldToBatchAtItsLine) {
+  TempDir dir;
+  const std::string store = dir.file("collate.db");
+  torchscope::testing::ProgramOptions options;
+  options.env = kOneThread;
+  const ProgramOutcome job = runUnderTorchscope(store, {TORCHSCOPE_PYTHON, jobScript("collate_mlp.py"), "12"}, options);
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(censusRows(store), 1);
+  const auto findings = findingsOf(store);
+  std::vector<const nlohmann::json*> census_findings;
+  for (const auto& finding : findings) {
+    if (finding["rule"] == "compile/not-compiled") census_findings.push_back(&finding);
+  }
+  ASSERT_EQ(census_findings.size(), 1u) << findings.dump(1);
+  const auto& finding = *census_findings.front();
+  EXPECT_EQ(finding["location"]["line"], torchscope::testing::markedLine(jobScript("collate_mlp.py"), "collate"));
+  EXPECT_EQ(finding["location"]["function"], "make_batch");
+  EXPECT_EQ(finding["fix"]["id"], "");
+  const std::string message = finding["message"].get<std::string>();
+  for (const char* advice : {"one call on the whole batch", "DataLoader with workers", "torch.compile `make_batch`",
+                             "torch.compile of the model would not touch them"}) {
+    EXPECT_NE(message.find(advice), std::string::npos) << advice << " in " << message;
+  }
+  const auto& issued = finding["evidence"]["issued_by"];
+  EXPECT_EQ(issued["context"], "outside");
+  EXPECT_EQ(issued["via"], "");
+  // The loop's ops, each line's: 512 aten::randn at the sample's line, 1024 aten::mul at the collate line.
+  std::map<std::int64_t, std::int64_t> ops_by_line;
+  for (const auto& line : issued["lines"])
+    ops_by_line[line["line"].get<std::int64_t>()] = line["ops"].get<std::int64_t>();
+  EXPECT_EQ(ops_by_line[torchscope::testing::markedLine(jobScript("collate_mlp.py"), "sample")], 512);
+  EXPECT_EQ(ops_by_line[torchscope::testing::markedLine(jobScript("collate_mlp.py"), "collate")], 1024);
+  // make_batch's ops (and a torch.stack, a slice and a multiplication after the loop), not the model's.
+  EXPECT_EQ(finding["count"], issued["ops"]);
+  EXPECT_GE(issued["ops"].get<int>(), 1536);
+  EXPECT_LE(issued["ops"].get<int>(), 1540);
+  EXPECT_GT(finding["evidence"]["ops"].get<int>(), issued["ops"].get<int>());
+  EXPECT_GT(issued["step_share"].get<double>(), 0.0);
+  EXPECT_LE(issued["step_share"].get<double>(), finding["evidence"]["overhead_share"].get<double>());
 }
 
 TEST(OpCensusJob, AJobOfAFewLargeMatmulsStaysQuiet) {
