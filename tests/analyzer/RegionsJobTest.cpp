@@ -311,9 +311,9 @@ TEST(RegionsJob, ADataLoaderJobOnOneThread) {
   }
 }
 
-// `fix --fixes torch-compile` on a job that compiling slows: the compiled regions' loss is told with its sign, in
-// the figures `advise --regions` gives on the same two stores.
-TEST(RegionsJob, FixTorchCompileSaysHowMuchSlowerTheRegionsRan) {
+// `fix --fixes torch-compile` on a job that compiling slows: what the compiled regions saved (lost) is told with
+// its sign, in the words and figures `advise --regions` gives on the same two stores.
+TEST(RegionsJob, FixTorchCompileTellsWhatTheRegionsSavedWithItsSign) {
   TempDir dir;  // the runs the fix keeps go under it
   const std::string script = sourcePath("tests/analyzer/regions/slower_compiled.py").string();
   const ProgramOutcome fix =
@@ -328,20 +328,25 @@ TEST(RegionsJob, FixTorchCompileSaysHowMuchSlowerTheRegionsRan) {
   const auto& worth = report["fixes"][0]["regions"];
   ASSERT_TRUE(worth.is_object()) << report.dump(1);
   const double saved = worth["saved_s"].get<double>();
-  ASSERT_LT(saved, 0) << worth.dump(1);  // a guard check and a graph call cost more than three tiny ops
-  const std::string slower = "the compiled regions ran " + regionSecondsText(-saved) + " slower over this run's calls";
+  // Compiling slows this job's tiny calls (0.45x here on an idle machine), but a loaded machine can swing one run's
+  // calls either way: the words keep the sign the figures have, and never clamp a loss to "saved 0 s".
+  const std::string told = "the compiled regions " + regionsSavedText(saved) + " over this run's calls";
   const std::string verdict = worth["verdict"].get<std::string>();
-  EXPECT_NE(verdict.find(slower), std::string::npos) << verdict;
-  EXPECT_EQ(verdict.find("saved 0 s"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find(told), std::string::npos) << verdict;
+  if (saved < 0) {
+    EXPECT_EQ(verdict.find("saved"), std::string::npos) << verdict;
+  }
   // advise on the stores the fix compared says the same, in the same figures.
   const std::string stores = "'" + worth["compiled_store"].get<std::string>() + "' --against '" +
                              worth["eager_store"].get<std::string>() + "'";
   const auto table = regionsJson(stores);
   EXPECT_DOUBLE_EQ(table["saved_seconds"].get<double>(), saved);
   const ProgramOutcome text = runTorchscope("advise --regions " + stores);
-  EXPECT_NE(text.out.find(slower), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(told), std::string::npos) << text.out;
   const ProgramOutcome advice = runTorchscope("advise " + stores);
-  EXPECT_NE(advice.out.find("the compiled regions ran " + regionSecondsText(-saved) + " slower"), std::string::npos)
+  EXPECT_NE(advice.out.find("the compiled regions ran " + regionSecondsText(std::abs(saved)) +
+                            (saved < 0 ? " slower" : " faster")),
+            std::string::npos)
       << advice.out;
 }
 
