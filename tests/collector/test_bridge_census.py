@@ -5,13 +5,14 @@ env."""
 
 import os
 import sys
+import tempfile
 import time
 import unittest
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-from torchscope_bridge import census
+from torchscope_bridge import census, parse, sites
 
 _HERE = os.path.abspath(__file__)
 
@@ -146,6 +147,33 @@ class CensusTest(unittest.TestCase):
         contexts = {site["line"]: site["context"] for site in row["args"]["sites"]}
         self.assertEqual(contexts[_marked_line("after")], "outside")
         self.assertEqual(self.diagnostics, [])
+
+    def test_a_library_generators_ops_go_to_the_line_that_resumed_it(self):
+        with tempfile.TemporaryDirectory() as library:
+            with open(os.path.join(library, "samples_source.py"), "w", encoding="utf-8") as source:
+                source.write("import torch\n\ndef samples():\n    while True:\n        yield torch.ones(2) * 2\n")
+            sys.path.insert(0, library)
+            kept_scope = sites.scope
+            sites.scope = parse.CodeScope([os.path.dirname(_HERE)], [library])
+            try:
+                import samples_source
+
+                items = samples_source.samples()
+                start = time.monotonic_ns()
+                for index in range(census.PROFILED_AFTER + 1):
+                    next(items)  # MARK:first
+                    next(items)  # MARK:second
+                    end = time.monotonic_ns()
+                    self.census.step_stored(index, start, end, sys._getframe())
+                    start = end
+            finally:
+                sites.scope = kept_scope
+                sys.path.remove(library)
+                sys.modules.pop("samples_source", None)
+        (_, row), = self.rows
+        ops = {site["line"]: (site["ops"], site["via"]) for site in row["args"]["sites"]}
+        self.assertEqual(ops[_marked_line("first")], (2, "samples_source.samples"))
+        self.assertEqual(ops[_marked_line("second")], (2, "samples_source.samples"))
 
     def test_a_compiled_job_gets_no_census(self):
         self.compiled = True

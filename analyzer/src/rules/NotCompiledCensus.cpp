@@ -26,8 +26,9 @@ constexpr double kCensusSmallOpShare = 0.5;      // of the ops, shorter than the
 // 5 x 20 000 calls on an idle core); backward ops pay less.
 constexpr double kEagerOpOverheadSeconds = 3e-6;
 // Of the counted step, the time outside its sizable ops (Python, autograd, dispatch, the short ops): at least this
-// much; and of a place's own time (its ops' and the Python before them), for a finding at that place. Both figures come from the same step, so that a machine busy with other work, which stretches a whole step
-// (and makes a short calibration look cheap beside it), moves them together.
+// much. Both figures come from the same step, so that a machine busy with other work, which stretches a whole step
+// (and makes a short calibration look cheap beside it), moves them together. A place gets a finding when as much of
+// its own time (its ops' and the Python before them) is outside its sizable ops.
 constexpr double kDispatchBoundShare = 0.5;
 // torch.compile fuses the short ops into a few kernels; the graph's own call, the backward's and the kernels'
 // launches stay: half of the overhead, an estimate the fix measures. Batching a loop's calls or moving it to

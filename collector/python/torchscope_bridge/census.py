@@ -36,6 +36,7 @@ _SITE_NAMES_KEPT = 3  # the most frequent op names of a site
 MODEL, BACKWARD, OUTSIDE = "model", "backward", "outside"
 
 _clock = time.perf_counter_ns
+_RESUMABLE = 0x20 | 0x80 | 0x200  # inspect.CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR (without importing it)
 
 
 def enabled():
@@ -90,10 +91,12 @@ class Sites:
     the frames between the dispatch and the user's line, and hashes no code object."""
 
     def __init__(self, torch):
-        self._codes = {}  # id(code) -> [code, the user's?, dotted name or None]; holds the code, so the id stays
+        # id(code) -> [code, the user's?, dotted name or None, a generator's?]; holds the code, so the id stays
+        self._codes = {}
         self._sites = {}  # (context, id(code), line, via) -> Site
         self._current_node = torch._C._current_autograd_node
-        self._frame, self._frame_sites, self._frame_is_user = None, {}, False  # the last op's frame, its sites
+        self._frame, self._frame_sites = None, {}  # the last op's frame and its sites
+        self._frame_is_user = self._frame_kept = False
         self.module_call = None  # the Site of the outermost module call under way, None outside one
         self.first_module_call = None  # (its class, the user's Frame that called it), the step's first
         self._depth = 0
@@ -101,13 +104,15 @@ class Sites:
     def of_op(self, frame):
         """The Site of an op dispatched outside a module call from `frame` (the innermost Python frame that called
         torch). While `frame` runs, the frames outside it stay where they are: the sites found for it are kept by
-        its position (a library function's: one for all), until an op comes from another frame."""
+        its position (a library function's: one for all), until an op comes from another frame. A library
+        generator's frame is resumed by other callers: its ops walk the stack each time."""
         if frame is not self._frame:
             self._frame, self._frame_sites = frame, {}
-            self._frame_is_user = self._known(frame.f_code)[1]
+            known = self._known(frame.f_code)
+            self._frame_is_user, self._frame_kept = known[1], known[1] or not known[3]
         position = frame.f_lasti if self._frame_is_user else 0
         site = self._frame_sites.get(position)
-        if site is None:
+        if site is None or not self._frame_kept:
             code, line, via = self._user_line(frame)
             context = BACKWARD if self._current_node() is not None else OUTSIDE
             site = self._frame_sites[position] = self._site(context, code, line, None if context == BACKWARD else via)
@@ -172,7 +177,8 @@ class Sites:
     def _known(self, code):
         known = self._codes.get(id(code))
         if known is None:
-            known = self._codes[id(code)] = [code, sites.scope.is_user(code.co_filename), None]
+            known = self._codes[id(code)] = [code, sites.scope.is_user(code.co_filename), None,
+                                             bool(code.co_flags & _RESUMABLE)]
         return known
 
     def _dotted_name(self, frame):
