@@ -46,6 +46,34 @@ TEST(RegionsPanel, OneRowPerRegionWithItsLinesTimesAndCudaGraphs) {
   EXPECT_NE(panel.summary().find("3 compiled regions"), std::string::npos) << panel.summary();
 }
 
+// The pane says what advise --regions says: whether this run repaid the compile time, and CPU per call beside the
+// wall time of the calls it was read on.
+TEST(RegionsPanel, PayoffAndCpuPerCallReadAsTheRegionTableSaysThem) {
+  analyzer::Region repaid;
+  repaid.name = "forward";
+  repaid.calls = 300;
+  repaid.eager_wall_per_call_s = 0.002;
+  repaid.payoff_calls = 245;
+  repaid.cpu_calls = 38;
+  repaid.cpu_per_call_s = 0.000832;
+  repaid.cpu_wall_per_call_s = 0.000906;
+  analyzer::Region short_run = repaid;
+  short_run.calls = 40;
+  analyzer::Region slower = repaid;
+  slower.payoff_calls = -1;
+  analyzer::RegionTable table;
+  table.regions = {repaid, short_run, slower};
+  RegionsPanel panel;
+  panel.setTable(table);
+  EXPECT_EQ(panel.cell(0, RegionsPanel::kPayoff), analyzer::regionPayoffText(repaid));
+  EXPECT_NE(panel.cell(0, RegionsPanel::kPayoff).find("paid off after 245 calls"), std::string::npos);
+  EXPECT_NE(panel.cell(1, RegionsPanel::kPayoff).find("would pay off after 245 calls; this run made 40"),
+            std::string::npos)
+      << panel.cell(1, RegionsPanel::kPayoff);
+  EXPECT_EQ(panel.cell(2, RegionsPanel::kPayoff), "never");
+  EXPECT_EQ(panel.cell(0, RegionsPanel::kCpuPerCall), "832.0 us (of 906.0 us wall, 38 calls read)");
+}
+
 TEST(RegionsPanel, AFileThatIsNoStoreGivesNoRowsAndSaysWhy) {
   RegionsPanel panel;
   panel.load("/nonexistent/run.db");

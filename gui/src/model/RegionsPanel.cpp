@@ -34,7 +34,7 @@ void RegionsPanel::setTable(analyzer::RegionTable table) {
 std::string RegionsPanel::header(int column) {
   static const char* const kHeaders[kColumnCount] = {
       "Region",    "Compiled at", "Called at",  "Compile",     "Graphs",      "Breaks",   "Recompiles",    "Calls",
-      "Wall/call", "CPU/call",    "Step share", "Ran eagerly", "CUDA graphs", "Speed-up", "Pays off after"};
+      "Wall/call", "CPU/call",    "Step share", "Ran eagerly", "CUDA graphs", "Speed-up", "Compile time repaid"};
   return column >= 0 && column < kColumnCount ? kHeaders[column] : "";
 }
 
@@ -59,14 +59,18 @@ std::string RegionsPanel::cell(std::size_t row, int column) const {
     }
     case kCalls: return r.calls >= 0 ? fmt::format("{} ({} compiling)", r.calls, r.compile_calls) : "not timed";
     case kWallPerCall: return regionSecondsText(r.wall_per_call_s);
-    case kCpuPerCall: return regionSecondsText(r.cpu_per_call_s);
+    case kCpuPerCall:
+      // The CPU time is read on some calls only: beside it, those calls' own wall time, as advise --regions says.
+      if (r.cpu_per_call_s < 0 || r.cpu_wall_per_call_s < 0) return regionSecondsText(r.cpu_per_call_s);
+      return fmt::format("{} (of {} wall, {} calls read)", regionSecondsText(r.cpu_per_call_s),
+                         regionSecondsText(r.cpu_wall_per_call_s), r.cpu_calls);
     case kStepShare: return r.steady_share >= 0 ? fmt::format("{:.1f} %", r.steady_share * 100) : "";
     case kEager: return joined(r.eager);
     case kCudaGraphs: return r.cudagraphs;
     case kSpeedup: return r.speedup > 0 ? fmt::format("{:.2f}x", r.speedup) : "";
     case kPayoff:
       if (r.eager_wall_per_call_s < 0) return "";
-      return r.payoff_calls >= 0 ? fmt::format("{:.0f} calls", r.payoff_calls) : "never";
+      return r.payoff_calls >= 0 ? analyzer::regionPayoffText(r) : "never";
     default: return "";
   }
 }
