@@ -154,7 +154,7 @@ def table_share(table: dict, job: Path, numbers: list[int], kind: str) -> float 
         return None
     if kind == "self":
         return sum(row["share"] for row in rows)
-    return max(row.get("total_share", row["total_seconds_per_step"] / table["step_seconds"]) for row in rows)
+    return max(row["total_share"] for row in rows)
 
 
 def score_lines(torchscope: str, job: Path, out: Path) -> list[dict]:
@@ -180,7 +180,7 @@ def score_lines(torchscope: str, job: Path, out: Path) -> list[dict]:
         where = f"line {', '.join(map(str, mark['lines']))}"
         if got is None:
             checks.append({"check": label, "torchscope": "not listed", "truth": round(expected, 4),
-                           "ok": expected < LISTED_FROM, "absent": True, "sigma": sigma, "detail": where})
+                           "ok": expected < LISTED_FROM, "sigma": sigma, "detail": where})
             continue
         check = within(label, got, expected, Z * sigma + SHARE_ALLOWANCE)
         check.update(sigma=sigma, detail=where)
@@ -279,14 +279,11 @@ def print_checks(name: str, checks: list[dict], seconds: float) -> None:
 
 def apply_known_gaps(name: str, checks: list[dict]) -> bool:
     """Marks the failures known_gaps.json lists for the job; False when an unlisted check failed, or a listed one
-    passed that is not marked intermittent (the list must stay true). A gap listed `"when": "not listed"` is one
-    only while the line is missing from the table: a listed line is checked as any other."""
+    passed that is not marked intermittent (the list must stay true)."""
     gaps = json.loads(KNOWN_GAPS.read_text()).get("jobs", {}).get(name, {})
     fine = True
     for check in checks:
         gap = gaps.get(check["check"])
-        if gap and gap.get("when") == "not listed" and not check.get("absent"):
-            gap = None
         if gap is None:
             fine = fine and check["ok"]
         elif not gap.get("reason"):
