@@ -13,10 +13,10 @@ stretches both alike), and compares:
 - compiled jobs: the job runs again with compilation off (TORCHSCOPE_FIXES=eager, fewer calls), and
   `advise --regions --against` gives the region's calls, compile time, compiled and eager time per call and
   whether compilation paid; the truth's verdict is the job's own: (eager - compiled per call) x calls against
-  its first call's excess over a steady call.
+  its first call's excess over a steady call (and its first backward's, in a training job).
 
 --check compares the failures with known_gaps.json: an unlisted failure fails, and so does a listed one that no
-longer happens. --repeat N runs each job N times and prints each figure's error in units of its sampling error
+longer happens, unless the list marks it intermittent. --repeat N runs each job N times and prints each figure's error in units of its sampling error
 (how the README's tolerances were measured); --bare N runs the jobs N times without torchscope and prints the
 spread of their own figures. Exit codes: 0 as expected, 1 a failure, 2 bad input.
 
@@ -56,7 +56,7 @@ STEP_SECONDS_REL = 0.01
 COMPILE_REL, COMPILE_ABS = 0.02, 0.1
 # Per call, same run: torchscope's wrapper times the calls the job's clock times.
 PER_CALL_REL, PER_CALL_ABS = 0.05, 10e-6
-# Against the by-hand eager calls of the same run, every tenth batch: other calls at other moments of a loaded machine.
+# Against the by-hand eager calls of the eager run, every second call: other calls, moments apart, on a loaded machine.
 BY_HAND_REL = 0.25
 # A verdict is only asked for where the truth is decisive: saved and compile time at least this factor apart.
 DECISIVE = 1.5
