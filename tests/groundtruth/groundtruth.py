@@ -16,9 +16,9 @@ stretches both alike), and compares:
   its first call's excess over a steady call (and its first backward's, in a training job).
 
 --check compares the failures with known_gaps.json: an unlisted failure fails, and so does a listed one that no
-longer happens, unless the list marks it intermittent. --repeat N runs each job N times and prints each figure's error in units of its sampling error
-(how the README's tolerances were measured); --bare N runs the jobs N times without torchscope and prints the
-spread of their own figures. Exit codes: 0 as expected, 1 a failure, 2 bad input.
+longer happens, unless the list marks it intermittent. --repeat N runs each job N times and prints each figure's
+error in units of its sampling error (how the README's tolerances were measured); --bare N runs the jobs N times
+without torchscope and prints the spread of their own figures. Exit codes: 0 as expected, 1 a failure, 2 bad input.
 
     .venv/bin/python tests/groundtruth/groundtruth.py --torchscope build/dev/bin/torchscope --job io_wait --check
 """
