@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
 
+#include "LineTableOf.h"
 #include "TestSupport.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/store/Reader.h"
@@ -32,15 +33,6 @@ std::string record(const TempDir& dir, const std::string& script, const std::str
   EXPECT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.out, "done\n");
   return store;
-}
-
-LineTable linesOf(const std::string& store) {
-  auto reader = store::Reader::open(store);
-  EXPECT_TRUE(reader.ok()) << store;
-  if (!reader.ok()) return {};
-  auto table = lineTable(**reader);
-  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message);
-  return table.ok() ? *table : LineTable{};
 }
 
 const LineTime* findLine(const LineTable& table, const std::string& script, int line) {

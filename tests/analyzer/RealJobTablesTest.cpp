@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include "LineTableOf.h"
 #include "TestSupport.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Regions.h"
@@ -50,15 +51,6 @@ RenderOptions recordedPaths() {
   RenderOptions options;
   options.current_directory = kRecordedRoot;
   return options;
-}
-
-LineTable linesOf(const std::string& store) {
-  auto reader = store::Reader::open(store);
-  EXPECT_TRUE(reader.ok()) << store;
-  if (!reader.ok()) return {};
-  auto table = lineTable(**reader);
-  EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().message);
-  return table.ok() ? *table : LineTable{};
 }
 
 RegionTable regionsOf(const TempDir& dir, const std::string& name, const std::string& against = "") {
