@@ -2,7 +2,7 @@
 a data-dependent branch that breaks the graph in two. Each half is a chain of element-wise ops that Inductor fuses,
 so a compiled call is faster than an eager one, but sixty calls do not win back two compilations.
 
-Timed by hand: every call of the compiled module (the first one compiles both halves) and, when asked, every tenth
+Timed by hand: every call of the compiled module (the first one compiles both halves) and, when asked, every fifth
 batch (`--eager-every N`: every N-th) again through the module run eagerly, beside the compiled calls.
 """
 import argparse
@@ -32,7 +32,7 @@ class RangeScaler(torch.nn.Module):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=60)
-    parser.add_argument("--eager-every", type=int, default=10, help="by-hand eager call every N batches")
+    parser.add_argument("--eager-every", type=int, default=5, help="by-hand eager call every N batches")
     args = parser.parse_args()
     torch.manual_seed(0)
     batches = [torch.randn(1 << 20) for _ in range(4)]
