@@ -16,9 +16,10 @@ stretches both alike), and compares:
   its first call's excess over a steady call (and its first backward's, in a training job).
 
 --check compares the failures with known_gaps.json: an unlisted failure fails, and so does a listed one that no
-longer happens, unless the list marks it intermittent. --repeat N runs each job N times and prints each figure's
-error in units of its sampling error (how the README's tolerances were measured); --bare N runs the jobs N times
-without torchscope and prints the spread of their own figures. Exit codes: 0 as expected, 1 a failure, 2 bad input.
+longer happens, unless the list marks it intermittent; a job that fails runs once more, and fails if it fails
+again. --repeat N runs each job N times and prints each figure's error in units of its sampling error (how the
+README's tolerances were measured); --bare N runs the jobs N times without torchscope and prints the spread of their
+own figures. Exit codes: 0 as expected, 1 a failure, 2 bad input.
 
     .venv/bin/python tests/groundtruth/groundtruth.py --torchscope build/dev/bin/torchscope --job io_wait --check
 """
@@ -349,22 +350,30 @@ def main() -> int:
     fine, record = True, {}
     for name in names:
         for _ in range(args.repeat):
-            started = time.monotonic()
-            try:
-                checks = score(args.torchscope, name, out)
-            except (RuntimeError, subprocess.SubprocessError, KeyError, ValueError) as error:
-                checks = [{"check": "job ran", "ok": False, "detail": str(error)}]
-            if args.check:
-                fine = apply_known_gaps(name, checks) and fine
-            else:
-                fine = fine and all(check["ok"] for check in checks)
-            print_checks(name, checks, time.monotonic() - started)
+            checks, passed = run_and_check(args.torchscope, name, out, args.check)
+            if args.check and not passed:
+                # A burst of load on the shared machine can starve the sampler once (README.md, "Tolerances"); an
+                # error of torchscope's fails again.
+                print(f"{name}: failed; running it once more")
+                checks, passed = run_and_check(args.torchscope, name, out, args.check)
+            fine = fine and passed
             record.setdefault(name, []).append(checks)
         if args.repeat > 1:
             summarise(name, record[name])
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=1, default=str))
     return 0 if fine else 1
+
+
+def run_and_check(torchscope: str, name: str, out: Path, check: bool) -> tuple[list[dict], bool]:
+    started = time.monotonic()
+    try:
+        checks = score(torchscope, name, out)
+    except (RuntimeError, subprocess.SubprocessError, KeyError, ValueError) as error:
+        checks = [{"check": "job ran", "ok": False, "detail": str(error)}]
+    passed = apply_known_gaps(name, checks) if check else all(item["ok"] for item in checks)
+    print_checks(name, checks, time.monotonic() - started)
+    return checks, passed
 
 
 def summarise(name: str, runs: list[list[dict]]) -> None:
