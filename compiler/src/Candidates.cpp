@@ -99,6 +99,22 @@ std::vector<FindingFix> fixesFromProfile(const RunMeasurement& profile) {
   return fixes;
 }
 
+// remove-data-dependent-branch rewrites only the branches its findings name: "FILE:LINE;FILE:LINE".
+constexpr std::string_view kBranchFix = "remove-data-dependent-branch";
+
+void addBranchLocation(FixRequest& request, const FindingFix& finding) {
+  if (finding.file.empty() || finding.line <= 0) return;
+  const std::string location = fmt::format("{}:{}", finding.file, finding.line);
+  if ((";" + request.arg + ";").find(";" + location + ";") != std::string::npos) return;
+  request.arg += (request.arg.empty() ? "" : ";") + location;
+}
+
+std::vector<FindingFix> findingsOf(const FixOptions& options, const std::string& findings_store) {
+  if (findings_store.empty()) return {};
+  auto findings = fixesFromStore(findings_store);
+  return findings.empty() ? fixesFromAdvise(options, findings_store) : findings;
+}
+
 std::string describe(const FindingFix& finding) {
   if (finding.rule.empty()) return "";
   if (finding.file.empty()) return finding.rule;
@@ -113,14 +129,18 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
     auto requests = parseFixList(options.fixes, options.allow_test_fixes);
     if (!requests) return requests.error();
     std::vector<Candidate> explicit_fixes;
-    for (auto& request : *requests) explicit_fixes.push_back({std::move(request), -1, ""});
+    for (auto& request : *requests) {
+      // Named without its lines, the branch fix takes them from the findings.
+      if (request.id == kBranchFix && request.arg.empty()) {
+        for (const FindingFix& finding : findingsOf(options, findings_store)) {
+          if (finding.fix_id == kBranchFix) addBranchLocation(request, finding);
+        }
+      }
+      explicit_fixes.push_back({std::move(request), -1, ""});
+    }
     return explicit_fixes;
   }
-  std::vector<FindingFix> findings;
-  if (!findings_store.empty()) {
-    findings = fixesFromStore(findings_store);
-    if (findings.empty()) findings = fixesFromAdvise(options, findings_store);
-  }
+  std::vector<FindingFix> findings = findingsOf(options, findings_store);
   if (findings.empty()) {
     notes.push_back("no findings with fixes: trying the fixes the profile run suggests and every source fix");
     findings = fixesFromProfile(profile);
@@ -141,8 +161,12 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
     if (known == candidates.end()) {
       auto request = parseFixList(finding.fix_id);
       if (!request) return request.error();
+      if (finding.fix_id == kBranchFix) addBranchLocation(request->front(), finding);
       candidates.push_back({request->front(), finding.impact_fraction, describe(finding)});
-    } else if (finding.impact_fraction > 0) {
+      continue;
+    }
+    if (finding.fix_id == kBranchFix) addBranchLocation(known->request, finding);
+    if (finding.impact_fraction > 0) {
       known->impact_fraction = std::max(known->impact_fraction, 0.0) + finding.impact_fraction;
     }
   }

@@ -129,13 +129,19 @@ Result<std::vector<Arm>> prepareArms(const std::vector<Candidate>& candidates, c
       if (request.kind == FixKind::kSource || request.has_source_form) {
         const fs::path diff_root = request.kind == FixKind::kSource ? arm.variant.copy_root : temp / ("form-" + request.id);
         if (auto copied = copyJobTree(job, diff_root); !copied) return copied.error();
-        auto diff = runner.rewrite(diff_root, {request.spec()}, executed);
+        std::string rewrite_notes;
+        auto diff = runner.rewrite(diff_root, {request.spec()}, executed, &rewrite_notes);
         if (!diff) return diff.error();
         outcome.diff = *diff;
+        if (request.kind == FixKind::kSource && outcome.diff.empty() && !rewrite_notes.empty()) {
+          outcome.reason = "not applicable: " + rewrite_notes;
+        }
       }
       if (request.kind == FixKind::kSource && outcome.diff.empty()) {
         outcome.status = "not applicable";
-        outcome.reason = "not applicable: the rewrite changes nothing in the files the job executed";
+        if (outcome.reason.empty()) {
+          outcome.reason = "not applicable: the rewrite changes nothing in the files the job executed";
+        }
       } else {
         arms.push_back(std::move(arm));
       }

@@ -39,10 +39,12 @@ const std::vector<FixSpec>& fixCatalog() {
       {"tuple-keys-to-str", FixKind::kSource, false, "ModuleDict tuple keys joined into strings"},
       {"print-out-of-compiled", FixKind::kSource, false, "print() removed from compiled functions",
        E::kFewerGraphBreaks, R::kCompiledJob},
+      {"remove-data-dependent-branch", FixKind::kSource, false,
+       "the tensor-valued if at the finding's line merged into torch.where (arg: FILE:LINE[;FILE:LINE...], from the "
+       "findings)",
+       E::kFewerGraphBreaks, R::kCompiledJob},
       {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
       {"quantize-dynamic", FixKind::kAdvice, false, "dynamic int8 quantization for inference (torchscope optimize)"},
-      {"remove-data-dependent-branch", FixKind::kAdvice, false,
-       "replace the tensor-valued if by torch.where/torch.cond"},
   };
   return catalog;
 }

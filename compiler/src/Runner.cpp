@@ -201,7 +201,7 @@ std::string Runner::describeFailure(const RunMeasurement& run) const {
 }
 
 Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector<std::string>& specs,
-                                    const std::optional<std::vector<fs::path>>& executed) {
+                                    const std::optional<std::vector<fs::path>>& executed, std::string* notes) {
   std::string joined;
   for (const auto& spec : specs) joined += (joined.empty() ? "" : ",") + spec;
   ProcessSpec spec;
@@ -232,6 +232,7 @@ Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector
     return makeError(ErrorCode::kInvalidArgument, fmt::format("the source rewrite failed ({}): {}", joined,
                                                               readTextFile(spec.stderr_path)));
   }
+  if (notes != nullptr) *notes = lastLines(readTextFile(spec.stderr_path), 20);
   return readTextFile(spec.stdout_path);
 }
 

@@ -41,9 +41,11 @@ class Runner {
   [[nodiscard]] Result<RunMeasurement> run(const Variant& variant, const std::string& label, int slot = 0) const;
   // Applies source fixes in place to a copy; returns the unified diff (paths relative to the copy).
   // Only the .py files under the job's rewrite root are rewritten, and of those only `executed`
-  // (paths relative to the copy) when it is given.
+  // (paths relative to the copy) when it is given. `notes` gets what the rewrite said on stderr (why a
+  // fix aimed at a line left it alone), one line each joined by " | ".
   [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs,
-                                            const std::optional<std::vector<std::filesystem::path>>& executed);
+                                            const std::optional<std::vector<std::filesystem::path>>& executed,
+                                            std::string* notes = nullptr);
   // "exit N: <stderr's last lines>", and where the whole stderr is: the run folders are removed at the
   // end unless --keep-temp, so a path alone would point at nothing.
   [[nodiscard]] std::string describeFailure(const RunMeasurement& run) const;

@@ -31,6 +31,17 @@ TEST(FixCatalog, ParsesListsWithArguments) {
   EXPECT_TRUE((*fixes)[0].has_source_form);
 }
 
+// The branch fix is a rewrite measured by the graph breaks it removes, so only a compiled job can show it.
+TEST(FixCatalog, DataDependentBranchIsASourceFixForGraphBreaks) {
+  auto fixes = parseFixList("remove-data-dependent-branch:model.py:41;model.py:57");
+  ASSERT_TRUE(fixes.ok());
+  ASSERT_EQ(fixes->size(), 1U);
+  EXPECT_EQ((*fixes)[0].kind, FixKind::kSource);
+  EXPECT_EQ((*fixes)[0].arg, "model.py:41;model.py:57");
+  EXPECT_EQ((*fixes)[0].effect, Effect::kFewerGraphBreaks);
+  EXPECT_EQ((*fixes)[0].requirement, Requirement::kCompiledJob);
+}
+
 TEST(FixCatalog, RejectsUnknownAndTestOnlyIds) {
   EXPECT_FALSE(parseFixList("no-such-fix").ok());
   EXPECT_FALSE(parseFixList("test-change-results").ok());

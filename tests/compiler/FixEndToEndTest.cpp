@@ -216,6 +216,25 @@ for epoch in range(2):
   EXPECT_TRUE(item["parity"]["ok"].get<bool>()) << item.dump();
 }
 
+// The profile run's graph-break finding names the `if` on a tensor (line 12); the fix merges it into
+// torch.where in its copy: no break left, the same losses, the user's file as it was (no --write).
+TEST_F(FixEndToEnd, DataDependentBranchBecomesTorchWhereInTheFixRun) {
+  const fs::path script = copyScript("data_dependent_branch.py");
+  const std::string original = readTextFile(script.string());
+  const auto report = fix({"--repetitions", "2", "--fixes", "remove-data-dependent-branch", "--", TORCHSCOPE_PYTHON,
+                           script.string()});
+  ASSERT_TRUE(report.is_object());
+  EXPECT_GT(report["baseline"]["graph_breaks"].get<int>(), 0) << report.dump(2);
+  const auto& branch = fixNamed(report, "remove-data-dependent-branch:" + script.string() + ":12");
+  EXPECT_NE(branch["diff"].get<std::string>().find("+    y = torch.where(y.mean() > 0, y * 0.5, y)"),
+            std::string::npos)
+      << branch.dump(2);
+  EXPECT_TRUE(branch["measured"].get<bool>()) << branch.dump(2);
+  EXPECT_EQ(branch["graph_breaks_after"], 0) << branch.dump(2);
+  EXPECT_TRUE(branch["parity"]["ok"].get<bool>()) << branch.dump(2);
+  EXPECT_EQ(readTextFile(script.string()), original);
+}
+
 // With --parallel-runs 2 the second baseline run goes beside the first, each pinned to a CPU of its
 // own with as many threads: the job sees its affinity and OMP_NUM_THREADS.
 TEST_F(FixEndToEnd, ParallelRunsArePinnedToCpusOfTheirOwn) {

@@ -1,5 +1,7 @@
 // Golden tests of the LibCST source fixes: golden/<fix-id>/input.py (+ optional `arg`) must give
 // golden/<fix-id>/expected.diff. TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
+// golden/remove-data-dependent-branch/refused/ holds branches the fix must leave alone, each with its
+// one-line reason in expected.stderr.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,7 +21,8 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-std::string rewriteDiff(const fs::path& case_dir, const std::string& fix) {
+// The diff the rewrite prints for case_dir/input.py; `messages` gets what it says on stderr.
+std::string rewriteDiff(const fs::path& case_dir, const std::string& fix, std::string* messages = nullptr) {
   const torchscope::testing::TempDir dir;
   const fs::path out = dir.path() / "rewrite.diff";
   ProcessSpec spec;
@@ -27,9 +30,11 @@ std::string rewriteDiff(const fs::path& case_dir, const std::string& fix) {
   spec.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
   spec.working_directory = case_dir.string();
   spec.stdout_path = out.string();
+  spec.stderr_path = (dir.path() / "rewrite.stderr").string();
   auto result = runProcess(spec);
   EXPECT_TRUE(result.ok());
   EXPECT_EQ(result.ok() ? result->exit_code : -1, 0);
+  if (messages != nullptr) *messages = readTextFile(spec.stderr_path);
   return readTextFile(out.string());
 }
 
@@ -50,7 +55,31 @@ TEST(RewriteGolden, EveryFixMatchesItsExpectedDiff) {
     EXPECT_FALSE(diff.empty()) << "the fix changes nothing in " << dir;
     ++cases;
   }
-  EXPECT_GE(cases, 6);
+  EXPECT_GE(cases, 7);
+}
+
+// Side effects, returns, attribute updates, names the branches do not share, a name with no value
+// before the `if`, an `if` followed by `elif`s, a line without an `if`: each left as it is, with why.
+TEST(RewriteGolden, DataDependentBranchesItCannotMergeAreNamedWithWhy) {
+  const fs::path dir = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / "remove-data-dependent-branch" / "refused";
+  std::string messages;
+  EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:" + trimmed(readTextFile((dir / "arg").string())), &messages),
+            "");
+  EXPECT_EQ(messages, readTextFile((dir / "expected.stderr").string()));
+}
+
+TEST(RewriteGolden, DataDependentBranchNeedsItsLineAndTorch) {
+  const torchscope::testing::TempDir scratch;
+  const fs::path& dir = scratch.path();
+  std::ofstream(dir / "input.py") << "def f(x):\n    if x.sum() > 0:\n        x = -x\n    return x\n";
+  std::string messages;
+  EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch", &messages), "");
+  EXPECT_NE(messages.find("needs the branch's FILE:LINE"), std::string::npos) << messages;
+  EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:input.py:2", &messages), "");
+  EXPECT_NE(messages.find("input.py:2 left alone: torch is not imported"), std::string::npos) << messages;
+  // A finding of another file with the same line leaves this one alone, silently.
+  EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:other/input2.py:2", &messages), "");
+  EXPECT_EQ(messages, "");
 }
 
 TEST(RewriteGolden, WithoutOutputSizeRepeatInterleaveIsLeftAlone) {

@@ -20,6 +20,10 @@ Fix ids (shared with the analyzer's fix.id):
                                   and the subscripts that use them
   print-out-of-compiled           print(...) statements removed from functions that torch.compile
                                   compiles (decorated, or passed to torch.compile in the module)
+  remove-data-dependent-branch:FILE:LINE[;FILE:LINE...]
+                                  the tensor-valued `if`/`elif` on that line, whose branches only
+                                  assign names, -> `x = torch.where(cond, then, else_or_x)` per name;
+                                  a branch it cannot merge is named on stderr with why, unchanged
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import os
 import sys
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
+from libcst.metadata import PositionProvider
 
 OPTIMIZERS = {
     "SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "RMSprop", "Rprop", "NAdam", "RAdam",
@@ -320,12 +326,262 @@ def _compiled_function_names(module: cst.Module) -> set[str]:
     return names
 
 
+def _torch_alias(module: cst.Module) -> str | None:
+    """The name `import torch` (or `import torch as th`, `import torch.nn`) binds at module level."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                name = get_full_name_for_node(alias.name) or ""
+                if alias.asname is None and name.split(".")[0] == "torch":
+                    return "torch"
+                if alias.asname is not None and name == "torch" and isinstance(alias.asname.name, cst.Name):
+                    return alias.asname.name.value
+    return None
+
+
+def _branch_locations(arg: str, relative_path: str, absolute_path: str) -> list[int]:
+    """The lines of `arg` ("FILE:LINE;FILE:LINE...") that name this file: one path ends the other."""
+    lines = []
+    for location in filter(None, (entry.strip() for entry in arg.split(";"))):
+        file, _, line = location.rpartition(":")
+        if not line.isdigit():
+            continue
+        named = [p for p in file.replace("\\", "/").split("/") if p not in ("", ".")]
+        relative = [p for p in relative_path.replace("\\", "/").split("/") if p not in ("", ".")]
+        absolute = [p for p in absolute_path.replace("\\", "/").split("/") if p not in ("", ".")]
+        if named and (absolute[-len(named):] == named or named[-len(relative):] == relative):
+            lines.append(int(line))
+    return lines
+
+
+class _BranchSites(cst.CSTVisitor):
+    """Each `if`/`elif` with its chain's head line and enclosing function, for the lines asked about."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.functions: list[cst.FunctionDef | cst.Module] = []
+        self.sites: list[tuple[cst.If, cst.If | None, int, cst.CSTNode]] = []  # (if, parent if, head line, scope)
+        self.heads: dict[int, tuple[cst.If | None, int]] = {}
+
+    def visit_Module(self, node):
+        self.functions.append(node)
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original):
+        self.functions.pop()
+
+    def visit_If(self, node):
+        parent, head_line = self.heads.get(id(node), (None, self.get_metadata(PositionProvider, node).start.line))
+        self.sites.append((node, parent, head_line, self.functions[-1]))
+        if isinstance(node.orelse, cst.If):
+            self.heads[id(node.orelse)] = (node, head_line)
+
+
+def _assigned_before(scope: cst.CSTNode, line: int, positions) -> set[str]:
+    """Names the scope binds (parameters, or any binding on an earlier line) before `line`."""
+    names: set[str] = set()
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            names.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                names.add(star.name.value)
+
+    class Bindings(cst.CSTVisitor):
+        def _bind(self, target):
+            if isinstance(target, cst.Name) and positions[target].start.line < line:
+                names.add(target.value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._bind(element.value)
+
+        def visit_AssignTarget(self, node):
+            self._bind(node.target)
+
+        def visit_AnnAssign(self, node):
+            if node.value is not None:
+                self._bind(node.target)
+
+        def visit_AugAssign(self, node):
+            self._bind(node.target)
+
+        def visit_For(self, node):
+            self._bind(node.target)
+
+        def visit_NamedExpr(self, node):
+            self._bind(node.target)
+
+        def visit_AsName(self, node):
+            self._bind(node.name)
+
+        def visit_FunctionDef(self, node):
+            return False  # its names are its own
+
+        visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    (scope.body if isinstance(scope, cst.FunctionDef) else scope).visit(Bindings())
+    return names
+
+
+def _assignments(block: cst.BaseSuite, code_for_node) -> tuple[list[cst.Assign], str | None]:
+    """The branch's `name = expr` statements in order, or why the branch does more than that."""
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [cst.SimpleStatementLine(block.body)]
+    assigns = []
+    for line in lines:
+        smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [line]
+        for small in smalls:
+            if isinstance(small, cst.Pass):
+                continue
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                statement = code_for_node(small).strip().splitlines()[0]
+                return [], f"the branch does more than assign names: `{statement}`"
+            assigns.append(small)
+    if not assigns:
+        return [], "the branch assigns nothing"
+    return assigns, None
+
+
+def _names(assigns: list[cst.Assign]) -> list[str]:
+    return [a.targets[0].target.value for a in assigns]
+
+
+def _where(torch_name: str, cond: cst.BaseExpression, then: cst.BaseExpression,
+           otherwise: cst.BaseExpression) -> cst.Call:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return cst.Call(func=cst.Attribute(cst.Name(torch_name), cst.Name("where")),
+                    args=[cst.Arg(cond, comma=comma), cst.Arg(then, comma=comma), cst.Arg(otherwise)])
+
+
+def _unused_name(module: cst.Module, base: str) -> str:
+    used: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node):
+            used.add(node.value)
+
+    module.visit(Names())
+    return next(name for name in (base, *(f"{base}_{n}" for n in range(2, 1000))) if name not in used)
+
+
+def _merged_lines(branch: cst.If, torch_name: str, otherwise: dict[int, cst.BaseExpression],
+                  condition: cst.BaseExpression) -> list[cst.BaseStatement]:
+    """The `if` branch's own lines (comments kept) with each `x = e` now `x = torch.where(condition, e, other)`."""
+    index = 0
+    merged = []
+    body = branch.body
+    lines = body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body.body)]
+    for line in lines:
+        smalls = []
+        for small in line.body:
+            if isinstance(small, cst.Assign):
+                fallback = otherwise.get(index, small.targets[0].target)
+                smalls.append(small.with_changes(value=_where(torch_name, condition, small.value, fallback)))
+                index += 1
+        if smalls:
+            smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            merged.append(line.with_changes(body=smalls))
+    return merged
+
+
+class RemoveDataDependentBranch(cst.CSTTransformer):
+    """The tensor-valued `if`/`elif` at the finding's lines, whose branches only assign names, -> torch.where."""
+
+    def __init__(self, statements: dict[int, list[cst.BaseStatement]], elses: dict[int, cst.Else]) -> None:
+        super().__init__()
+        self.statements = statements  # id(if) -> the statements that replace it
+        self.elses = elses  # id(elif) -> the else that replaces it in its chain
+
+    def leave_If(self, original, updated):
+        if isinstance(original.orelse, cst.If) and id(original.orelse) in self.elses:
+            return updated.with_changes(orelse=self.elses[id(original.orelse)])
+        if id(original) in self.statements:
+            return cst.FlattenSentinel(self.statements[id(original)])
+        return updated
+
+
+def remove_data_dependent_branches(module: cst.Module, lines: list[int], torch_name: str | None,
+                                   where: str, notes: list[str]) -> cst.Module:
+    wrapper = cst.MetadataWrapper(module)
+    positions = wrapper.resolve(PositionProvider)
+    sites = _BranchSites()
+    wrapper.visit(sites)
+    statements: dict[int, list[cst.BaseStatement]] = {}
+    elses: dict[int, cst.Else] = {}
+    for line in lines:
+        refuse = functools.partial(_refuse, notes, where, line)
+        at_line = [s for s in sites.sites
+                   if positions[s[0].test].start.line <= line <= positions[s[0].test].end.line]
+        if not at_line:
+            refuse("no `if` or `elif` on that line")
+            continue
+        branch, parent, head_line, scope = at_line[-1]
+        if torch_name is None:
+            refuse("torch is not imported in this file, so torch.where cannot be called there")
+            continue
+        if isinstance(branch.orelse, cst.If):
+            refuse("`elif` branches follow it, so no single value stands for the condition being false")
+            continue
+        then, why = _assignments(branch.body, wrapper.module.code_for_node)
+        if why is None and branch.orelse is not None:
+            otherwise, why = _assignments(branch.orelse.body, wrapper.module.code_for_node)
+            if why is None and _names(otherwise) != _names(then):
+                why = (f"the branches assign different names ({', '.join(_names(then))} against "
+                       f"{', '.join(_names(otherwise))})")
+            fallbacks = {i: a.value for i, a in enumerate(otherwise)}
+        elif why is None:
+            defined = _assigned_before(scope, head_line, positions)
+            missing = [n for n in dict.fromkeys(_names(then)) if n not in defined]
+            if missing:
+                why = (f"`{missing[0]}` is not assigned before the `if`, so it has no value to keep when the "
+                       "condition is false")
+            fallbacks = {}
+        if why is not None:
+            refuse(why)
+            continue
+        # Several names: the condition is taken once, before the first of them changes what it reads.
+        condition = branch.test
+        taken = []
+        if len(then) > 1:
+            condition = cst.Name(_unused_name(wrapper.module, "branch_taken"))
+            taken = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(condition)], branch.test)])]
+        merged = [*taken, *_merged_lines(branch, torch_name, fallbacks, condition)]
+        if parent is None:
+            merged[0] = merged[0].with_changes(leading_lines=[*branch.leading_lines, *merged[0].leading_lines])
+            statements[id(branch)] = merged
+        else:
+            body = branch.body if isinstance(branch.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
+            elses[id(branch)] = cst.Else(body=body.with_changes(body=merged), leading_lines=branch.leading_lines,
+                                         whitespace_before_colon=branch.whitespace_after_test)
+    if not statements and not elses:
+        return module
+    return wrapper.module.visit(RemoveDataDependentBranch(statements, elses))
+
+
+def _refuse(notes: list[str], where: str, line: int, why: str) -> None:
+    notes.append(f"remove-data-dependent-branch: {where}:{line} left alone: {why}")
+
+
 SOURCE_FIXES = ("dynamic-shapes", "tensor-lr", "repeat-interleave-output-size", "item-accumulate-tensor",
-                "tuple-keys-to-str", "print-out-of-compiled")
+                "tuple-keys-to-str", "print-out-of-compiled", "remove-data-dependent-branch")
 
 
-def rewrite_source(source: str, fixes: list[tuple[str, str]]) -> str:
-    """Applies the fixes, in order, to one file's text; raises cst.ParserSyntaxError on bad Python."""
+def rewrite_source(source: str, fixes: list[tuple[str, str]], relative_path: str = "", absolute_path: str = "",
+                   notes: list[str] | None = None) -> str:
+    """Applies the fixes, in order, to one file's text; raises cst.ParserSyntaxError on bad Python.
+
+    The paths say which file this is (fixes aimed at a FILE:LINE); `notes` gets why a fix aimed at
+    this file left it alone.
+    """
     module = cst.parse_module(source)
     for fix_id, arg in fixes:
         if fix_id == "dynamic-shapes":
@@ -345,6 +601,11 @@ def rewrite_source(source: str, fixes: list[tuple[str, str]]) -> str:
                 module = module.visit(TupleSubscriptsToStr(keys.keys))
         elif fix_id == "print-out-of-compiled":
             module = module.visit(PrintOutOfCompiled(_compiled_function_names(module)))
+        elif fix_id == "remove-data-dependent-branch":
+            lines = _branch_locations(arg, relative_path, absolute_path)
+            if lines:
+                module = remove_data_dependent_branches(module, lines, _torch_alias(module), relative_path,
+                                                        notes if notes is not None else [])
     return module.code
 
 
@@ -372,14 +633,20 @@ def main(argv: list[str]) -> int:
     if unknown and not fixes:
         print(f"rewrite: no source form for fix '{unknown[0]}'", file=sys.stderr)
         return 2
+    if any(i == "remove-data-dependent-branch" and not a for i, a in fixes):
+        print("rewrite: remove-data-dependent-branch needs the branch's FILE:LINE (the finding's location); "
+              "nothing changed", file=sys.stderr)
     for path in args.files:
+        notes: list[str] = []
         try:
             with open(path, encoding="utf-8") as handle:
                 old = handle.read()
-            new = rewrite_source(old, fixes)
+            new = rewrite_source(old, fixes, os.path.relpath(path, args.root), os.path.abspath(path), notes)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError) as error:
             print(f"rewrite: {path} skipped: {str(error).splitlines()[0] if str(error) else error}", file=sys.stderr)
             continue
+        for note in notes:
+            print(f"rewrite: {note}", file=sys.stderr)
         if new == old:
             continue
         sys.stdout.write(unified_diff(old, new, os.path.relpath(path, args.root)))
