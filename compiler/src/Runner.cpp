@@ -236,7 +236,6 @@ Result<std::string> Runner::rewrite(const fs::path& copy_root, const std::vector
   return readTextFile(spec.stdout_path);
 }
 
-
 std::vector<std::vector<double>> parityValues(const Variant& variant) {
   std::vector<std::vector<double>> values;
   for (const auto& run : variant.runs) values.push_back(run.parity_values);

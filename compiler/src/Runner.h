@@ -43,7 +43,8 @@ class Runner {
   // Only the .py files under the job's rewrite root are rewritten, and of those only `executed`
   // (paths relative to the copy) when it is given. `notes` gets what the rewrite said on stderr (why a
   // fix aimed at a line left it alone), one line each joined by " | ".
-  [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root, const std::vector<std::string>& specs,
+  [[nodiscard]] Result<std::string> rewrite(const std::filesystem::path& copy_root,
+                                            const std::vector<std::string>& specs,
                                             const std::optional<std::vector<std::filesystem::path>>& executed,
                                             std::string* notes = nullptr);
   // "exit N: <stderr's last lines>", and where the whole stderr is: the run folders are removed at the

@@ -221,13 +221,12 @@ for epoch in range(2):
 TEST_F(FixEndToEnd, DataDependentBranchBecomesTorchWhereInTheFixRun) {
   const fs::path script = copyScript("data_dependent_branch.py");
   const std::string original = readTextFile(script.string());
-  const auto report = fix({"--repetitions", "2", "--fixes", "remove-data-dependent-branch", "--", TORCHSCOPE_PYTHON,
-                           script.string()});
+  const auto report =
+      fix({"--repetitions", "2", "--fixes", "remove-data-dependent-branch", "--", TORCHSCOPE_PYTHON, script.string()});
   ASSERT_TRUE(report.is_object());
   EXPECT_GT(report["baseline"]["graph_breaks"].get<int>(), 0) << report.dump(2);
   const auto& branch = fixNamed(report, "remove-data-dependent-branch:" + script.string() + ":12");
-  EXPECT_NE(branch["diff"].get<std::string>().find("+    y = torch.where(y.mean() > 0, y * 0.5, y)"),
-            std::string::npos)
+  EXPECT_NE(branch["diff"].get<std::string>().find("+    y = torch.where(y.mean() > 0, y * 0.5, y)"), std::string::npos)
       << branch.dump(2);
   EXPECT_TRUE(branch["measured"].get<bool>()) << branch.dump(2);
   EXPECT_EQ(branch["graph_breaks_after"], 0) << branch.dump(2);
@@ -286,14 +285,20 @@ TEST_F(FixEndToEnd, TheJobSeesTheUsersPreloadsUnderFixAsUnderRunAndAlone) {
   if (!fs::exists(preload)) GTEST_SKIP() << "no " << preload;
   const fs::path script = copyScript("preloads.py");
   const auto environment = [&](const std::string& out) {
-    return std::map<std::string, std::string>{{"LD_PRELOAD", preload.string()}, {"PRELOADS_OUT", (dir_ / out).string()}};
+    return std::map<std::string, std::string>{{"LD_PRELOAD", preload.string()},
+                                              {"PRELOADS_OUT", (dir_ / out).string()}};
   };
   ProcessSpec alone;
   alone.argv = {TORCHSCOPE_PYTHON, script.string()};
   alone.environment = environment("alone.jsonl");
   ASSERT_EQ(runProcess(alone)->exit_code, 0);
   ProcessSpec run;
-  run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "run", "-o", (dir_ / "run.db").string(), "--", TORCHSCOPE_PYTHON,
+  run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope",
+              "run",
+              "-o",
+              (dir_ / "run.db").string(),
+              "--",
+              TORCHSCOPE_PYTHON,
               script.string()};
   run.environment = environment("run.jsonl");
   ASSERT_EQ(runProcess(run)->exit_code, 0);

@@ -63,8 +63,8 @@ TEST(RewriteGolden, EveryFixMatchesItsExpectedDiff) {
 TEST(RewriteGolden, DataDependentBranchesItCannotMergeAreNamedWithWhy) {
   const fs::path dir = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / "remove-data-dependent-branch" / "refused";
   std::string messages;
-  EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:" + trimmed(readTextFile((dir / "arg").string())), &messages),
-            "");
+  EXPECT_EQ(
+      rewriteDiff(dir, "remove-data-dependent-branch:" + trimmed(readTextFile((dir / "arg").string())), &messages), "");
   EXPECT_EQ(messages, readTextFile((dir / "expected.stderr").string()));
 }
 

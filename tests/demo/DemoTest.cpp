@@ -1,6 +1,6 @@
 // The demo's promises, checked on the real sample at the scale the demo runs (`--scale demo`): as
-// written (profiled by `torchscope demo --profile-only`), the RDL job shows recompiles from shapes and from the float lr and graph breaks at the
-// planted lines; tuned, it shows none of them.
+// written (profiled by `torchscope demo --profile-only`), the RDL job shows recompiles from shapes and from the float
+// lr and graph breaks at the planted lines; tuned, it shows none of them.
 #include <filesystem>
 #include <set>
 
@@ -40,9 +40,9 @@ bool inSample(const nlohmann::json& finding, const std::string& file) {
 // `torchscope demo --profile-only` started from the checkout, as the README's user does.
 TEST(Demo, AsWrittenTheRdlSampleShowsThePlantedProblems) {
   testing::TempDir dir;
-  const auto demo = testing::runShell("cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && TORCHSCOPE_PYTHON=" +
-                                      TORCHSCOPE_PYTHON + " " + testing::torchscopeExecutable().string() +
-                                      " demo --profile-only --workdir " + dir.path().string() + " 2>&1");
+  const auto demo = testing::runShell(
+      "cd " + std::string(TORCHSCOPE_SOURCE_DIR) + " && TORCHSCOPE_PYTHON=" + TORCHSCOPE_PYTHON + " " +
+      testing::torchscopeExecutable().string() + " demo --profile-only --workdir " + dir.path().string() + " 2>&1");
   ASSERT_EQ(demo.exit_code, 0) << demo.out;
   // The findings name the sample's files as the user opens them from there, not the build tree's link to them.
   EXPECT_THAT(demo.out, ::testing::HasSubstr("samples/rdl_hm/model.py:41"));

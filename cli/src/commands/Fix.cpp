@@ -133,16 +133,17 @@ void addFixCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "fix",
       "Apply the findings' fixes to a copy of the job and measure them against the original: the first baseline run "
-      "is the profile, fixes that cannot act are skipped, a fix whose effect (fewer recompiles, breaks, syncs, ...) does "
-      "not show in its first run stops there, the others stop once their speed-up interval decides; the accepted "
+      "is the profile, fixes that cannot act are skipped, a fix whose effect (fewer recompiles, breaks, syncs, ...) "
+      "does not show in its first run stops there, the others stop once their speed-up interval decides; the accepted "
       "fixes are then measured together. Reports end-to-end, first-step, compile and steady-state times (wall and "
       "CPU), recompiles/breaks/syncs, loss parity and peak memory (host RSS; GPU allocated/reserved); a faster fix "
       "whose peak memory grows more than --max-memory-increase is rejected. "
       "Usage: torchscope fix RUN.db|RUN_DIR | torchscope fix [options] -- python train.py ARGS");
-  cmd->add_option("run_or_command", args->positional,
-                  "A store recorded by `torchscope run` (its findings and command line), its run folder (`run -o DIR/`: "
-                  "the store of the job's first process, DIR/run.db, with the others beside it), or after `--` the "
-                  "job to profile first");
+  cmd->add_option(
+      "run_or_command", args->positional,
+      "A store recorded by `torchscope run` (its findings and command line), its run folder (`run -o DIR/`: "
+      "the store of the job's first process, DIR/run.db, with the others beside it), or after `--` the "
+      "job to profile first");
   cmd->add_option("--fixes", args->options.fixes, "Fix ids to try, comma-separated, each ID or ID:ARG "
                                                   "(default: the fix ids of the findings, most impact first)");
   cmd->add_option("--repetitions", args->options.repetitions,

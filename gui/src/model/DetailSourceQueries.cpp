@@ -49,7 +49,8 @@ Result<std::vector<Field>> DetailSource::describe(const SliceRef& ref) {
       auto field = readableColumn(column, row.text(c));
       if (!field) continue;
       // The store's own text of what the pane already lists (the name) is shown only where it says more.
-      const auto same = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == field->name; });
+      const auto same =
+          std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == field->name; });
       if (same != fields.end() && same->value == field->value) continue;
       if (same != fields.end()) field->name += " in the store";
       fields.push_back(std::move(*field));

@@ -81,7 +81,9 @@ void addRecord(Fields& f, const store::Compile& r) {
   f.add("compile id", compileId(r.compiled_autograd_id, r.frame_id, r.frame_compile_id, r.attempt));
   f.add("status", r.status).add("failure", r.fail_type).add("failure reason", r.fail_reason);
   f.add("restarted because", r.restart_reasons);
-  f.duration("Dynamo (whole compile)", r.dynamo_ns).duration("AOT autograd", r.aot_ns).duration("Inductor", r.inductor_ns);
+  f.duration("Dynamo (whole compile)", r.dynamo_ns)
+      .duration("AOT autograd", r.aot_ns)
+      .duration("Inductor", r.inductor_ns);
   f.known("graphs", r.graph_count).known("graph ops", r.graph_op_count).known("graph nodes", r.graph_node_count);
   f.known("guards", r.guard_count).known("cache entries of the frame", r.cache_size);
   f.yesNo("FX graph cache hit", r.cache_hit).add("process", r.pid);
@@ -179,9 +181,9 @@ std::vector<Field> describe(const analyzer::Finding& finding) {
   fields.add("rule", row.rule).add("severity", row.severity).add("title", row.title);
   fields.source(row.file, row.line).add("function", row.function).add("message", row.message);
   if (row.count > 0) fields.add("times seen", row.count);
-  fields.add("impact", fmt::format("{} ({:.1f} % of the run)",
-                                   formatDuration(base::saturatingCast(row.impact_seconds * 1e9)),
-                                   row.impact_fraction * 100));
+  fields.add("impact",
+             fmt::format("{} ({:.1f} % of the run)", formatDuration(base::saturatingCast(row.impact_seconds * 1e9)),
+                         row.impact_fraction * 100));
   fields.add("fix", row.fix_summary).add("fix id", row.fix_id).add("fix kind", row.fix_kind);
   fields.add("evidence", row.evidence).add("store row", "findings");
   return fields.take();

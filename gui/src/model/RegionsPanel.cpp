@@ -33,7 +33,7 @@ void RegionsPanel::setTable(analyzer::RegionTable table) {
 
 std::string RegionsPanel::header(int column) {
   static const char* const kHeaders[kColumnCount] = {
-      "Region",    "Compiled at", "Called at",  "Compile",     "Graphs",      "Breaks",   "Recompiles",    "Calls",
+      "Region",    "Compiled at", "Called at",  "Compile",     "Graphs",      "Breaks",   "Recompiles",         "Calls",
       "Wall/call", "CPU/call",    "Step share", "Ran eagerly", "CUDA graphs", "Speed-up", "Compile time repaid"};
   return column >= 0 && column < kColumnCount ? kHeaders[column] : "";
 }
