@@ -99,10 +99,19 @@ std::vector<FindingFix> fixesFromProfile(const RunMeasurement& profile) {
   return fixes;
 }
 
-// remove-data-dependent-branch rewrites only the branches its findings name: "FILE:LINE;FILE:LINE".
-constexpr std::string_view kBranchFix = "remove-data-dependent-branch";
+// Source fixes that rewrite the lines their findings name ("FILE:LINE;FILE:LINE"), and the fix ids of the findings
+// whose lines they take: `.item()` breaks propose capture-scalar-outputs, which item-kept-as-tensor also answers.
+bool takesLinesOf(std::string_view fix_id, std::string_view finding_fix) {
+  if (fix_id == "remove-data-dependent-branch" || fix_id == "print-out-of-compiled") return finding_fix == fix_id;
+  if (fix_id == "item-kept-as-tensor") return finding_fix == fix_id || finding_fix == "capture-scalar-outputs";
+  return false;
+}
 
-void addBranchLocation(FixRequest& request, const FindingFix& finding) {
+// The source form beside a runtime fix of the same findings, tried after it.
+constexpr std::string_view kItemRuntimeFix = "capture-scalar-outputs";
+constexpr std::string_view kItemSourceFix = "item-kept-as-tensor";
+
+void addLocation(FixRequest& request, const FindingFix& finding) {
   if (finding.file.empty() || finding.line <= 0) return;
   const std::string location = fmt::format("{}:{}", finding.file, finding.line);
   if ((";" + request.arg + ";").find(";" + location + ";") != std::string::npos) return;
@@ -130,10 +139,10 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
     if (!requests) return requests.error();
     std::vector<Candidate> explicit_fixes;
     for (auto& request : *requests) {
-      // Named without its lines, the branch fix takes them from the findings.
-      if (request.id == kBranchFix && request.arg.empty()) {
+      // Named without its lines, a located fix takes them from the findings.
+      if (request.arg.empty() && takesLinesOf(request.id, request.id)) {
         for (const FindingFix& finding : findingsOf(options, findings_store)) {
-          if (finding.fix_id == kBranchFix) addBranchLocation(request, finding);
+          if (takesLinesOf(request.id, finding.fix_id)) addLocation(request, finding);
         }
       }
       explicit_fixes.push_back({std::move(request), -1, ""});
@@ -144,6 +153,13 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
   if (findings.empty()) {
     notes.push_back("no findings with fixes: trying the fixes the profile run suggests and every source fix");
     findings = fixesFromProfile(profile);
+  }
+  for (std::size_t i = 0, count = findings.size(); i < count; ++i) {
+    if (findings[i].fix_id == kItemRuntimeFix && findings[i].line > 0) {
+      FindingFix source = findings[i];
+      source.fix_id = kItemSourceFix;
+      findings.push_back(std::move(source));
+    }
   }
   // One candidate per fix id: its findings' impacts add up (each is time the fix may remove).
   std::vector<Candidate> candidates;
@@ -161,11 +177,11 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
     if (known == candidates.end()) {
       auto request = parseFixList(finding.fix_id);
       if (!request) return request.error();
-      if (finding.fix_id == kBranchFix) addBranchLocation(request->front(), finding);
+      if (takesLinesOf(finding.fix_id, finding.fix_id)) addLocation(request->front(), finding);
       candidates.push_back({request->front(), finding.impact_fraction, describe(finding)});
       continue;
     }
-    if (finding.fix_id == kBranchFix) addBranchLocation(known->request, finding);
+    if (takesLinesOf(finding.fix_id, finding.fix_id)) addLocation(known->request, finding);
     if (finding.impact_fraction > 0) {
       known->impact_fraction = std::max(known->impact_fraction, 0.0) + finding.impact_fraction;
     }

@@ -37,10 +37,17 @@ const std::vector<FixSpec>& fixCatalog() {
       {"item-accumulate-tensor", FixKind::kSource, false,
        "per-step .item() accumulation kept on the device, one .item() after the loop", E::kFewerSyncs},
       {"tuple-keys-to-str", FixKind::kSource, false, "ModuleDict tuple keys joined into strings"},
-      {"print-out-of-compiled", FixKind::kSource, false, "print() removed from compiled functions",
+      {"print-out-of-compiled", FixKind::kSource, false,
+       "print/logging/warnings.warn in compiled code guarded by torch.compiler.is_compiling() (arg: optional "
+       "FILE:LINE[;...], from the findings)",
+       E::kFewerGraphBreaks, R::kCompiledJob},
+      {"item-kept-as-tensor", FixKind::kSource, false,
+       "n = t.item()/tolist() that only builds or indexes tensors kept a tensor (arg: FILE:LINE[;...], from the "
+       "findings)",
        E::kFewerGraphBreaks, R::kCompiledJob},
       {"remove-data-dependent-branch", FixKind::kSource, false,
-       "the tensor-valued if at the finding's line merged into torch.where (arg: FILE:LINE[;FILE:LINE...], from the "
+       "the tensor-valued if at the finding's line made branchless: torch.where, or torch.cond for calls of one "
+       "signature (arg: FILE:LINE[;FILE:LINE...], from the "
        "findings)",
        E::kFewerGraphBreaks, R::kCompiledJob},
       {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},

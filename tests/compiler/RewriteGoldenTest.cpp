@@ -1,6 +1,6 @@
 // Golden tests of the LibCST source fixes: golden/<fix-id>/input.py (+ optional `arg`) must give
 // golden/<fix-id>/expected.diff. TORCHSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
-// golden/remove-data-dependent-branch/refused/ holds branches the fix must leave alone, each with its
+// golden/<fix-id>/refused/ holds code a fix aimed at its lines must leave alone, each line with its
 // one-line reason in expected.stderr.
 #include <gtest/gtest.h>
 
@@ -55,17 +55,20 @@ TEST(RewriteGolden, EveryFixMatchesItsExpectedDiff) {
     EXPECT_FALSE(diff.empty()) << "the fix changes nothing in " << dir;
     ++cases;
   }
-  EXPECT_GE(cases, 7);
+  EXPECT_GE(cases, 8);
 }
 
-// Side effects, returns, attribute updates, names the branches do not share, a name with no value
-// before the `if`, an `if` followed by `elif`s, a line without an `if`: each left as it is, with why.
-TEST(RewriteGolden, DataDependentBranchesItCannotMergeAreNamedWithWhy) {
-  const fs::path dir = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / "remove-data-dependent-branch" / "refused";
-  std::string messages;
-  EXPECT_EQ(
-      rewriteDiff(dir, "remove-data-dependent-branch:" + trimmed(readTextFile((dir / "arg").string())), &messages), "");
-  EXPECT_EQ(messages, readTextFile((dir / "expected.stderr").string()));
+// Branches: side effects, returns, attribute updates, names the branches do not share, a name with no
+// value before the `if`, an `if` followed by `elif`s, a line without an `if`. `.item()`: a value used as
+// a Python number, inside another call, assigned twice, a line without one. Each left as it is, with why.
+TEST(RewriteGolden, CodeAFixCannotRewriteIsNamedWithWhy) {
+  for (const char* fix : {"remove-data-dependent-branch", "item-kept-as-tensor"}) {
+    const fs::path dir = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / fix / "refused";
+    std::string messages;
+    EXPECT_EQ(rewriteDiff(dir, std::string(fix) + ":" + trimmed(readTextFile((dir / "arg").string())), &messages), "")
+        << fix;
+    EXPECT_EQ(messages, readTextFile((dir / "expected.stderr").string())) << fix;
+  }
 }
 
 TEST(RewriteGolden, DataDependentBranchNeedsItsLineAndTorch) {
@@ -77,6 +80,9 @@ TEST(RewriteGolden, DataDependentBranchNeedsItsLineAndTorch) {
   EXPECT_NE(messages.find("needs the branch's FILE:LINE"), std::string::npos) << messages;
   EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:input.py:2", &messages), "");
   EXPECT_NE(messages.find("input.py:2 left alone: torch is not imported"), std::string::npos) << messages;
+  EXPECT_EQ(rewriteDiff(dir, "print-out-of-compiled:input.py:2", &messages), "");
+  EXPECT_NE(messages.find("print-out-of-compiled: input.py:2 left alone: torch is not imported"), std::string::npos)
+      << messages;
   // A finding of another file with the same line leaves this one alone, silently.
   EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:other/input2.py:2", &messages), "");
   EXPECT_EQ(messages, "");

@@ -28,10 +28,12 @@ inline constexpr std::string_view kQuantizeDynamic = "quantize-dynamic";
 inline constexpr std::string_view kCudaGraphs = "cuda-graphs";
 inline constexpr std::string_view kCacheCompile = "cache-compile";
 inline constexpr std::string_view kRemoveDataDependentBranch = "remove-data-dependent-branch";
+// The source form of capture-scalar-outputs for the `.item()` findings that propose it (compiler/Candidates.cpp).
+inline constexpr std::string_view kItemKeptAsTensor = "item-kept-as-tensor";
 // Not a remedy: compilation off, the eager baseline `advise --regions --against` measures compiled regions with.
 inline constexpr std::string_view kEager = "eager";
 
-inline constexpr std::array<std::string_view, 21> kAll = {
+inline constexpr std::array<std::string_view, 22> kAll = {
     kDynamicShapes,
     kTensorLr,
     kCaptureScalarOutputs,
@@ -52,6 +54,7 @@ inline constexpr std::array<std::string_view, 21> kAll = {
     kCudaGraphs,
     kCacheCompile,
     kRemoveDataDependentBranch,
+    kItemKeptAsTensor,
     kEager,
 };
 
@@ -63,7 +66,8 @@ inline constexpr std::string_view kSource = "source";
 constexpr std::string_view kindOf(std::string_view id) {
   if (id.empty()) return "";
   if (id == kRepeatInterleaveOutputSize || id == kItemAccumulateTensor || id == kTupleKeysToStr ||
-      id == kPrintOutOfCompiled || id == kSdpa || id == kQuantizeDynamic || id == kRemoveDataDependentBranch) {
+      id == kPrintOutOfCompiled || id == kSdpa || id == kQuantizeDynamic || id == kRemoveDataDependentBranch ||
+      id == kItemKeptAsTensor) {
     return kSource;
   }
   return kRuntime;

@@ -11,7 +11,10 @@ import libcst as cst
 from . import SOURCE_FIXES, rewrite_source, unified_diff
 
 # Fixes that rewrite only the lines their findings name, and say so when called without them.
-NEEDS_LOCATION = {"remove-data-dependent-branch": "the branch's FILE:LINE (the finding's location)"}
+NEEDS_LOCATION = {
+    "remove-data-dependent-branch": "the branch's FILE:LINE (the finding's location)",
+    "item-kept-as-tensor": "the FILE:LINE of the `.item()` or `.tolist()` (the finding's location)",
+}
 
 
 def main(argv: list[str]) -> int:

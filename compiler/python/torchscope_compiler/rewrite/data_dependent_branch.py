@@ -1,5 +1,9 @@
-"""remove-data-dependent-branch:FILE:LINE[;...]: the tensor-valued `if`/`elif` there, whose branches only assign
-names, -> `x = torch.where(cond, then, else_or_x)` per name; a branch it cannot merge is noted with why."""
+"""remove-data-dependent-branch:FILE:LINE[;...]: the tensor-valued `if`/`elif` there becomes branchless.
+
+Branches that call functions of one signature on the same arguments (`return self.a(h)` / `return self.b(h)`, or
+`y = f(h, m)` / `y = g(h, m)`) -> `torch.cond(cond, self.a, self.b, (h,))`, which runs only the branch taken;
+branches that only assign names -> `x = torch.where(cond, then, else_or_x)` per name. A branch it cannot rewrite
+is noted with why."""
 
 from __future__ import annotations
 
@@ -147,6 +151,66 @@ def _merged_lines(branch: cst.If, torch_name: str, otherwise: dict[int, cst.Base
     return merged
 
 
+def _only_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [cst.SimpleStatementLine(block.body)]
+    if len(lines) != 1 or not isinstance(lines[0], cst.SimpleStatementLine) or len(lines[0].body) != 1:
+        return None
+    return lines[0].body[0]
+
+
+def _call_of(statement: cst.BaseSmallStatement | None) -> tuple[str, cst.Call] | None:
+    """("return", call) or (name, call) for `return f(args)` / `name = f(args)` with plain positional args."""
+    if isinstance(statement, cst.Return):
+        kind, value = "return", statement.value
+    elif isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0].target, cst.Name):
+        kind, value = statement.targets[0].target.value, statement.value
+    else:
+        return None
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    if any(arg.keyword is not None or arg.star for arg in value.args):
+        return None
+    return kind, value
+
+
+def _cond_form(branch: cst.If, torch_name: str) -> cst.SimpleStatementLine | None:
+    """`torch.cond(test, f, g, (args,))` for an if/else whose branches call f and g on the same arguments."""
+    if not isinstance(branch.orelse, cst.Else):
+        return None
+    then = _call_of(_only_statement(branch.body))
+    otherwise = _call_of(_only_statement(branch.orelse.body))
+    if then is None or otherwise is None or then[0] != otherwise[0]:
+        return None
+    then_args, else_args = then[1].args, otherwise[1].args
+    if len(then_args) != len(else_args) or not all(a.value.deep_equals(b.value) for a, b in zip(then_args, else_args)):
+        return None
+    operands = [cst.Element(arg.value, comma=comma() if i < len(then_args) - 1 else cst.MaybeSentinel.DEFAULT)
+                for i, arg in enumerate(then_args)]
+    if len(operands) == 1:
+        operands[0] = operands[0].with_changes(comma=cst.Comma())
+    call = cst.Call(func=cst.Attribute(cst.Name(torch_name), cst.Name("cond")),
+                    args=[cst.Arg(branch.test, comma=comma()), cst.Arg(then[1].func, comma=comma()),
+                          cst.Arg(otherwise[1].func, comma=comma()), cst.Arg(cst.Tuple(operands))])
+    statement = cst.Return(call) if then[0] == "return" else cst.Assign([cst.AssignTarget(cst.Name(then[0]))], call)
+    line = cst.SimpleStatementLine([statement])
+    # A comment after the `if ...:` stays on the line that replaces it.
+    header = branch.body.header if isinstance(branch.body, cst.IndentedBlock) else None
+    return line.with_changes(trailing_whitespace=header) if header is not None and header.comment else line
+
+
+def _place(branch: cst.If, parent: cst.If | None, merged: list[cst.BaseStatement],
+           statements: dict[int, list[cst.BaseStatement]], elses: dict[int, cst.Else]) -> None:
+    """The head `if` is replaced by `merged`; an `elif` becomes its chain's `else` holding `merged`."""
+    if parent is None:
+        merged[0] = merged[0].with_changes(leading_lines=[*branch.leading_lines, *merged[0].leading_lines])
+        statements[id(branch)] = merged
+    else:
+        body = branch.body if isinstance(branch.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
+        elses[id(branch)] = cst.Else(body=body.with_changes(body=merged), leading_lines=branch.leading_lines,
+                                     whitespace_before_colon=branch.whitespace_after_test)
+
+
 class RemoveDataDependentBranch(cst.CSTTransformer):
     """The tensor-valued `if`/`elif` at the finding's lines, whose branches only assign names, -> torch.where."""
 
@@ -188,6 +252,10 @@ def apply(module: cst.Module, target: Target) -> cst.Module:
         if isinstance(branch.orelse, cst.If):
             refuse("`elif` branches follow it, so no single value stands for the condition being false")
             continue
+        cond_form = _cond_form(branch, torch_name)
+        if cond_form is not None:
+            _place(branch, parent, [cond_form], statements, elses)
+            continue
         then, why = _assignments(branch.body, wrapper.module.code_for_node)
         if why is None and branch.orelse is not None:
             otherwise, why = _assignments(branch.orelse.body, wrapper.module.code_for_node)
@@ -211,14 +279,7 @@ def apply(module: cst.Module, target: Target) -> cst.Module:
         if len(then) > 1:
             condition = cst.Name(unused_name(wrapper.module, "branch_taken"))
             taken = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(condition)], branch.test)])]
-        merged = [*taken, *_merged_lines(branch, torch_name, fallbacks, condition)]
-        if parent is None:
-            merged[0] = merged[0].with_changes(leading_lines=[*branch.leading_lines, *merged[0].leading_lines])
-            statements[id(branch)] = merged
-        else:
-            body = branch.body if isinstance(branch.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
-            elses[id(branch)] = cst.Else(body=body.with_changes(body=merged), leading_lines=branch.leading_lines,
-                                         whitespace_before_colon=branch.whitespace_after_test)
+        _place(branch, parent, [*taken, *_merged_lines(branch, torch_name, fallbacks, condition)], statements, elses)
     if not statements and not elses:
         return module
     return wrapper.module.visit(RemoveDataDependentBranch(statements, elses))

@@ -20,6 +20,7 @@ REWRITE_MODULES = (
     "tuple_keys",
     "print_out",
     "data_dependent_branch",
+    "item_as_tensor",
 )
 
 Rewrite = Callable[[cst.Module, Target], cst.Module]

@@ -19,3 +19,20 @@ def eager(x):
 
 
 loss_fn = torch.compile(loss_fn)
+
+
+import logging
+import warnings
+
+log = logging.getLogger(__name__)
+
+
+class Head(torch.nn.Module):
+    def forward(self, x):
+        # the finding names the logging line of a module compiled by torch.compile(model)
+        log.info("head input %s", x.shape)
+        warnings.warn("slow path")
+        return x.relu()
+
+    def reset(self):
+        log.info("not compiled: no finding names it")
