@@ -48,14 +48,6 @@ std::string hostName() {
   return buffer;
 }
 
-std::int64_t envInteger(const char* name) {
-  const std::string value = envString(name);
-  if (value.empty()) return -1;
-  char* end = nullptr;
-  const long long parsed = std::strtoll(value.c_str(), &end, 10);
-  return end != nullptr && *end == '\0' ? parsed : -1;
-}
-
 std::string processName() {
   std::string name = readSmallFile("/proc/self/comm");
   while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
@@ -85,17 +77,17 @@ std::string mebibytes(std::uint64_t bytes) {
 
 // The store's memory budget: TORCHSCOPE_BUFFER_MB when it is a positive number of MiB.
 std::size_t memoryBudgetBytes() {
-  const std::int64_t mib = envInteger("TORCHSCOPE_BUFFER_MB");
-  return mib > 0 ? static_cast<std::size_t>(mib) << 20 : store::kDefaultMemoryBudgetBytes;
+  if (!base::settingIsSet(settings::kBufferMb)) return store::kDefaultMemoryBudgetBytes;
+  return static_cast<std::size_t>(settingInteger(settings::kBufferMb)) << 20;
 }
 
 // " (N records lost: why)" when the store is missing records, else empty: the one warning a
 // failing disk or an overloaded queue gives, appended to the exit line.
 std::string lossNote(const Result<void>& closed, const store::WriterStats& stats) {
   if (closed && stats.dropped == 0) return "";
-  const std::string why =
-      !closed ? closed.error().message
-              : "the queue was full (" + mebibytes(stats.queue_budget_bytes) + "; TORCHSCOPE_BUFFER_MB raises it)";
+  const std::string why = !closed ? closed.error().message
+                                  : "the queue was full (" + mebibytes(stats.queue_budget_bytes) + "; " +
+                                        std::string(settings::kBufferMb.name) + " raises it)";
   return " (" + plural(static_cast<std::int64_t>(stats.dropped), "record") + " lost: " + why + ")";
 }
 
@@ -150,7 +142,7 @@ void Collector::start(bool python) {
   std::lock_guard lock(mutex_);
   if (owner_pid_.load() == getpid()) return;
   python_ = python;
-  verbose_ = envFlag("TORCHSCOPE_VERBOSE", false);
+  verbose_ = settingOn(settings::kVerbose);
   // A process outside Python only has GPU activity to record, and only with an NVIDIA driver.
   if (!python && !(kGpuTracingBuiltIn && nvidiaDriverPresent())) return;
   openStore();
@@ -172,7 +164,7 @@ void Collector::closeAndRemove(store::Writer* writer) {
 
 void Collector::openStore() {
   const pid_t pid = getpid();
-  const bool first = envInteger("TORCHSCOPE_ROOT_PID") == pid;
+  const bool first = base::readInteger(settings::kRootPid).value == pid;
   identity_ = rankIdentityFromEnvironment();
   path_ = storePathFor(requestedOutput(), pid, first, identity_.rank >= 0 ? identity_.rank : identity_.local_rank);
 
@@ -182,7 +174,7 @@ void Collector::openStore() {
   options.memory_budget_bytes = memoryBudgetBytes();
   auto opened = store::Writer::open(path_, options);
   if (!opened) {
-    if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) {
+    if (settingOn(settings::kSummary) || verbose_) {
       // The store's error names the path and says what went wrong ("PATH: cannot write (reason)").
       writeStderr("torchscope: " + aboutFile(path_, opened.error()).message);
     }
@@ -193,7 +185,7 @@ void Collector::openStore() {
   run_ = store::RunInfo{};
   // A launcher that wraps the user's command (`torchscope fix` runs it under torchscope_compiler.launch) names
   // the command the user gave; it is the run's, so the job's other processes keep their own.
-  const std::string given = envString("TORCHSCOPE_COMMAND_LINE");
+  const std::string given = settingString(settings::kCommandLine);
   run_.command_line = first && !given.empty() ? given : commandLine();
   run_.host = hostName();
   run_.torchscope_version = TORCHSCOPE_VERSION;
@@ -229,10 +221,9 @@ void Collector::openStore() {
   startWindow(*writer);
   owner_pid_ = pid;
   writer_.store(writer, std::memory_order_release);
-  if (python_ && envFlag("TORCHSCOPE_MEMORY", true)) {
-    const std::int64_t period_ms = envInteger("TORCHSCOPE_MEMORY_SAMPLE_MS");
-    host_memory_.store(
-        new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms > 0 ? period_ms : 20), window_));
+  if (python_ && settingOn(settings::kMemory)) {
+    const std::int64_t period_ms = settingInteger(settings::kMemorySampleMs);
+    host_memory_.store(new HostMemorySampler(*writer, pid, std::chrono::milliseconds(period_ms), window_));
     shareSideThreadTicks();  // a fork() child's stack sampler can start before its store opens
   }
 }
@@ -241,7 +232,7 @@ void Collector::startWindow(store::Writer& writer) {
   const WindowSettings settings = windowSettingsFromEnvironment();
   if (!settings.error.empty()) {
     writer.add(store::Diagnostic{"collector", "warning", settings.error + ": the whole run is recorded", 1});
-    if (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_) writeStderr("torchscope: " + settings.error);
+    if (settingOn(settings::kSummary) || verbose_) writeStderr("torchscope: " + settings.error);
   }
   window_.begin(settings, run_.start_ns, &Collector::onWindowChange);
   if (const std::string described = window_.describe(); !described.empty()) {
@@ -313,7 +304,7 @@ void Collector::sampleStepEnd(std::int64_t step, std::int64_t start_ns, std::int
 
 void Collector::startGpu() {
   store::Writer* writer = writer_.load();
-  if (writer == nullptr || !envFlag("TORCHSCOPE_GPU", true)) return;
+  if (writer == nullptr || !settingOn(settings::kGpu)) return;
   std::string failure;
   gpu_started_ =
       startGpuTracingFor(*writer, python_, window_.isOpen(), window_.mode() == WindowMode::kCudaProfiler, &failure);
@@ -327,7 +318,7 @@ void Collector::warnOfAnUnseenProfilerRange() {
       "the capture range is cuda-profiler but GPU tracing is off in this process, so "
       "cudaProfilerStart/Stop cannot be seen: only compile events are kept";
   add(store::Diagnostic{"collector", "warning", message, 1});
-  if (python_ && (envFlag("TORCHSCOPE_SUMMARY", true) || verbose_)) writeStderr("torchscope: " + message);
+  if (python_ && (settingOn(settings::kSummary) || verbose_)) writeStderr("torchscope: " + message);
 }
 
 void Collector::shutdown(int exit_code) {
@@ -352,7 +343,7 @@ void Collector::shutdown(int exit_code) {
         "only process information was recorded",
         1});
   }
-  const bool first = envInteger("TORCHSCOPE_ROOT_PID") == getpid();
+  const bool first = base::readInteger(settings::kRootPid).value == getpid();
   if (!first && !forked_ && !traced_gpu && tally_.empty()) {
     // A helper process the job started (a compiler probe, a shell) that saw nothing: no store.
     writer_.store(nullptr, std::memory_order_release);
@@ -385,7 +376,7 @@ void Collector::shutdown(int exit_code) {
   const store::WriterStats stats = writer->stats();
   const std::string loss = lossNote(closed, stats);
   if (verbose_) writeStderr("torchscope: " + path_ + ": " + queueNote(stats));
-  if (!envFlag("TORCHSCOPE_SUMMARY", true) && !verbose_) return;
+  if (!settingOn(settings::kSummary) && !verbose_) return;
   if (first && python_) {
     printSummary(path_, loss);
   } else if (!loss.empty()) {
@@ -499,7 +490,7 @@ void Collector::diagnostic(const std::string& source, const std::string& severit
 
 void Collector::printSummary(const std::string& path, const std::string& loss) const {
   // `torchscope run` shows a status line on the terminal while the job runs: the summary takes its place.
-  const std::string erase_status = envFlag("TORCHSCOPE_STATUS_LINE", false) ? "\r\x1b[K" : "";
+  const std::string erase_status = settingOn(settings::kStatusLine) ? "\r\x1b[K" : "";
   writeStderr(erase_status + "torchscope: " + plural(tally_.compiles.load(), "compile") + ", " +
               plural(tally_.graph_breaks.load(), "graph break") + ", " + plural(tally_.recompiles.load(), "recompile") +
               ", " + plural(tally_.steps.load(), "step") +

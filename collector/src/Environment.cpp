@@ -27,7 +27,7 @@ std::string executableName() {
 // (an install, a wheel's environment, and the build tree all have it there).
 std::string bridgeDirectory() {
   std::error_code error;
-  if (std::string dir = envString("TORCHSCOPE_BRIDGE_DIR"); !dir.empty() && fs::is_directory(dir, error)) return dir;
+  if (std::string dir = settingString(settings::kBridgeDir); !dir.empty() && fs::is_directory(dir, error)) return dir;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&bridgeDirectory), &info) != 0 && info.dli_fname != nullptr) {
     const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / TORCHSCOPE_LAYOUT_DATADIR / "python";
@@ -43,11 +43,17 @@ std::string envString(const char* name) {
   return value != nullptr ? value : "";
 }
 
-bool envFlag(const char* name, bool fallback) {
-  std::string value = envString(name);
-  if (value.empty()) return fallback;
-  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
-  return !(value == "0" || value == "false" || value == "off" || value == "no");
+std::string settingString(const base::Setting& setting) { return base::settingText(setting); }
+
+bool settingOn(const base::Setting& setting) { return base::readFlag(setting).value; }
+
+std::int64_t settingInteger(const base::Setting& setting) {
+  const auto read = base::readInteger(setting);
+  if (!read.warning.empty()) {
+    const std::string line = "torchscope: " + read.warning + "\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+  }
+  return read.value;
 }
 
 bool isPythonProcess() {
@@ -56,11 +62,11 @@ bool isPythonProcess() {
 }
 
 void claimJobEnvironment() {
-  if (envString("TORCHSCOPE_ROOT_PID").empty()) {
-    setenv("TORCHSCOPE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
-  }
-  std::string output = envString("TORCHSCOPE_OUTPUT");
-  if (output.empty()) output = "torchscope-" + envString("TORCHSCOPE_ROOT_PID") + ".db";
+  const std::string root_pid(settings::kRootPid.name);
+  const std::string output_name(settings::kOutput.name);
+  if (!base::settingIsSet(settings::kRootPid)) setenv(root_pid.c_str(), std::to_string(getpid()).c_str(), 1);
+  std::string output = settingString(settings::kOutput);
+  if (output.empty()) output = "torchscope-" + settingString(settings::kRootPid) + ".db";
   std::error_code error;
   // A run folder: every process's store goes inside it (ranks may start on other hosts first).
   if (output.back() == '/' || fs::is_directory(output, error)) {
@@ -68,10 +74,10 @@ void claimJobEnvironment() {
     output = (fs::path(output) / store::kRunFolderStoreName).string();
   }
   const fs::path absolute = fs::absolute(output, error);
-  setenv("TORCHSCOPE_OUTPUT", (error ? output : absolute.lexically_normal().string()).c_str(), 1);
+  setenv(output_name.c_str(), (error ? output : absolute.lexically_normal().string()).c_str(), 1);
 }
 
-std::string requestedOutput() { return envString("TORCHSCOPE_OUTPUT"); }
+std::string requestedOutput() { return settingString(settings::kOutput); }
 
 void prepareBridgePath() {
   const std::string bridge = bridgeDirectory();
@@ -80,8 +86,9 @@ void prepareBridgePath() {
   const std::string original = current != nullptr ? current : "";
   // A parent outside Python may have prepended it already.
   if (original == bridge || original.rfind(bridge + ":", 0) == 0) return;
-  setenv("TORCHSCOPE_SAVED_PYTHONPATH", current != nullptr ? current : std::string(kUnset).c_str(), 1);
-  setenv("TORCHSCOPE_BRIDGE_DIR", bridge.c_str(), 1);
+  setenv(std::string(settings::kSavedPythonPath.name).c_str(),
+         current != nullptr ? current : std::string(kUnset).c_str(), 1);
+  setenv(std::string(settings::kBridgeDir.name).c_str(), bridge.c_str(), 1);
   const std::string combined = original.empty() ? bridge : bridge + ":" + original;
   setenv("PYTHONPATH", combined.c_str(), 1);
 }

@@ -1,14 +1,23 @@
 // What the collector reads from and arranges in the process environment at load time.
 #pragma once
 
+#include <cstdint>
 #include <string>
+
+#include "torchscope/base/Settings.h"
 
 namespace torchscope::collector {
 
-// The variable's value, or "" when unset.
+namespace settings = base::settings;
+
+// The variable's value, or "" when unset (variables of others: RANK, LOCAL_RANK, ...).
 [[nodiscard]] std::string envString(const char* name);
-// "0", "false", "off", "no" are false; any other non-empty value is true.
-[[nodiscard]] bool envFlag(const char* name, bool fallback);
+// A setting of the table (torchscope/base/Settings.h): its text (the default when unset), a flag ("0", "false",
+// "off", "no" are false), a whole number (a value out of its type or range is the default, with a one-line warning
+// on stderr: the job goes on).
+[[nodiscard]] std::string settingString(const base::Setting& setting);
+[[nodiscard]] bool settingOn(const base::Setting& setting);
+[[nodiscard]] std::int64_t settingInteger(const base::Setting& setting);
 
 // True when this process is a Python interpreter (the bridge can run in it).
 [[nodiscard]] bool isPythonProcess();

@@ -64,7 +64,7 @@ void afterForkInChild() {
 void initialize() {
   if (initialized_pid == getpid()) return;
   initialized_pid = getpid();
-  if (envFlag("TORCHSCOPE_DISABLE", false)) return;
+  if (settingOn(settings::kDisable)) return;
   claimJobEnvironment();
   const bool python = isPythonProcess();
   if (python) prepareBridgePath();

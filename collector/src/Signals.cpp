@@ -162,13 +162,7 @@ void onSignal(int signal_number, siginfo_t* info, void* context) {
 }
 
 // TORCHSCOPE_SIGNAL_WAIT_MS when it is a whole number of milliseconds (0: do not wait), else the default.
-int shutdownWaitFromEnvironment() {
-  const std::string value = envString("TORCHSCOPE_SIGNAL_WAIT_MS");
-  if (value.empty() || value.size() > 7 || value.find_first_not_of("0123456789") != std::string::npos) {
-    return kDefaultShutdownWaitMs;
-  }
-  return std::stoi(value);
-}
+int shutdownWaitFromEnvironment() { return static_cast<int>(settingInteger(settings::kSignalWaitMs)); }
 
 }  // namespace
 

@@ -38,6 +38,7 @@ void forEachThreadFrame(const PythonApi& py, PyObject* frames, Visit&& visit) {
 // *Stack sampler* (the SIGSEGV once seen in its walk under torch.compile, a Python property run between walks that
 // handed the GIL over, is fixed in sampleThreads).
 constexpr int kDefaultSampleHz = 100;
+static_assert(settings::kSampleHz.default_value == "100" && settings::kSampleHz.maximum == kMaxSampleHz);
 // Samples waiting for their step's end; beyond this (a step of minutes, or a job without steps) the oldest half
 // counts as outside every step, so that a day-long job's memory stays bounded.
 constexpr std::size_t kMaxPendingCredits = 1 << 16;
@@ -89,28 +90,29 @@ class GarbageCollectionPause {
 }  // namespace
 
 SampleRate sampleRateFromEnvironment() {
-  const std::string value = envString("TORCHSCOPE_SAMPLE_HZ");
+  const std::string value = envString(std::string(settings::kSampleHz.name).c_str());
   if (value.empty()) return {kDefaultSampleHz, ""};
   char* end = nullptr;
   const long parsed = std::strtol(value.c_str(), &end, 10);
   if (end == value.c_str() || *end != '\0' || parsed < 0) {
-    return {kDefaultSampleHz, "TORCHSCOPE_SAMPLE_HZ=" + value + " is not a whole number from 0 to " +
-                                  std::to_string(kMaxSampleHz) + ": sampled at " + std::to_string(kDefaultSampleHz) +
-                                  " Hz"};
+    return {kDefaultSampleHz, std::string(settings::kSampleHz.name) + "=" + value +
+                                  " is not a whole number from 0 to " + std::to_string(kMaxSampleHz) + ": sampled at " +
+                                  std::to_string(kDefaultSampleHz) + " Hz"};
   }
   if (parsed > kMaxSampleHz) {
-    return {kMaxSampleHz, "TORCHSCOPE_SAMPLE_HZ=" + value + " is above " + std::to_string(kMaxSampleHz) +
-                              ": sampled at " + std::to_string(kMaxSampleHz) + " Hz"};
+    return {kMaxSampleHz, std::string(settings::kSampleHz.name) + "=" + value + " is above " +
+                              std::to_string(kMaxSampleHz) + ": sampled at " + std::to_string(kMaxSampleHz) + " Hz"};
   }
   return {static_cast<int>(parsed), ""};
 }
 
 StackReaderChoice stackReaderFromEnvironment() {
-  const std::string value = envString("TORCHSCOPE_SAMPLE_READER");
+  const std::string value = envString(std::string(settings::kSampleReader.name).c_str());
   if (value.empty() || value == "direct") return {StackReader::kDirect, ""};
   if (value == "gil") return {StackReader::kGil, ""};
   if (value == "compare") return {StackReader::kCompare, ""};
-  return {StackReader::kDirect, "TORCHSCOPE_SAMPLE_READER=" + value + " is not direct, gil or compare: read directly"};
+  return {StackReader::kDirect,
+          std::string(settings::kSampleReader.name) + "=" + value + " is not direct, gil or compare: read directly"};
 }
 
 StackSampler::StackSampler(pid_t pid, int hz, const CaptureWindow& window)
@@ -493,8 +495,9 @@ std::string StackSampler::budgetReport() const {
   if (budget_.stretchedCycles() > 0) {
     std::snprintf(text, sizeof text,
                   "; %lld of them further apart, to keep its thread within %.2g %% of a core "
-                  "(TORCHSCOPE_SAMPLE_BUDGET): every %.1f ms on average at the end",
+                  "(%s): every %.1f ms on average at the end",
                   static_cast<long long>(budget_.stretchedCycles()), budget_.percent(),
+                  std::string(settings::kSampleBudget.name).c_str(),
                   static_cast<double>(budget_.meanInterval().count()) / 1e6);
     report += text;
   }

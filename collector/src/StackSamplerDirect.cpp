@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "Collector.h"
+#include "Environment.h"
 #include "StackSampler.h"
 #include "torchscope/base/Clock.h"
 
@@ -53,7 +54,7 @@ void StackSampler::chooseReader() {
   } else if (reader_ == StackReader::kCompare) {
     message = "stack sampler: stacks read with the GIL and compared with the reader without it";
   } else if (choice.reader == StackReader::kGil) {
-    message = "stack sampler: stacks read with the GIL (TORCHSCOPE_SAMPLE_READER=gil)";
+    message = "stack sampler: stacks read with the GIL (" + std::string(settings::kSampleReader.name) + "=gil)";
   } else {
     const unsigned long version = py.version != nullptr ? *py.version : 0;
     const std::string name = version != 0

@@ -10,14 +10,15 @@
 namespace torchscope::collector {
 
 SampleBudget sampleBudgetFromEnvironment() {
-  const std::string value = envString("TORCHSCOPE_SAMPLE_BUDGET");
+  const std::string value = envString(std::string(settings::kSampleBudget.name).c_str());
   if (value.empty()) return {};
   char* end = nullptr;
   const double parsed = std::strtod(value.c_str(), &end);
   if (end == value.c_str() || *end != '\0' || !std::isfinite(parsed) || parsed < 0 || parsed > 100) {
     std::ostringstream message;
-    message << "TORCHSCOPE_SAMPLE_BUDGET=" << value << " is not a percentage from 0 to 100: the stack sampler keeps to "
-            << kDefaultSampleBudgetPercent << " % of a core";
+    message << settings::kSampleBudget.name << "=" << value
+            << " is not a percentage from 0 to 100: the stack sampler keeps to " << kDefaultSampleBudgetPercent
+            << " % of a core";
     return {kDefaultSampleBudgetPercent, message.str()};
   }
   return {parsed, ""};

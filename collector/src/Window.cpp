@@ -86,11 +86,11 @@ const char* windowModeName(WindowMode mode) {
 
 WindowSettings windowSettingsFromEnvironment() {
   WindowSettings settings;
-  const std::string steps = envString("TORCHSCOPE_WINDOW_STEPS");
-  const std::string delay = envString("TORCHSCOPE_WINDOW_DELAY_S");
-  const std::string duration = envString("TORCHSCOPE_WINDOW_DURATION_S");
-  const std::string range = envString("TORCHSCOPE_WINDOW_CAPTURE_RANGE");
-  const bool signal = envFlag("TORCHSCOPE_WINDOW_SIGNAL", false);
+  const std::string steps = settingString(settings::kWindowSteps);
+  const std::string delay = settingString(settings::kWindowDelayS);
+  const std::string duration = settingString(settings::kWindowDurationS);
+  const std::string range = settingString(settings::kWindowCaptureRange);
+  const bool signal = settingOn(settings::kWindowSignal);
   const int modes = static_cast<int>(!steps.empty()) + static_cast<int>(!delay.empty() || !duration.empty()) +
                     static_cast<int>(!range.empty()) + static_cast<int>(signal);
   if (modes == 0) return settings;
@@ -105,7 +105,8 @@ WindowSettings windowSettingsFromEnvironment() {
         colon == std::string::npos || colon + 1 == steps.size() ? -1 : stepNumber(steps.substr(colon + 1));
     const bool open_ended = colon != std::string::npos && colon + 1 == steps.size();
     if (colon == std::string::npos || first < 0 || (!open_ended && end <= first)) {
-      settings.error = "TORCHSCOPE_WINDOW_STEPS=" + steps + " is not A:B (whole steps, A < B) or A:";
+      settings.error =
+          std::string(settings::kWindowSteps.name) + "=" + steps + " is not A:B (whole steps, A < B) or A:";
       return settings;
     }
     settings.mode = WindowMode::kSteps;
@@ -115,14 +116,15 @@ WindowSettings windowSettingsFromEnvironment() {
     settings.delay_ns = delay.empty() ? 0 : secondsAsNanos(delay);
     settings.duration_ns = duration.empty() ? -1 : secondsAsNanos(duration);
     if (settings.delay_ns < 0 || (!duration.empty() && settings.duration_ns <= 0)) {
-      settings.error = "TORCHSCOPE_WINDOW_DELAY_S=" + delay + " / TORCHSCOPE_WINDOW_DURATION_S=" + duration +
+      settings.error = std::string(settings::kWindowDelayS.name) + "=" + delay + " / " +
+                       std::string(settings::kWindowDurationS.name) + "=" + duration +
                        " are not seconds (delay >= 0, duration > 0)";
       return settings;
     }
     settings.mode = WindowMode::kTime;
   } else if (!range.empty()) {
     if (range != "cuda-profiler") {
-      settings.error = "TORCHSCOPE_WINDOW_CAPTURE_RANGE=" + range + " is not cuda-profiler";
+      settings.error = std::string(settings::kWindowCaptureRange.name) + "=" + range + " is not cuda-profiler";
       return settings;
     }
     settings.mode = WindowMode::kCudaProfiler;

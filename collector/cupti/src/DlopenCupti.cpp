@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "torchscope/base/Settings.h"
 #include "torchscope/cupti/CuptiApi.h"
 
 namespace torchscope::cupti {
@@ -125,7 +126,7 @@ class DlopenCupti final : public CuptiApi {
 
 std::vector<std::string> cuptiLibraryCandidates() {
   std::vector<std::string> candidates;
-  if (const char* explicit_path = std::getenv("TORCHSCOPE_CUPTI_LIBRARY"); explicit_path && *explicit_path) {
+  if (const std::string explicit_path = base::settingText(base::settings::kCuptiLibrary); !explicit_path.empty()) {
     candidates.emplace_back(explicit_path);
   }
   const std::string soname = "libcupti.so." + std::to_string(CUPTI_API_VERSION / 10000);

@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from . import _settings
+
 _UNSET = "<unset>"
 _abi = None
 
@@ -94,7 +96,7 @@ def _load_abi():
         library = ctypes.CDLL(None)
         library.torchscope_is_active  # noqa: B018 - present only when the collector is preloaded
     except (OSError, AttributeError):
-        path = os.environ.get("TORCHSCOPE_COLLECTOR_LIBRARY")
+        path = _settings.text(_settings.COLLECTOR_LIBRARY)
         if not path:
             return None
         try:
@@ -110,7 +112,7 @@ def _load_abi():
 
 def _restore_pythonpath():
     """Gives the job back the PYTHONPATH it started with (the collector prepended this directory)."""
-    saved = os.environ.pop("TORCHSCOPE_SAVED_PYTHONPATH", None)
+    saved = os.environ.pop(_settings.SAVED_PYTHONPATH.name, None)
     if saved is None:
         return
     if saved == _UNSET:
@@ -125,7 +127,7 @@ def torch_import_hooks():
     A tool above the collector (`torchscope fix` names its runtime fixes' entry point here) has its code
     run in every traced interpreter of the job once torch is imported, without the bridge knowing it."""
     hooks = []
-    for entry in os.environ.get("TORCHSCOPE_TORCH_IMPORT_HOOKS", "").split(","):
+    for entry in _settings.entries(_settings.TORCH_IMPORT_HOOKS):
         module, _, function = entry.strip().partition(":")
         if module and function:
             hooks.append((module, function))
@@ -138,7 +140,7 @@ def _run_torch_import_hooks(abi):
     import importlib
 
     hooks = torch_import_hooks()
-    for folder in os.environ.get("TORCHSCOPE_TORCH_IMPORT_PATH", "").split(os.pathsep) if hooks else []:
+    for folder in _settings.entries(_settings.TORCH_IMPORT_PATH) if hooks else []:
         if folder and folder not in sys.path:
             sys.path.append(folder)
     for module, function in hooks:

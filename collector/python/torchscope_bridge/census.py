@@ -19,12 +19,11 @@ eager op costs on this machine at that moment (`op_overhead_ns`): the rule weigh
 """
 
 import collections
-import os
 import sys
 import threading
 import time
 
-from . import parse, sites
+from . import _settings, parse, sites
 
 PROFILED_AFTER = 2  # steps stored before the counted one: the first ones warm up (allocator, lazy init)
 SHORT_OP_NS = 50_000  # an op shorter than this is mostly dispatch overhead (the analyzer's Facts::kSmallOpNanos)
@@ -40,7 +39,7 @@ _RESUMABLE = 0x20 | 0x80 | 0x200  # inspect.CO_GENERATOR, CO_COROUTINE, CO_ASYNC
 
 
 def enabled():
-    return os.environ.get("TORCHSCOPE_CENSUS", "1").lower() not in ("0", "false", "off", "no")
+    return _settings.flag(_settings.CENSUS)
 
 
 def _most_frequent(by_name, kept):

@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import census, collectives, memory, parse, regions, sites, steps, tracing
+from . import _settings, census, collectives, memory, parse, regions, requests, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -594,7 +594,7 @@ def _hook_torch(torch):
         _traced, _dynamo_traced = tracing.checker(torch), tracing.dynamo_checker(torch)
         _prefixes = parse.internal_prefixes(torch)
         _memory = memory.Memory(_abi, torch, _is_user_file, sites.stack_of, _follow_up_every_step)
-        if os.environ.get("TORCHSCOPE_REGIONS", "1").lower() not in ("0", "false", "off", "no"):
+        if _settings.flag(_settings.REGIONS):
             _regions = regions.Regions(_abi.record, _dynamo_traced)
         if census.enabled():
             _census = census.Census(torch, _abi.record, _abi.diagnostic, lambda: _compiled_anything)
@@ -609,7 +609,7 @@ def _hook_torch(torch):
         _hook_compile(torch)
         _hook_profiler(torch)
         _enable_sync_warnings()
-        if os.environ.get("TORCHSCOPE_COLLECTIVES", "1").lower() not in ("0", "false", "off", "no"):
+        if _settings.flag(_settings.COLLECTIVES):
             collectives.install(torch, _abi.record)
     except Exception as error:
         _abi.diagnostic("error", f"the Python bridge could not hook into torch: {type(error).__name__}: {error}")

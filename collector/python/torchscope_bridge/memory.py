@@ -6,9 +6,8 @@ steps, the leak evidence of holders.py. `torch.cuda.memory._record_memory_histor
 records every allocation's stack and is too costly to be on by default.
 """
 
-import os
 
-from . import holders, steps
+from . import _settings, holders, steps
 
 # memory_samples series (docs/FORMAT.md) -> torch.cuda.memory_stats key, whose parts are the path in
 # torch.cuda.memory_stats_as_nested_dict(): read there, since memory_stats() flattens and sorts all of its 120-odd
@@ -45,8 +44,8 @@ class Memory:
     def __init__(self, abi, torch, is_user_file, stack_of, cuda_ready):
         self._abi = abi
         self._torch = torch
-        self._holders = holders.Holders(is_user_file, stack_of) if os.environ.get(
-            "TORCHSCOPE_MEMORY", "1").lower() not in ("0", "false", "off", "no") else None
+        self._holders = holders.Holders(is_user_file, stack_of) if _settings.flag(
+            _settings.MEMORY) else None
         self._next_sampled = 1  # the leak evidence's next step (holders.is_sampled)
         self._last_end = None  # (step, end_ns) of the last step end seen here: the steps' pace
         self._cuda_ready = False  # set at once by _on_cuda_init when CUDA is initialised already

@@ -17,7 +17,7 @@ import urllib.parse
 import urllib.request
 import weakref
 
-from . import origins, parse
+from . import _settings, origins, parse
 
 _MAX_FRAMES = 64
 _ENTRY_ATTRIBUTE = "_torchscope_entry"
@@ -120,7 +120,7 @@ def discover_roots(torch):
     TORCHSCOPE_USER_CODE are the user's; the interpreter's prefixes, site-packages, the standard
     library, torch and torchscope's own Python are not."""
     global scope
-    extra = [path for path in os.environ.get("TORCHSCOPE_USER_CODE", "").split(os.pathsep) if path]
+    extra = _settings.entries(_settings.USER_CODE)
     try:
         editable = _editable_roots()
     except Exception:

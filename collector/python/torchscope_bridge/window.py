@@ -6,12 +6,13 @@ that every SIGUSR2 both toggles the window and runs the job's handler (signal.ge
 """
 
 import functools
-import os
 import signal
+
+from . import _settings
 
 
 def install(abi):
-    if os.environ.get("TORCHSCOPE_WINDOW_SIGNAL", "").lower() in ("", "0", "false", "off", "no"):
+    if not _settings.flag(_settings.WINDOW_SIGNAL):
         return
     original = signal.signal
 
