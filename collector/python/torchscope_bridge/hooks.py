@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import _settings, census, collectives, memory, parse, regions, requests, sites, steps, tracing
+from . import _settings, census, collectives, memory, parse, regions, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
