@@ -10,6 +10,7 @@
 #include <set>
 
 #include "Rules.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/base/JsonText.h"
 #include "torchscope/base/Saturating.h"
@@ -350,9 +351,9 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
     return a.compile_s + std::max(a.run_wall_s, 0.0) > b.compile_s + std::max(b.run_wall_s, 0.0);
   });
   if (!table.compiled_run_measured && !table.regions.empty()) {
-    table.notes.push_back(
-        "no region was timed per call (a store imported from a trace, or recorded without "
-        "TORCHSCOPE_REGIONS): one row per compiled frame, calls unknown");
+    table.notes.push_back("no region was timed per call (a store imported from a trace, or recorded with " +
+                          std::string(base::settings::kRegions.name) +
+                          "=0): one row per compiled frame, calls unknown");
   }
   if (table.regions.empty()) table.notes.push_back("the run compiled nothing");
   return table;

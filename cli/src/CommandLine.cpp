@@ -16,6 +16,7 @@
 
 #include "Commands.h"
 #include "Output.h"
+#include "torchscope/base/Settings.h"
 
 namespace torchscope::cli {
 
@@ -101,13 +102,13 @@ const Installation& installation() {
     const fs::path prefix = exe.parent_path().parent_path();
     const fs::path data = prefix / TORCHSCOPE_LAYOUT_DATADIR;
     result.executable_dir = exe.parent_path().string();
-    const char* library = std::getenv("TORCHSCOPE_COLLECTOR_LIBRARY");
+    const char* library = std::getenv(std::string(base::settings::kCollectorLibrary.name).c_str());
     result.collector_library =
         library ? library : (prefix / TORCHSCOPE_LAYOUT_LIBDIR / "libtorchscope_collector.so").string();
     result.compiler_python_dir = (data / "compiler").string();
     result.source_dir = data.string();
     // Installed by pip into a virtual environment, torchscope sits beside that environment's Python.
-    const char* python = std::getenv("TORCHSCOPE_PYTHON");
+    const char* python = std::getenv(std::string(base::settings::kPython.name).c_str());
     const fs::path beside = exe.parent_path() / "python3";
     result.python = python ? python : isExecutable(beside) ? beside.string() : "python3";
     std::ifstream build_python(data / "build-python");

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "Runner.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/Process.h"
 
 namespace torchscope::compiler {
@@ -82,9 +83,8 @@ Result<void> Runner::preflight() {
   for (const auto& entry : failures) list += (list.empty() ? "" : "; ") + entry;
   return makeError(ErrorCode::kInvalidArgument,
                    fmt::format("no Python can run fix's source rewrite (LibCST): tried {}. Install it into "
-                               "torchscope's environment (pip install libcst) or set TORCHSCOPE_PYTHON to a Python "
-                               "that has it",
-                               list));
+                               "torchscope's environment (pip install libcst) or set {} to a Python that has it",
+                               list, base::settings::kPython.name));
 }
 
 }  // namespace torchscope::compiler

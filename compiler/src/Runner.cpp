@@ -1,4 +1,5 @@
 #include "Runner.h"
+
 #include "torchscope/compiler/FixCatalog.h"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/JobEnvironment.h"
 #include "torchscope/compiler/Parity.h"
 #include "torchscope/compiler/Process.h"
@@ -97,7 +99,7 @@ void Runner::seedCompileCache() {
 
 std::string Runner::pythonPath() const {
   const char* existing = std::getenv("PYTHONPATH");
-  return options_.compiler_python_dir + (existing && *existing ? std::string(":") + existing : "");
+  return listWith(existing != nullptr ? existing : "", options_.compiler_python_dir, ':');
 }
 
 Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& label, int slot) const {
@@ -132,20 +134,23 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   }
   spec.argv.insert(spec.argv.end(), job_.arguments.begin(), job_.arguments.end());
   spec.working_directory = inCopy(job_, variant.copy_root, job_.working_directory).string();
-  spec.environment["PYTHONPATH"] = pythonPath();
-  // The store names the user's command, not the launcher around it.
-  spec.environment["TORCHSCOPE_COMMAND_LINE"] = job_.command_line;
-  if (variant.runtime_specs.empty()) {
-    spec.unset_environment.emplace_back("TORCHSCOPE_FIXES");
-  } else {
-    spec.environment["TORCHSCOPE_FIXES"] = variant.runtime_specs;
+  RunMeasurement measurement;
+  JobRequest request;
+  if (collector_) {
+    measurement.store_path = (folder / "run.db").string();
+    request.collector_library = options_.collector_library;
+    request.store_path = measurement.store_path;
   }
-  // The collector's bridge runs it in every traced interpreter of the job (ranks, workers) once torch is in,
-  // and counts the hook's package (with the launcher) as torchscope's own code, not the user's: every run sets it.
-  spec.environment["TORCHSCOPE_TORCH_IMPORT_HOOKS"] = kRuntimeFixesHook;
-  if (options_.allow_test_fixes) spec.environment["TORCHSCOPE_TEST_FIXES"] = "1";
+  request.compiler_python_dir = options_.compiler_python_dir;
+  request.launcher = true;
+  request.runtime_fixes = variant.runtime_specs;
+  request.command_line = job_.command_line;  // the store names the user's command, not the launcher around it
+  if (options_.allow_test_fixes) request.settings.emplace_back(&base::settings::kTestFixes, "1");
   // The bridge's op census slows one step of an eager job only: variants must run the same collector.
-  spec.environment["TORCHSCOPE_CENSUS"] = "0";
+  request.settings.emplace_back(&base::settings::kCensus, "0");
+  JobEnvironment job_environment = jobEnvironment(request);
+  spec.environment = std::move(job_environment.set);
+  spec.unset_environment = std::move(job_environment.unset);
   // A private compile cache per run, holding none of the job's graphs: every variant pays the same
   // cold compile, and no run profits from graphs an earlier run of another variant left behind.
   const fs::path cache = folder / "compile-cache";
@@ -157,12 +162,6 @@ Result<RunMeasurement> Runner::run(const Variant& variant, const std::string& la
   spec.cpus = cpusOfSlot(slot);
   if (!spec.cpus.empty() && std::getenv("OMP_NUM_THREADS") == nullptr) {
     spec.environment["OMP_NUM_THREADS"] = std::to_string(spec.cpus.size());  // torch's intra-op threads
-  }
-  RunMeasurement measurement;
-  if (collector_) {
-    measurement.store_path = (folder / "run.db").string();
-    spec.environment["LD_PRELOAD"] = jobPreload(options_.collector_library);
-    spec.environment["TORCHSCOPE_OUTPUT"] = measurement.store_path;
   }
   spec.stdout_path = (folder / "stdout.txt").string();
   spec.stderr_path = (folder / "stderr.txt").string();

@@ -7,6 +7,7 @@
 #include "Reports.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/base/JsonText.h"
+#include "torchscope/base/Settings.h"
 
 namespace torchscope::analyzer {
 
@@ -49,7 +50,8 @@ std::string lineScope(const LineTable& table) {
       "is in your code",
       table.samples, table.threads, samplesPerSecond(table), over,
       table.sampled_s > 0 ? table.user_s / table.sampled_s * 100 : 0.0);
-  const std::string more = "a longer run samples more, as does a larger TORCHSCOPE_SAMPLE_BUDGET";
+  const std::string more =
+      "a longer run samples more, as does a larger " + std::string(base::settings::kSampleBudget.name);
   if (table.samples > 0 && table.samples < kTooFewSamples) {
     scope += fmt::format("; only {} sample(s): too few for the shares to mean much (±{:.0f} points; {})", table.samples,
                          100 * shareMargin(table), more);

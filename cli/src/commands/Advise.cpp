@@ -13,6 +13,7 @@
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/store/RunFolder.h"
 
+#include "torchscope/base/Settings.h"
 namespace torchscope::cli {
 
 namespace {
@@ -22,7 +23,7 @@ constexpr int kTimelineBuckets = 160;
 // --user-code directories and TORCHSCOPE_USER_CODE (':'-separated), as absolute paths.
 std::vector<std::string> userCodeRoots(const std::vector<std::string>& given) {
   std::vector<std::string> paths = given;
-  if (const char* environment = std::getenv("TORCHSCOPE_USER_CODE")) {
+  if (const char* environment = std::getenv(std::string(base::settings::kUserCode.name).c_str())) {
     std::string list = environment;
     for (std::size_t start = 0; start <= list.size();) {
       const auto end = std::min(list.find(':', start), list.size());
@@ -73,15 +74,19 @@ void addAdviseCommand(CLI::App& app) {
                 "graphs, graph breaks, recompiles, compile time by stage, calls, run time per call, share of the "
                 "steady-state step, eager fallbacks and CUDA graphs (text, json, markdown or html; one store)");
   cmd->add_option("--against", options->against,
-                  "A store of the same job run with compilation off (TORCHSCOPE_FIXES=eager, or the eager run of "
-                  "`torchscope fix --fixes eager --keep-temp`): the region table adds each region's eager time per "
-                  "call, speed-up and calls to pay off, and the findings say when compilation does not pay")
+                  "A store of the same job run with compilation off (" + std::string(base::settings::kFixes.name) +
+                      "=eager, or the eager run of "
+                      "`torchscope fix --fixes eager --keep-temp`): the region table adds each region's eager time per "
+                      "call, speed-up and calls to pay off, and the findings say when compilation does not pay")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--save", options->save, "Also store the findings in each store (replacing earlier ones) for the GUI");
-  cmd->add_option("--user-code", options->user_code,
-                  "Count the files under this directory as your own code too (repeatable; TORCHSCOPE_USER_CODE adds "
-                  "':'-separated ones). Findings point at the innermost line of your code; by default that is the "
-                  "job's folder and packages installed in editable mode, never site-packages or the standard library")
+  cmd->add_option(
+         "--user-code", options->user_code,
+         "Count the files under this directory as your own code too (repeatable; " +
+             std::string(base::settings::kUserCode.name) +
+             " adds "
+             "':'-separated ones). Findings point at the innermost line of your code; by default that is the "
+             "job's folder and packages installed in editable mode, never site-packages or the standard library")
       ->allow_extra_args(false)
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -23,6 +23,7 @@
 #include "Output.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/base/JsonText.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/Process.h"
 #include "torchscope/compiler/Report.h"
@@ -128,9 +129,9 @@ void checkSamplePython(const std::string& python) {
     if (!line.empty()) reason = line;
   }
   fail(kExitFailure, fmt::format("the sample needs torch and torch_geometric, and {} cannot import them ({}); set "
-                                 "TORCHSCOPE_PYTHON to a Python that has them, e.g. the project's .venv/bin/python "
+                                 "{} to a Python that has them, e.g. the project's .venv/bin/python "
                                  "(scripts/demo.sh does)",
-                                 python, reason));
+                                 python, reason, base::settings::kPython.name));
 }
 
 void runDemo(const DemoOptions& options) {
@@ -206,14 +207,19 @@ void addDemoCommand(CLI::App& app) {
                   "Most runs per variant when measuring fixes (default 3; a fix stops earlier once decided)")
       ->check(numberIn(2, 50));
   cmd->add_option("--workdir", options->workdir, "Where the store and the reports go (default: a new temp folder)");
-  cmd->add_option("--max-fixes", options->max_fixes, "How many of the fixes with the most impact to measure (default 1: the demo in minutes; 2 also measures tensor-lr, about 3 minutes more on 2 CPUs)")
+  cmd->add_option(
+         "--max-fixes", options->max_fixes,
+         "How many of the fixes with the most impact to measure (default 1: the demo in minutes; 2 also measures "
+         "tensor-lr, "
+         "3 also the source fix of the data-dependent branch at model.py:41, each about 3 minutes more on 2 CPUs)")
       ->check(numberIn(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
   cmd->add_flag("--keep-temp", options->keep_temp, "Keep every run's copies and outputs in the temporary folder");
   cmd->add_option("--parallel-runs", options->parallel_runs,
                   "Runs of the sample at once, each pinned to its share of the CPUs (default: 2 with 2 CPUs or more)")
       ->check(numberIn(1, 64));
-  cmd->footer("The sample runs with $TORCHSCOPE_PYTHON (default: the python3 beside torchscope, else python3 on PATH),\n"
+  cmd->footer("The sample runs with $" + std::string(base::settings::kPython.name) +
+              " (default: the python3 beside torchscope, else python3 on PATH),\n"
               "which needs torch and torch_geometric; scripts/demo.sh sets it to the project's .venv.");
   cmd->callback([options] { runDemo(*options); });
 }

@@ -14,6 +14,7 @@
 #include "Output.h"
 #include "torchscope/analyzer/Report.h"
 #include "torchscope/base/JsonText.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/Experiment.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Report.h"
@@ -97,7 +98,7 @@ void runFix(FixArguments& args) {
   checkOutput(args.output, inputs);
   locateFixTools(options);
   options.use_collector = !args.no_collector;
-  options.allow_test_fixes = std::getenv("TORCHSCOPE_TEST_FIXES") != nullptr;
+  options.allow_test_fixes = base::readFlag(base::settings::kTestFixes).value;
   options.run_timeout = std::chrono::seconds(args.timeout_s);
   LiveStatus status("torchscope fix", LiveStatus::onTerminal());
   watchRuns(options, status, std::cerr);

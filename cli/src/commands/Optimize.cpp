@@ -11,6 +11,7 @@
 
 #include "Commands.h"
 #include "tools/OptimizeArguments.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/Process.h"
 
 namespace torchscope::cli {
@@ -48,8 +49,8 @@ JobTorch findJobTorch(const std::string& python) {
   std::getline(lines, torch.version);
   torch.version = torch.version.substr(0, torch.version.find('+'));
   if (result->exit_code != 0 || torch.library_dir.empty()) {
-    fail(kExitFailure, "optimize runs on the libtorch of the job's torch, and " + python +
-                           " has no torch (set TORCHSCOPE_PYTHON to the Python that runs the job)");
+    fail(kExitFailure, "optimize runs on the libtorch of the job's torch, and " + python + " has no torch (set " +
+                           std::string(base::settings::kPython.name) + " to the Python that runs the job)");
   }
   return torch;
 }
@@ -60,8 +61,9 @@ JobTorch findJobTorch(const std::string& python) {
 void addOptimizeCommand(CLI::App& app) {
   auto arguments = std::make_shared<OptimizeArguments>();
   auto* cmd = app.add_subcommand("optimize", std::string(kOptimizeDescription) + " (runs torchscope-optimize)");
-  cmd->footer("libtorch is the one of the torch that $TORCHSCOPE_PYTHON imports (default: the python3 beside "
-              "torchscope, else python3 on PATH); it must be the torch release torchscope-optimize was built with.");
+  cmd->footer("libtorch is the one of the torch that $" + std::string(base::settings::kPython.name) +
+              " imports (default: the python3 beside torchscope, else python3 on PATH); it must be the torch release "
+              "torchscope-optimize was built with.");
   declareOptimizeOptions(*cmd, *arguments);
   // The callback owns the parsed values: CLI11 writes into them while it parses.
   cmd->callback([arguments] {
@@ -75,8 +77,9 @@ void addOptimizeCommand(CLI::App& app) {
     const JobTorch torch = findJobTorch(python);
     if (torch.version != TORCHSCOPE_OPTIMIZE_TORCH_VERSION) {
       fail(kExitFailure, "torchscope-optimize was built against torch " TORCHSCOPE_OPTIMIZE_TORCH_VERSION ", but " +
-                             python + " has torch " + torch.version +
-                             " (set TORCHSCOPE_PYTHON to a Python with that torch, or rebuild torchscope-optimize)");
+                             python + " has torch " + torch.version + " (set " +
+                             std::string(base::settings::kPython.name) +
+                             " to a Python with that torch, or rebuild torchscope-optimize)");
     }
     tool.library_dir = torch.library_dir;
 #endif

@@ -16,6 +16,7 @@
 #include "Commands.h"
 #include "LiveStatus.h"
 #include "Output.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/JobEnvironment.h"
 #include "torchscope/store/Reader.h"
@@ -63,47 +64,33 @@ CLI::Validator stepRange() {
       "");
 }
 
-// The options replace any TORCHSCOPE_WINDOW_* the environment had; without them, those stay.
-void setWindowEnvironment(const WindowOptions& window) {
-  if (window.steps.empty() && window.delay_s < 0 && window.duration_s < 0 && window.capture_range.empty() &&
-      !window.signal_toggle) {
-    return;
-  }
-  for (const char* name : {"TORCHSCOPE_WINDOW_STEPS", "TORCHSCOPE_WINDOW_DELAY_S", "TORCHSCOPE_WINDOW_DURATION_S",
-                           "TORCHSCOPE_WINDOW_CAPTURE_RANGE", "TORCHSCOPE_WINDOW_SIGNAL"}) {
-    unsetenv(name);
-  }
-  if (!window.steps.empty()) setenv("TORCHSCOPE_WINDOW_STEPS", window.steps.c_str(), 1);
-  if (window.delay_s >= 0) setenv("TORCHSCOPE_WINDOW_DELAY_S", std::to_string(window.delay_s).c_str(), 1);
-  if (window.duration_s >= 0) setenv("TORCHSCOPE_WINDOW_DURATION_S", std::to_string(window.duration_s).c_str(), 1);
-  if (!window.capture_range.empty()) setenv("TORCHSCOPE_WINDOW_CAPTURE_RANGE", window.capture_range.c_str(), 1);
-  if (window.signal_toggle) setenv("TORCHSCOPE_WINDOW_SIGNAL", "1", 1);
-}
-
-// --sample-hz replaces TORCHSCOPE_SAMPLE_HZ; without it (-1), the environment's stays (the collector's default: 100).
-void setSamplerEnvironment(int sample_hz) {
-  if (sample_hz >= 0) setenv("TORCHSCOPE_SAMPLE_HZ", std::to_string(sample_hz).c_str(), 1);
-}
-
-void setJobEnvironment(const std::string& store_path, bool summary, bool status_line) {
-  setenv("LD_PRELOAD", compiler::jobPreload(installation().collector_library).c_str(), 1);
-  setenv("TORCHSCOPE_OUTPUT", store_path.c_str(), 1);
-  // The collector finds its Python bridge itself, relative to the library (../share/torchscope/python).
-  if (!summary) setenv("TORCHSCOPE_SUMMARY", "0", 1);
-  // The collector's summary at exit then starts by erasing the status line it would otherwise follow.
-  if (status_line) {
-    setenv("TORCHSCOPE_STATUS_LINE", "1", 1);
-  } else {
-    unsetenv("TORCHSCOPE_STATUS_LINE");
-  }
+// The job's environment (compiler/JobEnvironment.h, as `fix` builds it): the collector after the user's preloads,
+// the store, and the settings the options give.
+compiler::JobEnvironment runEnvironment(const std::string& store_path, bool summary, bool status_line,
+                                        const WindowOptions& window, int sample_hz) {
+  namespace settings = base::settings;
+  compiler::JobRequest request;
+  request.collector_library = installation().collector_library;
+  request.store_path = store_path;
   // Runtime fixes asked for in the environment (TORCHSCOPE_FIXES=eager: the job with compilation off) reach every
   // traced process through the bridge's torch-import hook, from torchscope's own compiler folder.
-  if (const char* fixes = std::getenv("TORCHSCOPE_FIXES"); fixes != nullptr && *fixes != '\0') {
-    setenv("TORCHSCOPE_TORCH_IMPORT_HOOKS", compiler::kRuntimeFixesHook, 0);
-    setenv("TORCHSCOPE_TORCH_IMPORT_PATH", installation().compiler_python_dir.c_str(), 0);
+  request.compiler_python_dir = installation().compiler_python_dir;
+  auto& given = request.settings;
+  if (!summary) given.emplace_back(&settings::kSummary, "0");
+  // The collector's summary at exit then starts by erasing the status line it would otherwise follow.
+  given.emplace_back(&settings::kStatusLine, status_line ? "1" : "");
+  // The window options replace any window the environment asked for; without them, that stays.
+  if (!window.steps.empty() || window.delay_s >= 0 || window.duration_s >= 0 || !window.capture_range.empty() ||
+      window.signal_toggle) {
+    given.emplace_back(&settings::kWindowSteps, window.steps);
+    given.emplace_back(&settings::kWindowDelayS, window.delay_s >= 0 ? std::to_string(window.delay_s) : "");
+    given.emplace_back(&settings::kWindowDurationS, window.duration_s >= 0 ? std::to_string(window.duration_s) : "");
+    given.emplace_back(&settings::kWindowCaptureRange, window.capture_range);
+    given.emplace_back(&settings::kWindowSignal, window.signal_toggle ? "1" : "");
   }
-  unsetenv("TORCHSCOPE_ROOT_PID");  // the job's first process names the store, even when nested
-  unsetenv("TORCHSCOPE_COMMAND_LINE");  // and its own command line
+  // --sample-hz replaces TORCHSCOPE_SAMPLE_HZ; without it (-1), the environment's stays (the collector's default).
+  if (sample_hz >= 0) given.emplace_back(&settings::kSampleHz, std::to_string(sample_hz));
+  return compiler::jobEnvironment(request);
 }
 
 // Starts the job; returns its pid, or fails with the reason exec() gave.
@@ -111,17 +98,20 @@ pid_t startJob(const std::vector<std::string>& command, const std::string& store
                const WindowOptions& window, int sample_hz) {
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
+  // Built before fork: the child only execs.
+  std::vector<std::string> environment =
+      compiler::environmentWith(runEnvironment(store_path, summary, status_line, window, sample_hz));
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv;
+  for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) fail(kExitFailure, std::string("cannot start the job: ") + std::strerror(errno));
   if (pid == 0) {
     close(status_pipe[0]);
-    setJobEnvironment(store_path, summary, status_line);
-    setWindowEnvironment(window);
-    setSamplerEnvironment(sample_hz);
-    std::vector<char*> argv;
-    for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const int exec_errno = errno;
     ssize_t ignored = write(status_pipe[1], &exec_errno, sizeof(exec_errno));
     (void)ignored;
@@ -202,7 +192,9 @@ void addRunCommand(CLI::App& app) {
       "export and compare read whole.\n"
       "Every Python thread's stack is sampled 100 times a second (host time by line of the job's code in advise and\n"
       "stats, and the flame graph), or less often where a sample costs more than 0.3 % of a core\n"
-      "(TORCHSCOPE_SAMPLE_BUDGET): --sample-hz N sets the rate (at most 1000), --sample-hz 0 turns it off.\n"
+      "(" +
+      std::string(base::settings::kSampleBudget.name) +
+      "): --sample-hz N sets the rate (at most 1000), --sample-hz 0 turns it off.\n"
       "A capture window keeps steps, syncs, collectives, memory and GPU records of part of the run only\n"
       "(compiles, graph breaks and recompiles are always kept); at most one of:\n"
       "  --steps 100:150                   steps 100 to 149\n"
@@ -216,7 +208,8 @@ void addRunCommand(CLI::App& app) {
   cmd->add_flag("--no-summary", options->no_summary, "Do not print the job's one-line summary at exit");
   // At most the collector's kMaxSampleHz (collector/src/StackSampler.h).
   cmd->add_option("--sample-hz", options->sample_hz,
-                  "Sample every Python thread's stack N times a second (default 100, or TORCHSCOPE_SAMPLE_HZ); 0: off")
+                  "Sample every Python thread's stack N times a second (default 100, or " +
+                      std::string(base::settings::kSampleHz.name) + "); 0: off")
       ->type_name("N")
       ->check(numberIn(0, 1000));
   auto* steps = cmd->add_option("--steps", options->window.steps, "Keep steps A to B-1 only (A: to the end)")
@@ -259,7 +252,8 @@ void addRunCommand(CLI::App& app) {
     if (store_path.empty()) store_path = fs::current_path(error) / ("torchscope-" + std::to_string(getpid()) + ".db");
     if (!fs::exists(installation().collector_library, error)) {
       fail(kExitFailure, installation().collector_library +
-                             ": collector library not found (build torchscope_collector or set TORCHSCOPE_COLLECTOR_LIBRARY)");
+                             ": collector library not found (build torchscope_collector or set " +
+                             std::string(base::settings::kCollectorLibrary.name) + ")");
     }
     // Said before the job runs, not as a missing store after it.
     if (::access(store_path.parent_path().c_str(), W_OK) != 0) {

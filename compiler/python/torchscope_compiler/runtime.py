@@ -31,6 +31,8 @@ import os
 import sys
 
 _applied: set[str] = set()
+from . import _settings
+
 
 
 def traced_check():
@@ -266,7 +268,7 @@ def _apply_one(fix_id: str, arg: str) -> None:
         # torch.compile still returns its wrapper (so the collector times the same regions), but Dynamo skips
         # every frame: the regions run eagerly, the baseline against which compilation is measured.
         torch._dynamo.config.disable = True
-    elif fix_id == "test-change-results" and os.environ.get("TORCHSCOPE_TEST_FIXES") == "1":
+    elif fix_id == "test-change-results" and _settings.flag(_settings.TEST_FIXES):
         _scale_lr(3.0)
     else:
         raise ValueError(f"unknown runtime fix '{fix_id}'")
@@ -316,7 +318,7 @@ def apply(fix_ids) -> list[str]:
 
 
 def apply_from_environment() -> list[str]:
-    return apply(os.environ.get("TORCHSCOPE_FIXES", ""))
+    return apply(_settings.text(_settings.FIXES))
 
 
 def on_torch_import() -> dict[str, str]:
@@ -324,5 +326,5 @@ def on_torch_import() -> dict[str, str]:
     applies TORCHSCOPE_FIXES in every traced interpreter of the job, its ranks and workers included, and
     names the fixes asked for as the store's `runtime_fixes` attribute."""
     apply_from_environment()
-    asked = ",".join(fix_id for fix_id, _ in parse(os.environ.get("TORCHSCOPE_FIXES", "")))
+    asked = ",".join(fix_id for fix_id, _ in parse(_settings.text(_settings.FIXES)))
     return {"runtime_fixes": asked} if asked else {}

@@ -6,6 +6,7 @@
 
 #include "torchscope/analyzer/Escape.h"
 #include "torchscope/analyzer/LineTable.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::gui {
@@ -82,8 +83,8 @@ std::string FlamePanel::tooltip(int box) const {
 std::string FlamePanel::summary() const {
   if (!error_.empty()) return "No flame graph: " + error_;
   if (!graph_.recorded) {
-    return "No flame graph: the store has no stack samples (the job ran with the sampler off, "
-           "TORCHSCOPE_SAMPLE_HZ=0 or --sample-hz 0, or ran no Python).";
+    return "No flame graph: the store has no stack samples (the job ran with the sampler off, " +
+           std::string(base::settings::kSampleHz.name) + "=0 or --sample-hz 0, or ran no Python).";
   }
   if (boxes_.empty()) return "No flame graph: no sampled time in the steps analysed.";
   const std::string over = analyzer::sampledSpan(graph_.steps, graph_.unsampled_steady_steps);
