@@ -1,15 +1,13 @@
 #include "torchscope/analyzer/Analyzer.h"
-#include "torchscope/analyzer/Regions.h"
 #include "torchscope/analyzer/RuleTable.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
-#include <thread>
 #include <tuple>
 
+#include "FactsJson.h"
 #include "FlameGraphs.h"
 #include "LineTimes.h"
 #include "MemoryFacts.h"
@@ -225,94 +223,54 @@ Result<Analysis> analyzeStore(const store::Reader& reader, const AnalyzeOptions&
   return runRules({reader, store_facts->facts, store_facts->code}, options);
 }
 
-namespace {
-
-// One store's share of analyze(): its own analysis and its rank facts.
-struct StoreResult {
-  Result<Analysis> analysis = makeError(ErrorCode::kInvalidArgument, "not analysed");
-  Result<RankFacts> ranks = makeError(ErrorCode::kInvalidArgument, "not analysed");
-};
-
-StoreResult analyzeOne(const std::string& path, const AnalyzeOptions& options) {
-  StoreResult result;
+Result<StoreShare> analyzeStoreShare(const std::string& path, const AnalyzeOptions& options) {
   auto reader = store::Reader::open(path);
-  if (!reader) {
-    result.analysis = reader.error();
-    return result;
-  }
+  if (!reader) return reader.error();
   auto store_facts = collectStoreFacts(**reader, options);
-  if (!store_facts) {
-    result.analysis = aboutFile(path, store_facts.error());
-    return result;
-  }
+  if (!store_facts) return aboutFile(path, store_facts.error());
   const Context context{**reader, store_facts->facts, store_facts->code};
-  result.analysis = runRules(context, options);
-  if (!result.analysis) {
-    result.analysis = aboutFile(path, result.analysis.error());
-    return result;
-  }
-  result.ranks = collectRankFacts(context, result.analysis->runs.front());
-  if (!result.ranks) result.ranks = aboutFile(path, result.ranks.error());
-  return result;
+  auto analysis = runRules(context, options);
+  if (!analysis) return aboutFile(path, analysis.error());
+  auto ranks = collectRankFacts(context, analysis->runs.front());
+  if (!ranks) return aboutFile(path, ranks.error());
+  ranks->steps.clear();  // summarized: the merge reads the summary
+  ranks->collectives.clear();
+  return StoreShare{std::move(*analysis), std::move(*ranks)};
 }
 
-// The stores of a run folder are independent files: analysed side by side, one connection per thread.
-std::vector<StoreResult> analyzeAll(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
-  std::vector<StoreResult> results(paths.size());
-  const std::size_t workers = std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < paths.size(); i = next++) results[i] = analyzeOne(paths[i], options);
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
-  work();
-  for (auto& thread : threads) thread.join();
-  return results;
-}
-
-}  // namespace
-
-Result<Analysis> analyze(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
-  if (paths.empty()) return makeError(ErrorCode::kInvalidArgument, "no store to analyse");
+Analysis mergeStoreShares(std::vector<StoreShare> shares, std::vector<UnanalysedStore> unanalysed) {
   Analysis combined;
   std::vector<std::vector<Finding>> per_store;
   std::vector<RankFacts> rank_facts;
   std::vector<std::int64_t> store_ranks;
   JobTime job;
-  for (auto& result : analyzeAll(paths, options)) {
-    if (!result.analysis) return result.analysis.error();
-    if (!result.ranks) return result.ranks.error();
-    auto& analysis = *result.analysis;
-    store_ranks.push_back(result.ranks->summary.rank);
+  for (auto& share : shares) {
+    auto& analysis = share.analysis;
+    store_ranks.push_back(share.ranks.summary.rank);
     for (auto& run : analysis.runs) {
-      run.rank = result.ranks->summary.rank;
+      run.rank = share.ranks.summary.rank;
       job.processes_s += run.duration_s;
       combined.runs.push_back(std::move(run));
     }
-    rank_facts.push_back(std::move(*result.ranks));
+    rank_facts.push_back(std::move(share.ranks));
     combined.notes.insert(combined.notes.end(), analysis.notes.begin(), analysis.notes.end());
     per_store.push_back(std::move(analysis.findings));
   }
   job.span_s = jobSpanSeconds(combined.runs);
-  combined.ranks = analyzeRanks(std::move(rank_facts));
+  combined.ranks = analyzeRanks(std::move(rank_facts), std::move(unanalysed));
   combined.findings = mergeAcrossStores(std::move(per_store), store_ranks, job);
   if (!combined.ranks.empty()) {
     auto rank_findings = rankFindings(combined.ranks, combined.findings, job.span_s);
     combined.findings.insert(combined.findings.end(), rank_findings.begin(), rank_findings.end());
-    for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
   }
-  if (!options.against.empty()) {
-    if (paths.size() != 1)
-      return makeError(ErrorCode::kInvalidArgument, "--against compares one store with one eager run");
-    auto table = regionTable(paths.front(), options.against);
-    if (!table) return table.error();
-    if (auto finding = compilePaysFinding(*table, combined.runs.front().duration_s))
-      combined.findings.push_back(*finding);
+  if (!combined.ranks.empty() || !combined.ranks.unanalysed.empty()) {
+    for (const auto& reason : combined.ranks.partial_reasons) combined.notes.push_back("the run is partial: " + reason);
   }
   rank(combined.findings);
   return combined;
 }
+
+void rankFindingsByImpact(std::vector<Finding>& findings) { rank(findings); }
 
 double jobSpanSeconds(const std::vector<RunSummary>& runs) {
   if (runs.empty()) return 0;

@@ -306,8 +306,10 @@ Result<RankFacts> collectRankFacts(const Context& context, const RunSummary& run
   return facts;
 }
 
-RankAnalysis analyzeRanks(std::vector<RankFacts> ranks) {
+RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedStore> unanalysed) {
   RankAnalysis analysis;
+  std::sort(unanalysed.begin(), unanalysed.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.rank, a.path) < std::tie(b.rank, b.path); });
   std::vector<std::vector<Occurrence>> rank_occurrences;
   std::set<std::int64_t> seen;
   for (auto& facts : ranks) {
@@ -333,10 +335,25 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks) {
     sorted_occurrences.push_back(std::move(rank_occurrences[i]));
   }
   analysis.ranks = std::move(sorted_ranks);
-  if (const auto missing = missingRanks(seen, analysis.world_size); !missing.empty()) {
+  // A store that could not be read is no missing store: it is named with the reason.
+  std::set<std::int64_t> accounted = seen;
+  for (const auto& store : unanalysed) {
+    if (store.rank >= 0) accounted.insert(store.rank);
+    analysis.partial_reasons.push_back(fmt::format(
+        "{} ({}) was not analysed{}: {}", store.rank >= 0 ? fmt::format("rank {}", store.rank) : "a store",
+        std::filesystem::path(store.path).filename().string(), store.host.empty() ? "" : " on " + store.host,
+        store.reason));
+  }
+  if (const auto missing = missingRanks(accounted, analysis.world_size); !missing.empty()) {
     analysis.partial_reasons.push_back(
         fmt::format("{} of the world of {} left no store", rankRangeList(missing), analysis.world_size));
   }
+  // The missing ranks say it themselves; a store not analysed needs the count.
+  if (!unanalysed.empty()) {
+    const auto expected = std::max<std::int64_t>(analysis.world_size, static_cast<std::int64_t>(accounted.size()));
+    analysis.partial_reasons.push_back(fmt::format("the report covers {} of the {} ranks", analysis.ranks.size(), expected));
+  }
+  analysis.unanalysed = std::move(unanalysed);
   analysis.partial = !analysis.partial_reasons.empty();
   if (analysis.ranks.size() < 2) return analysis;
   analysis.stragglers = findStragglers(analysis.ranks);

@@ -6,14 +6,16 @@
 #include <filesystem>
 #include <iostream>
 
+#include "AdviseDask.h"
 #include "Commands.h"
 #include "Output.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "torchscope/analyzer/RankFacts.h"
 #include "torchscope/analyzer/Regions.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/store/RunFolder.h"
 
-#include "torchscope/base/Settings.h"
 namespace torchscope::cli {
 
 namespace {
@@ -54,12 +56,35 @@ void addAdviseCommand(CLI::App& app) {
     bool only_given = false;
     bool regions = false;
     std::string against;
+    bool rank_facts = false;
+    bool from_facts = false;
+    std::vector<std::string> dask;  // given: run on Dask; its one value, if any, the scheduler's address
+    int dask_workers = 0;
+    double dask_timeout = kDaskConnectTimeoutSeconds;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("advise", "Find what makes a run slow and propose fixes, most impact first");
   cmd->add_option("stores", options->stores,
-                  "Stores to analyse, or run folders (every store in them: the ranks of a distributed job side by side)")
-      ->required();
+                  "Stores to analyse, or run folders (every store in them: the ranks of a distributed job side by "
+                  "side); with --from-facts, rank facts files or folders of them");
+  cmd->add_flag("--rank-facts", options->rank_facts,
+                "The map step: read one store, run every rule of its process and write its rank facts (compact JSON, "
+                "docs/FORMAT.md) to -o, for a merge with --from-facts; with --format html they keep the timeline too");
+  cmd->add_flag("--from-facts", options->from_facts,
+                "The merge step: the report of a run from the rank facts files given (or every *.facts.json in a "
+                "folder), without reading a store; the same report as advise on the stores themselves");
+  cmd->add_option("--dask", options->dask,
+                  "Map the stores on a Dask cluster, one task per store running the torchscope installed on the worker "
+                  "where the store lies (a shared file system or the workers' own disks), and merge their facts here. "
+                  "ADDRESS: a running scheduler (tcp://host:8786, from `dask scheduler`, dask-jobqueue or dask-mpi); "
+                  "without it, a local cluster. Needs `pip install \"torchscope[dask]\"`")
+      ->expected(0, 1);
+  cmd->add_option("--dask-workers", options->dask_workers,
+                  "With --dask and no ADDRESS: the local cluster's worker processes (default: one per CPU)")
+      ->check(numberIn(1, 4096));
+  cmd->add_option("--dask-timeout", options->dask_timeout,
+                  "With --dask: seconds to wait for the scheduler and its first worker before failing (default 20)")
+      ->check(numberIn(1.0, 3600.0));
   cmd->add_option("--format", options->format,
                   "Output format: text (colour on a terminal), json, markdown, sarif (2.1.0), junit or html");
   cmd->add_option("-o,--output", options->output, "Write the report to this file (replaced only once complete) instead of stdout (-)");
@@ -91,12 +116,64 @@ void addAdviseCommand(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->footer("Exit codes: 0 report written (whatever it found), 1 I/O error, 2 bad input (missing, foreign or corrupt store).");
-  cmd->callback([options] {
+  cmd->callback([options, cmd] {
     const auto format = analyzer::parseFormat(options->format);
-    if (!format) fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
+    if (!format)
+      fail(kExitUsage, "unknown format '" + options->format + "' (use " + std::string(analyzer::kFormatNames) + ")");
     analyzer::AnalyzeOptions analyze_options;
     if (*format == analyzer::Format::kHtml) analyze_options.timeline_buckets = kTimelineBuckets;
     analyze_options.user_code = userCodeRoots(options->user_code);
+    const bool on_dask = cmd->count("--dask") > 0;
+    DaskRequest dask;
+    if (on_dask) {
+      // `--dask RUN_DIR`: the value CLI11 took is the run folder, and the cluster a local one.
+      std::error_code no_path;
+      if (!options->dask.empty() && options->dask.front().find("://") == std::string::npos &&
+          std::filesystem::exists(options->dask.front(), no_path)) {
+        options->stores.insert(options->stores.begin(), options->dask.front());
+      } else if (!options->dask.empty()) {
+        dask.scheduler = options->dask.front();
+      }
+    }
+    if (options->stores.empty()) fail(kExitUsage, "advise: give a store or a run folder (--help)");
+    const int modes = int{options->rank_facts} + int{options->from_facts} + int{on_dask} + int{options->regions};
+    if (modes > 1) fail(kExitUsage, "--rank-facts, --from-facts, --dask and --regions go one at a time");
+    if ((modes > 0 && !options->regions) && (options->save || !options->against.empty())) {
+      fail(kExitUsage,
+           "--save and --against read the stores themselves: not with --rank-facts, --from-facts or --dask");
+    }
+    if (options->rank_facts) {
+      if (options->stores.size() != 1)
+        fail(kExitUsage, "--rank-facts maps one store (a run folder: one call per store)");
+      checkOutput(options->output, options->stores);
+      auto facts = analyzer::mapStore(options->stores.front(), analyze_options);
+      if (!facts) failWith(facts.error());
+      writeOutput(options->output, *facts + "\n");
+      return;
+    }
+    if (on_dask) {
+      dask.stores = options->stores;
+      dask.workers = options->dask_workers;
+      dask.timeout_s = options->dask_timeout;
+      dask.format = options->format;
+      dask.output = options->output;
+      dask.user_code = analyze_options.user_code;
+      dask.absolute_paths = options->absolute_paths;
+      startDaskAdvise(dask);
+    }
+    analyzer::RenderOptions render_options;
+    render_options.absolute_paths = options->absolute_paths;
+    std::error_code no_directory;
+    render_options.current_directory = std::filesystem::current_path(no_directory).string();
+    render_options.color =
+        isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
+    if (options->from_facts) {
+      checkOutput(options->output, options->stores);
+      auto analysis = analyzer::mergeFactsFiles(options->stores);
+      if (!analysis) failWith(analysis.error());
+      writeOutput(options->output, analyzer::render(*analysis, *format, render_options));
+      return;
+    }
     auto stores = store::expandRunFolders(options->stores);
     if (!stores) failWith(stores.error());
     if (!options->only_given && !options->regions) {
@@ -115,16 +192,13 @@ void addAdviseCommand(CLI::App& app) {
     auto inputs = *stores;
     if (!options->against.empty()) inputs.push_back(options->against);
     checkOutput(options->output, inputs);
-    analyzer::RenderOptions render_options;
-    render_options.absolute_paths = options->absolute_paths;
-    std::error_code no_directory;
-    render_options.current_directory = std::filesystem::current_path(no_directory).string();
     if (options->regions) {
       if (stores->size() != 1) fail(kExitUsage, "--regions reads one store (give one rank's store of a run folder)");
       if (*format != analyzer::Format::kText && *format != analyzer::Format::kJson &&
           *format != analyzer::Format::kMarkdown && *format != analyzer::Format::kHtml) {
         fail(kExitUsage, "--regions writes text, json, markdown or html");
       }
+      render_options.color = false;  // the region table is printed plain
       auto table = analyzer::regionTable(stores->front(), options->against);
       if (!table) failWith(table.error());
       writeOutput(options->output, analyzer::renderRegions(*table, *format, render_options));
@@ -141,8 +215,6 @@ void addAdviseCommand(CLI::App& app) {
         }
       }
     }
-    render_options.color =
-        isStandardOutput(options->output) && *format == analyzer::Format::kText && isatty(STDOUT_FILENO) != 0;
     writeOutput(options->output, analyzer::render(*analysis, *format, render_options));
   });
 }

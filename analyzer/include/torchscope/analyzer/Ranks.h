@@ -58,6 +58,15 @@ struct Divergence {
   std::vector<double> compile_seconds;  // the divergent ranks' compile time there, same order as `ranks`
 };
 
+// A store of the run that the map step could not read (docs/FORMAT.md, "Rank facts"): damaged, of another schema
+// version, or its worker died. Reported, and the other ranks merged without it.
+struct UnanalysedStore {
+  std::int64_t rank = -1;  // from its file name, -1 unknown
+  std::string path;
+  std::string host;    // the machine that tried it, "" unknown
+  std::string reason;  // in words, one line
+};
+
 struct RankAnalysis {
   std::int64_t world_size = -1;  // as the launcher said, -1 unknown
   std::string launcher;
@@ -67,6 +76,7 @@ struct RankAnalysis {
   std::vector<RankSummary> ranks;  // by rank
   std::vector<Straggler> stragglers;
   std::vector<Divergence> divergences;
+  std::vector<UnanalysedStore> unanalysed;  // left out of everything above, named in partial_reasons
   [[nodiscard]] bool empty() const { return ranks.size() < 2; }
 };
 
