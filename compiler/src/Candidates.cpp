@@ -107,7 +107,7 @@ bool takesLinesOf(std::string_view fix_id, std::string_view finding_fix) {
   return false;
 }
 
-// The source form beside a runtime fix of the same findings, tried after it.
+// The source form beside a runtime fix of the same findings, tried before it.
 constexpr std::string_view kItemRuntimeFix = "capture-scalar-outputs";
 constexpr std::string_view kItemSourceFix = "item-kept-as-tensor";
 
@@ -154,13 +154,19 @@ Result<std::vector<Candidate>> chooseCandidates(const FixOptions& options, const
     notes.push_back("no findings with fixes: trying the fixes the profile run suggests and every source fix");
     findings = fixesFromProfile(profile);
   }
-  for (std::size_t i = 0, count = findings.size(); i < count; ++i) {
-    if (findings[i].fix_id == kItemRuntimeFix && findings[i].line > 0) {
-      FindingFix source = findings[i];
+  // The source form goes first: where it applies the break is gone with no setting changed; where it does not it is
+  // "not applicable", which takes no place under --max-fixes, and the runtime fix is tried (`.tolist()` of floats
+  // keeps its break under capture-scalar-outputs).
+  std::vector<FindingFix> with_source_forms;
+  for (FindingFix& finding : findings) {
+    if (finding.fix_id == kItemRuntimeFix && finding.line > 0) {
+      FindingFix source = finding;
       source.fix_id = kItemSourceFix;
-      findings.push_back(std::move(source));
+      with_source_forms.push_back(std::move(source));
     }
+    with_source_forms.push_back(std::move(finding));
   }
+  findings = std::move(with_source_forms);
   // One candidate per fix id: its findings' impacts add up (each is time the fix may remove).
   std::vector<Candidate> candidates;
   for (const FindingFix& finding : findings) {

@@ -19,8 +19,11 @@ namespace {
 // Classifies torch's gb_type and the reason text; the first matching cause wins.
 BreakCause classifyBreak(const std::string& break_type, const std::string& reason) {
   const std::string text = lowercase(break_type + "\n" + reason);
-  // "logger" alone would also take the C++ Logger objects of torch.distributed for the logging module.
-  static const std::regex kPrint(R"(\bprint\b|logging|\blogger\.(debug|info|warning|warn|error|critical|exception|log)\b|warnings\.warn)");
+  // "logger" alone would also take the C++ Logger objects of torch.distributed for the logging module. torch 2.13
+  // names warnings.warn as the skipped builtin "module: _warnings, qualname: warn".
+  static const std::regex kPrint(
+      R"(\bprint\b|logging|\blogger\.(debug|info|warning|warn|error|critical|exception|log)\b|warnings\.warn)"
+      R"(|module: _warnings, qualname: warn\b)");
   if (containsAny(text, {"data-dependent branching", "data-dependent assertion", "generic_jump", "data dependent branch"})) {
     return {"graph-break/data-dependent-branch",
             {fix::kRemoveDataDependentBranch,
