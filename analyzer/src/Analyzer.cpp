@@ -1,3 +1,4 @@
+#include "RequestFacts.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/RuleTable.h"
 
@@ -72,6 +73,7 @@ RunSummary summarize(const store::Reader& reader, const Facts& facts, const stor
   }
   summary.steady_step_seconds = facts.steady_step_seconds;
   summary.steady_step_median_s = facts.steady_step_median_s;
+  summary.requests = summarizeRequests(reader, facts);
   summary.compile_seconds = facts.compile_seconds;
   summary.compiles = static_cast<std::int64_t>(facts.compiles.size());
   summary.graph_breaks = facts.count("graph_breaks");

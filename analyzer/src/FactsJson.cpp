@@ -119,13 +119,20 @@ void fields(V& v, FlameNode& x) {  // without its children (flameJson)
 
 template <class V>
 void fields(V& v, RunSummary& x) {
+template <class V>
+void fields(V& v, RequestSummary& x) {
+  v("recorded", x.recorded), v("requests", x.requests), v("steady", x.steady), v("p50_s", x.p50_s);
+  v("p90_s", x.p90_s), v("p99_s", x.p99_s), v("max_s", x.max_s), v("busy_s", x.busy_s), v("span_s", x.span_s);
+  v("requests_per_s", x.requests_per_s), v("items", x.items), v("items_per_s", x.items_per_s);
+}
+
   v("path", x.path), v("run", x.run), v("partial", x.partial), v("duration_s", x.duration_s), v("begin_ns", x.begin_ns);
   v("end_ns", x.end_ns), v("process_name", x.process_name), v("rank", x.rank), v("step_seconds", x.step_seconds);
   v("steady_step_seconds", x.steady_step_seconds), v("steady_step_median_s", x.steady_step_median_s);
   v("compile_seconds", x.compile_seconds), v("compiles", x.compiles), v("graph_breaks", x.graph_breaks);
   v("recompiles", x.recompiles), v("syncs", x.syncs), v("kernels", x.kernels), v("job_folder", x.job_folder);
   v("window", x.window), v("timeline", x.timeline), v("overview", x.overview), v("memory", x.memory);
-  v("lines", x.lines), v("flame", x.flame);
+  v("lines", x.lines), v("flame", x.flame), v("requests", x.requests);
 }
 
 template <class V>

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "Collector.h"
 #include "StepMarks.h"
@@ -83,6 +84,43 @@ PyObject* loopEvent(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize
   }
 }
 
+// request(start_ns, items, marked): a request's call returned.
+PyObject* requestEnded(PyObject* /*self*/, PyObject* const* arguments, Py_ssize_t count) {
+  try {
+    const std::int64_t now_ns = base::monotonicNow();
+    if (count != 3) return none();
+    const std::optional<std::int64_t> start_ns = integerArgument(arguments, 1);
+    const std::optional<std::int64_t> items = integerArgument(arguments + 1, 1);
+    const std::optional<std::int64_t> marked = integerArgument(arguments + 2, 1);
+    if (!start_ns || !items || !marked) return none();
+    return answer(marks().request(*start_ns, now_ns, *items, *marked != 0), &StepMarks::requestCanMark);
+  } catch (...) {
+    return none();
+  }
+}
+
+PyObject* flushRequest(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  try {
+    return ended(marks().flushRequest());
+  } catch (...) {
+    return none();
+  }
+}
+
+// "first_index:items,..." (docs/FORMAT.md, *Run attributes*, `requests.items`).
+PyObject* requestItems(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
+  try {
+    std::string text;
+    for (const RequestItems& run : marks().requestItems()) {
+      if (!text.empty()) text += ',';
+      text += std::to_string(run.first_index) + ':' + std::to_string(run.items);
+    }
+    return pythonApi().build_value("s", text.c_str());
+  } catch (...) {
+    return none();
+  }
+}
+
 PyObject* nextStepIndex(PyObject* /*self*/, PyObject* const* /*arguments*/, Py_ssize_t /*count*/) {
   return pythonApi().build_value("L", static_cast<long long>(marks().nextIndex()));
 }
@@ -107,6 +145,10 @@ MethodDefinition definitions[] = {
     {"backward", &loopEvent<&StepMarks::backward, &StepMarks::backwardCanMark>, kFastCall,
      "backward(): a backward() outside compiled code returned (False: backward() no longer marks)"},
     {"marker", &loopEvent<&StepMarks::marker, nullptr>, kFastCall, "marker(): torchscope.step()"},
+    {"request", &requestEnded, kFastCall,
+     "request(start_ns, items, marked): a request returned (False: requests are no steps in this process)"},
+    {"flush_request", &flushRequest, kFastCall, "flush_request(): at exit, the request held until the next one"},
+    {"request_items", &requestItems, kFastCall, "request_items() -> str: 'first_index:items,...' of the requests"},
     {"next_step_index", &nextStepIndex, kFastCall, "next_step_index() -> int: the steps ended so far"},
     {"follow_up_from", &followUpFrom, kFastCall,
      "follow_up_from(index, outside_window): step ends from index on answer their step (outside the window too)"},
@@ -131,10 +173,10 @@ PyObject* newStepBuiltins() {
       return nullptr;
     }
   }
-  static_assert(std::size(definitions) == 7);
+  static_assert(std::size(definitions) == 10);
   // "N" hands each reference over to the tuple (or drops it when the tuple cannot be made).
-  PyObject* tuple = py.build_value("(NNNNNNN)", functions[0], functions[1], functions[2], functions[3], functions[4],
-                                   functions[5], functions[6]);
+  PyObject* tuple = py.build_value("(NNNNNNNNNN)", functions[0], functions[1], functions[2], functions[3], functions[4],
+                                   functions[5], functions[6], functions[7], functions[8], functions[9]);
   if (tuple == nullptr) py.clear_error();
   return tuple;
 }

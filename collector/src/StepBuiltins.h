@@ -13,6 +13,10 @@ namespace torchscope::collector {
 //   optimizer_stepped(optimizer_id), zero_grad(optimizer_id), backward(), marker()
 //       -> None, or (index, start_ns, end_ns, stored) when a step ended and the bridge's follow-up is due for it;
 //          zero_grad() and backward() answer False once their kind can never mark again (the bridge unhooks them)
+//   request(start_ns, items, marked) -> as above, for the request held before this one (StepMarks::request);
+//       False once requests can never be steps in this process
+//   flush_request() -> as above, for the last request held (at exit)
+//   request_items() -> str: "first_index:items,..." of the requests recorded
 //   next_step_index() -> int
 //   follow_up_from(index, outside_window: bool) -> None: step ends before `index` answer None, and so do those
 //       outside the capture window unless `outside_window`

@@ -7,6 +7,11 @@
 // optimizer ends the step when it returns (the bridge's compile wrapper); `zero_grad()` marks steps when no
 // optimizer step is seen; `backward()` marks them when no optimizer is used at all (a manual update such as
 // `p.data.add_(p.grad, alpha=-lr)`); `torchscope.step()` markers replace all of them.
+//
+// A job that runs none of these (inference: no backward(), no optimizer, no marker) has steps of kind `request`: each
+// call of its outermost module with parameters, or each `torchscope.request()` block, from its start to its return,
+// so that a serving loop's wait between requests is no step's time. A request is recorded once the next one starts
+// (or at exit): a training job's first forward is seen before its first backward(), and is then no request.
 #pragma once
 
 #include <atomic>
@@ -14,15 +19,25 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace torchscope::collector {
 
-// A step that has just ended; `source` is a static string ("optimizer", "zero_grad", "backward", "marker").
+// A step that has just ended; `source` is a static string ("optimizer", "zero_grad", "backward", "marker",
+// "request").
 struct EndedStep {
   std::int64_t index = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   const char* source = "";
+};
+
+// Requests from step `first_index` on carry `items` each (the batch size of the call's first tensor argument, -1
+// unknown), until the next run.
+struct RequestItems {
+  std::int64_t first_index = 0;
+  std::int64_t items = -1;
+  bool operator==(const RequestItems&) const = default;
 };
 
 // The marking rules, without a clock or a store: each event gets its time and answers the step it ended, if any.
@@ -42,11 +57,20 @@ class StepMarks {
   std::optional<EndedStep> backward(std::int64_t now_ns);
   // torchscope.step(): from the first one on, only markers end steps.
   std::optional<EndedStep> marker(std::int64_t now_ns);
+  // A request ran from start_ns to now_ns with `items` items: answers the request before it, which is now known to
+  // be one. `marked`: a torchscope.request() block; from the first one on, only those are requests.
+  std::optional<EndedStep> request(std::int64_t start_ns, std::int64_t now_ns, std::int64_t items, bool marked);
+  // At exit: the last request, if one is held.
+  std::optional<EndedStep> flushRequest();
+  // The items of the requests recorded so far, one entry per run of equal counts.
+  [[nodiscard]] std::vector<RequestItems> requestItems() const;
 
   // Whether zero_grad() and backward() can still end a step in this process (a fork child's reset() starts afresh):
   // once an optimizer or a marker took over they never will, and the bridge takes its wrappers out of torch.
   [[nodiscard]] bool zeroGradCanMark() const;
   [[nodiscard]] bool backwardCanMark() const;
+  // Whether requests can still be steps: not once a backward(), an optimizer or a torchscope.step() was seen.
+  [[nodiscard]] bool requestCanMark() const;
 
   // The index the next step will have (how many ended so far).
   [[nodiscard]] std::int64_t nextIndex() const;
@@ -64,6 +88,7 @@ class StepMarks {
   std::optional<EndedStep> endStep(std::int64_t now_ns, const char* source);  // needs mutex_
   bool tracks(OptimizerId optimizer);                                         // needs mutex_
   void optimizerTakesOver();                                                  // needs mutex_
+  std::optional<EndedStep> commitRequest();                                   // needs mutex_
 
   static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 
@@ -77,6 +102,16 @@ class StepMarks {
   std::atomic<bool> optimizer_used_{
       false};  // an optimizer's step() or zero_grad() was seen: backward() no longer marks
   std::atomic<bool> markers_{false};
+  std::atomic<bool> backward_seen_{false};
+  // The last request, recorded when the next one shows that the job is still one of requests.
+  struct HeldRequest {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t items = -1;
+  };
+  std::optional<HeldRequest> held_request_;
+  bool request_markers_ = false;
+  std::vector<RequestItems> request_items_;
   std::int64_t follow_up_from_ = 0;
   bool follow_up_outside_window_ = true;
 };

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "torchscope/base/Saturating.h"
@@ -33,6 +34,57 @@ double orUnknown(double value) { return value >= 0 ? value : -1; }
 // The median steady-state step of a run; -1 (unknown) when it has none.
 constexpr base::QuantileRule kNoStepsIsUnknown{.empty = -1, .interpolation = kQuantileRule.interpolation};
 
+OutputLeaf leafOf(const nlohmann::json& in) {
+  OutputLeaf leaf;
+  leaf.path = in.value("path", "");
+  for (const auto& size : in.value("shape", nlohmann::json::array())) {
+    if (size.is_number_integer()) leaf.shape.push_back(size.get<std::int64_t>());
+  }
+  for (const auto& value : in.value("values", nlohmann::json::array())) {
+    leaf.values.push_back(value.is_number() ? value.get<double>() : std::nan(""));  // null: not finite
+  }
+  const auto abs_max = in.find("abs_max");
+  leaf.abs_max = abs_max != in.end() && abs_max->is_number() ? abs_max->get<double>() : 0;
+  for (const auto& index : in.value("top1", nlohmann::json::array())) {
+    if (index.is_number_integer()) leaf.top1.push_back(index.get<std::int64_t>());
+  }
+  return leaf;
+}
+
+// The launcher's requests and kept outputs (torchscope_compiler/requests.py).
+void fillRequests(const nlohmann::json& report, RunMeasurement& run) {
+  run.requests.clear();
+  run.request_items.clear();
+  run.outputs.clear();
+  const std::vector<StepSample> compiles = [&] {
+    std::vector<StepSample> spans;
+    for (const auto& c : report.value("compiles", nlohmann::json::array())) {
+      if (c.is_array() && c.size() >= 2 && c[0].is_number() && c[1].is_number()) {
+        spans.push_back({c[0].get<double>(), c[1].get<double>()});
+      }
+    }
+    return spans;
+  }();
+  for (const auto& request : report.value("requests", nlohmann::json::array())) {
+    if (!request.is_array() || request.size() < 3 || !request[0].is_number() || !request[1].is_number()) continue;
+    StepSample sample{request[0].get<double>(), request[1].get<double>()};
+    sample.overlaps_compile = std::any_of(compiles.begin(), compiles.end(), [&](const StepSample& c) {
+      return c.start_s < sample.end_s && c.end_s > sample.start_s;
+    });
+    run.requests.push_back(sample);
+    run.request_items.push_back(request[2].is_number_integer() ? request[2].get<std::int64_t>() : -1);
+  }
+  for (const auto& output : report.value("outputs", nlohmann::json::array())) {
+    if (!output.is_object()) continue;
+    RequestOutput kept;
+    kept.not_comparable = output.value("not_comparable", "");
+    for (const auto& leaf : output.value("leaves", nlohmann::json::array())) {
+      if (leaf.is_object()) kept.leaves.push_back(leafOf(leaf));
+    }
+    run.outputs.push_back(std::move(kept));
+  }
+}
+
 void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   run.launcher_steps.clear();
   for (const auto& step : report.value("steps", nlohmann::json::array())) {
@@ -44,6 +96,7 @@ void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   }
   run.steps = run.launcher_steps;
   run.steps_source = "launcher";
+  fillRequests(report, run);
   run.compile_time_s = report.value("compile_time_s", 0.0);
   run.compile_cpu_s = report.value("compile_cpu_s", -1.0);
   if (const auto first = report.find("first_step"); first != report.end() && first->is_object()) {
@@ -77,13 +130,22 @@ std::vector<double> steadyStateStepCpu(const RunMeasurement& run, int warmup_ste
   return cpu;
 }
 
+bool isInference(const RunMeasurement& run) { return run.steps.empty() && !run.requests.empty(); }
+
+std::vector<double> steadyRequestTimes(const RunMeasurement& run, int warmup_steps) {
+  return steadySteps(run.requests, warmup_steps, [](const StepSample& step) { return step.end_s - step.start_s; });
+}
+
 std::string Metric::name() const {
-  static constexpr const char* kMeasures[] = {"end_to_end", "first_step", "compile", "steady_step"};
+  static constexpr const char* kMeasures[] = {"end_to_end", "first_step",  "compile",     "steady_step",
+                                              "request_p50", "request_p99", "request_mean"};
   return std::string(kMeasures[static_cast<int>(measure)]) + (clock == Clock::kWall ? "_wall" : "_cpu");
 }
 
 std::string Metric::title() const {
-  static constexpr const char* kMeasures[] = {"end-to-end", "first-step", "compile", "steady-state step"};
+  static constexpr const char* kMeasures[] = {"end-to-end",          "first-step",          "compile",
+                                              "steady-state step",   "p50 request latency", "p99 request latency",
+                                              "mean request latency"};
   return std::string(kMeasures[static_cast<int>(measure)]) + (clock == Clock::kWall ? " wall time" : " CPU time");
 }
 
@@ -92,6 +154,9 @@ const std::vector<Metric>& allMetrics() {
     std::vector<Metric> all;
     for (const Measure measure : {Measure::kEndToEnd, Measure::kFirstStep, Measure::kCompile, Measure::kSteadyStep}) {
       for (const Clock clock : {Clock::kWall, Clock::kCpu}) all.push_back({measure, clock});
+    }
+    for (const Measure measure : {Measure::kRequestP50, Measure::kRequestP99, Measure::kRequestMean}) {
+      all.push_back({measure, Clock::kWall});
     }
     return all;
   }();
@@ -114,6 +179,19 @@ double metricValue(const RunMeasurement& run, const Metric& metric, int warmup_s
     case Measure::kSteadyStep:
       return base::median(wall ? steadyStateStepTimes(run, warmup_steps) : steadyStateStepCpu(run, warmup_steps),
                           kNoStepsIsUnknown);
+    case Measure::kRequestP50:
+    case Measure::kRequestP99:
+    case Measure::kRequestMean: {
+      if (!wall || !isInference(run)) return -1;
+      const std::vector<double> latencies = steadyRequestTimes(run, warmup_steps);
+      if (latencies.empty()) return -1;
+      if (metric.measure == Measure::kRequestMean) {
+        double total = 0;
+        for (const double latency : latencies) total += latency;
+        return total / static_cast<double>(latencies.size());
+      }
+      return base::quantile(latencies, metric.measure == Measure::kRequestP50 ? 0.5 : 0.99, kNoStepsIsUnknown);
+    }
   }
   return -1;
 }
@@ -151,6 +229,8 @@ Result<void> readStore(const std::string& path, RunMeasurement& run) {
   }
   constexpr double kSecond = 1e9;
   const base::Nanos origin = info->start_ns;
+  // An inference job's requests are the launcher's (timed outside compiled code in every variant alike).
+  std::erase_if(*steps, [](const store::Step& step) { return step.source == "request"; });
   if (!steps->empty()) {
     run.steps.clear();
     const std::vector<bool> compiling = base::compilingSteps(*steps, *compiles);

@@ -15,16 +15,18 @@ std::string intervalOrEstimate(const SpeedupInterval& interval) {
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", interval.estimate, interval.ci_low, interval.ci_high);
 }
 
-// Candidate run i against baseline run i (the job runs with the same seeds, so any baseline run
-// is a reference; the last one stands in when the candidate ran more often).
-ParityResult parityOver(const Variant& baseline, const Variant& candidate, double tolerance) {
-  std::vector<std::vector<double>> reference;
-  const auto values = parityValues(baseline);
-  for (std::size_t i = 0; i < candidate.runs.size() && !values.empty(); ++i) {
-    reference.push_back(values[std::min(i, values.size() - 1)]);
+// The figures beside an inference job's verdict: p50, p99 and throughput, each with its interval.
+std::string requestFigures(const VariantStats& stats) {
+  std::string text;
+  for (const auto& [name, label] : {std::pair{"request_p50_wall", "p50"}, std::pair{"request_p99_wall", "p99"},
+                                    std::pair{"request_mean_wall", "throughput"}}) {
+    const auto found = stats.metrics.find(name);
+    if (found == stats.metrics.end() || found->second.speedup.estimate <= 0) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", label, intervalOrEstimate(found->second.speedup));
   }
-  return compareParity(reference, parityValues(candidate), tolerance);
+  return text.empty() ? "" : "; per request: " + text;
 }
+
 
 // Where the fix's time goes (compile vs steady state) and the run length at which it pays off, beside
 // every timed verdict; an end-to-end gain bought with slower steps is never a plain "faster".
@@ -46,6 +48,45 @@ void notePayoff(FixOutcome& outcome, const VariantStats& baseline, const Metric&
 
 }  // namespace
 
+std::vector<std::string> fixIdsOf(const FixOutcome& outcome) {
+  return outcome.members.empty() ? std::vector<std::string>{outcome.id} : outcome.members;
+}
+
+// Candidate run i against baseline run i (the job runs with the same seeds, so any baseline run
+// is a reference; the last one stands in when the candidate ran more often).
+ParityResult parityOver(const Variant& baseline, const Variant& candidate, const std::vector<std::string>& fix_ids,
+                        double tolerance, std::optional<std::size_t> only) {
+  const auto pick = [&](std::size_t i) { return std::min(i, baseline.runs.size() - 1); };
+  std::vector<std::size_t> runs;
+  for (std::size_t i = 0; i < candidate.runs.size(); ++i) {
+    if (!only || *only == i) runs.push_back(i);
+  }
+  if (baseline.runs.empty()) return compareParity({}, {}, tolerance);
+  const bool outputs = std::any_of(baseline.runs.begin(), baseline.runs.end(), [](const RunMeasurement& run) {
+    return !run.outputs.empty();
+  });
+  if (outputs) {
+    std::vector<std::vector<RequestOutput>> reference;
+    std::vector<std::vector<RequestOutput>> kept;
+    for (const std::size_t i : runs) {
+      reference.push_back(baseline.runs[pick(i)].outputs);
+      kept.push_back(candidate.runs[i].outputs);
+    }
+    std::vector<std::vector<RequestOutput>> noise;
+    for (const RunMeasurement& run : baseline.runs) {
+      if (run.exit_code == 0 && noise.size() < 2) noise.push_back(run.outputs);
+    }
+    return compareOutputs(reference, kept, outputTolerance(fix_ids), noise);
+  }
+  std::vector<std::vector<double>> reference;
+  std::vector<std::vector<double>> values;
+  for (const std::size_t i : runs) {
+    reference.push_back(baseline.runs[pick(i)].parity_values);
+    values.push_back(candidate.runs[i].parity_values);
+  }
+  return compareParity(reference, values, tolerance);
+}
+
 void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& verdict_title) {
   outcome.accepted = false;
   outcome.status = "rejected";
@@ -63,11 +104,15 @@ void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& 
     outcome.reason = "no effect in its first run (" + outcome.effect.text + "): not run again";
     return;
   }
-  const std::string measured = fmt::format("{} {} ({:.1f} % interval, {} runs)", verdict_title,
+  const std::string measured = fmt::format("{} {} ({:.1f} % interval, {} runs){}", verdict_title,
                                            intervalOrEstimate(outcome.verdict), outcome.verdict.confidence * 100,
-                                           outcome.stats.runs);
+                                           outcome.stats.runs, requestFigures(outcome.stats));
   switch (judge(outcome.verdict, outcome.stats.runs, rule)) {
     case Judgement::kFaster:
+      if (!outcome.parity.comparable) {
+        outcome.reason = "faster, but not accepted on speed alone: " + outcome.parity.reason + "; " + measured;
+        return;
+      }
       outcome.accepted = true;
       outcome.status = "accepted";
       outcome.reason = "faster: " + measured;
@@ -77,7 +122,13 @@ void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& 
     case Judgement::kUndecided: outcome.reason = "no measurable change: " + measured; return;
   }
   if (outcome.effect.checkable) outcome.reason += "; " + outcome.effect.text;
-  if (outcome.parity.checked) {
+  if (outcome.parity.checked && outcome.parity.basis == "outputs") {
+    outcome.reason += fmt::format("; outputs kept within {} (max rel. diff {:.2g}, max abs. diff {:.2g}{})",
+                                  outcome.parity.tolerance, outcome.parity.max_rel_diff, outcome.parity.max_abs_diff,
+                                  outcome.parity.top1_agreement >= 0
+                                      ? fmt::format(", top-1 agreement {:.1f} %", outcome.parity.top1_agreement * 100)
+                                      : "");
+  } else if (outcome.parity.checked) {
     outcome.reason += fmt::format("; parity kept (max rel. diff {:.2g})", outcome.parity.max_rel_diff);
   } else {
     outcome.reason += "; " + outcome.parity.reason;
@@ -134,7 +185,7 @@ void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant&
   outcome.speedup = interval("steady_step_wall");
   outcome.total_speedup = interval("end_to_end_wall").estimate;
   outcome.compile_time_delta_s = outcome.stats.compile_time_s - base.compile_time_s;
-  outcome.parity = parityOver(baseline, candidate, options.parity_tolerance);
+  outcome.parity = parityOver(baseline, candidate, fixIdsOf(outcome), options.parity_tolerance);
   outcome.memory = memoryChange(base, outcome.stats);
   decide(outcome, rule, verdict.title());
   notePayoff(outcome, base, verdict, rule.min_gain);

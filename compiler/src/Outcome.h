@@ -3,12 +3,23 @@
 // change, decide() and limitMemory().
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "Runner.h"
 #include "torchscope/compiler/Experiment.h"
 
 namespace torchscope::compiler {
+
+// The fix ids an outcome stands for: its members (the combination), else its own id.
+[[nodiscard]] std::vector<std::string> fixIdsOf(const FixOutcome& outcome);
+
+// Parity of `candidate`'s runs (or of its run `only`) with the baseline's: of their kept outputs when the baseline
+// kept any (an inference job; two baseline runs give the noise), else of their printed values.
+[[nodiscard]] ParityResult parityOver(const Variant& baseline, const Variant& candidate,
+                                      const std::vector<std::string>& fix_ids, double tolerance,
+                                      std::optional<std::size_t> only = std::nullopt);
 
 // Fills `outcome` for `candidate` measured against `baseline`; `all` are every variant of the
 // experiment (their runs pool the noise).

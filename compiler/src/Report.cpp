@@ -92,7 +92,14 @@ nlohmann::json outcomeJson(const FixOutcome& fix, const std::string& verdict_met
     out["recompiles_after"] = count(fix.stats.recompiles);
     out["graph_breaks_after"] = count(fix.stats.graph_breaks);
     out["syncs_after"] = count(fix.stats.syncs);
-    out["parity"] = {{"ok", fix.parity.ok}, {"checked", fix.parity.checked}, {"max_rel_diff", number(fix.parity.max_rel_diff)}};
+    out["parity"] = {{"ok", fix.parity.ok},
+                     {"checked", fix.parity.checked},
+                     {"max_rel_diff", number(fix.parity.max_rel_diff)},
+                     {"basis", fix.parity.basis},
+                     {"comparable", fix.parity.comparable},
+                     {"max_abs_diff", number(fix.parity.max_abs_diff)},
+                     {"top1_agreement", fix.parity.top1_agreement},
+                     {"tolerance", fix.parity.tolerance}};
     nlohmann::json verdict = intervalJson(fix.verdict);
     verdict["metric"] = verdict_metric;
     verdict["confidence"] = fix.verdict.confidence;

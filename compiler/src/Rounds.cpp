@@ -1,5 +1,7 @@
 #include "Rounds.h"
 
+#include "Outcome.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -144,8 +146,9 @@ SpeedupInterval Rounds::verdictInterval(const Variant& candidate, const std::vec
 bool Rounds::checkRun(Arm& arm, FixOutcome& outcome, std::size_t index) {
   const RunMeasurement& run = arm.variant.runs[index];
   if (run.exit_code != 0) return true;
-  const RunMeasurement& reference = baseline_.runs[std::min(index, baseline_.runs.size() - 1)];
-  if (!compareParity({reference.parity_values}, {run.parity_values}, options_.parity_tolerance).ok) return true;
+  // Outputs are judged against the baseline's own run-to-run noise once it ran twice (finishOutcome).
+  const ParityResult parity = parityOver(baseline_, arm.variant, fixIdsOf(outcome), options_.parity_tolerance, index);
+  if (!parity.ok && (parity.basis != "outputs" || baseline_.runs.size() >= 2)) return true;
   if (index == 0) {
     outcome.effect = checkEffect(arm.request, baseline_.runs.front(), run, options_.min_total_gain);
     if (outcome.effect.checkable && !outcome.effect.shown) return true;

@@ -24,6 +24,12 @@ class Loop {
   void zeroGrad(StepMarks::OptimizerId optimizer = kOptimizer) { keep(marks.zeroGrad(optimizer, tick())); }
   void backward() { keep(marks.backward(tick())); }
   void marker() { keep(marks.marker(tick())); }
+  // A request that started 5 ns before now.
+  void request(std::int64_t items = 8, bool marked = false) {
+    const std::int64_t now = tick();
+    keep(marks.request(now - 5, now, items, marked));
+  }
+  void flushRequest() { keep(marks.flushRequest()); }
 
   StepMarks marks;
   std::vector<std::pair<std::int64_t, std::string>> ended;
@@ -205,6 +211,73 @@ TEST(StepMarks, ThreadsMarkingAtOnceEachGetTheirOwnIndexAndStart) {
   EXPECT_EQ(starts.size(), kSteps);
   EXPECT_EQ(*indices.rbegin(), static_cast<std::int64_t>(kSteps) - 1);
   EXPECT_EQ(marks.nextIndex(), static_cast<std::int64_t>(kSteps));
+}
+
+TEST(StepMarks, RequestsAreStepsOfTheirOwnCallsRecordedOnceTheNextStarts) {
+  Loop loop;
+  for (int i = 0; i < 3; ++i) loop.request(i < 2 ? 8 : 3);
+  EXPECT_EQ(loop.ended, (Ended{{0, "request"}, {1, "request"}}));
+  loop.flushRequest();
+  EXPECT_EQ(loop.ended, (Ended{{0, "request"}, {1, "request"}, {2, "request"}}));
+  // The call's own span, not the time since the previous request: a serving loop's wait is no request's.
+  EXPECT_EQ(loop.steps[1].start_ns, 15);
+  EXPECT_EQ(loop.steps[1].end_ns, 20);
+  EXPECT_EQ(loop.marks.requestItems(), (std::vector<RequestItems>{{0, 8}, {2, 3}}));
+  loop.flushRequest();
+  EXPECT_EQ(loop.ended.size(), 3U);
+}
+
+TEST(StepMarks, ATrainingJobsFirstForwardIsNoRequest) {
+  Loop loop;
+  loop.request();  // the first forward, before the first backward()
+  loop.backward();
+  EXPECT_FALSE(loop.marks.requestCanMark());
+  loop.request();
+  loop.backward();
+  loop.flushRequest();
+  EXPECT_EQ(loop.ended, (Ended{{0, "backward"}}));
+}
+
+TEST(StepMarks, AnOptimizerOrAStepMarkerEndsRequests) {
+  Loop with_optimizer;
+  with_optimizer.request();
+  with_optimizer.zeroGrad();
+  with_optimizer.request();
+  with_optimizer.flushRequest();
+  EXPECT_TRUE(with_optimizer.ended.empty());
+  EXPECT_FALSE(with_optimizer.marks.requestCanMark());
+
+  Loop with_marker;
+  with_marker.request();
+  with_marker.request();
+  with_marker.marker();
+  with_marker.request();
+  with_marker.flushRequest();
+  EXPECT_EQ(with_marker.ended, (Ended{{0, "request"}}));  // recorded before the marker took over
+}
+
+TEST(StepMarks, RequestBlocksReplaceTheDetectedCalls) {
+  Loop loop;
+  loop.request(8, false);  // the module call inside the first block
+  loop.request(8, true);   // the block itself
+  loop.request(8, false);
+  loop.request(8, true);
+  loop.flushRequest();
+  ASSERT_EQ(loop.ended, (Ended{{0, "request"}, {1, "request"}}));
+  EXPECT_EQ(loop.steps[0].end_ns, 20);
+  EXPECT_EQ(loop.steps[1].end_ns, 40);
+}
+
+TEST(StepMarks, AForkChildsRequestsStartAfresh) {
+  Loop loop;
+  loop.request();
+  loop.backward();
+  loop.marks.reset();
+  EXPECT_TRUE(loop.marks.requestCanMark());
+  loop.request(4);
+  loop.flushRequest();
+  EXPECT_EQ(loop.ended, (Ended{{0, "request"}}));
+  EXPECT_EQ(loop.marks.requestItems(), (std::vector<RequestItems>{{0, 4}}));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 
@@ -93,7 +95,7 @@ TEST(Measurement, ReadsTheLauncherReport) {
 }
 
 TEST(Measurement, MetricNamesRoundTrip) {
-  ASSERT_EQ(allMetrics().size(), 8U);
+  ASSERT_EQ(allMetrics().size(), 11U);  // four measures on both clocks, three request measures on the wall clock
   for (const Metric& metric : allMetrics()) {
     auto parsed = parseMetric(metric.name());
     ASSERT_TRUE(parsed.ok()) << metric.name();
@@ -113,6 +115,39 @@ TEST(Measurement, OlderLauncherReportsLackCpuTime) {
   EXPECT_TRUE(steadyStateStepCpu(measurement, 0).empty());
   EXPECT_DOUBLE_EQ(metricValue(measurement, {Measure::kFirstStep, Clock::kCpu}, 0), -1);
   EXPECT_FALSE(measurement.executed_files_known);
+}
+
+TEST(Measurement, AnInferenceJobIsMeasuredOnItsRequestsAndKeepsItsOutputs) {
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.path() / "launch.json";
+  // No training steps; five requests, the second overlapping a compile; two outputs kept, one not comparable.
+  std::ofstream(path) << R"({"wall_s": 4.0, "steps": [], "compiles": [[1.05, 1.15, "0/0"]], "recompiles": 0,
+    "requests": [[1.0, 1.01, 8], [1.1, 1.2, 8], [1.3, 1.302, 8], [1.4, 1.404, 8], [1.5, 1.503, 4]],
+    "outputs": [{"leaves": [{"path": "output", "shape": [2, 2], "values": [0.5, null, 1.0, 2.0], "abs_max": 2.0,
+                             "top1": [1, 1]}]},
+                {"not_comparable": "output is a mypkg.Result"}]})";
+  RunMeasurement measurement;
+  ASSERT_TRUE(readLauncherReport(path.string(), measurement).ok());
+  EXPECT_TRUE(isInference(measurement));
+  EXPECT_EQ(measurement.request_items, (std::vector<std::int64_t>{8, 8, 8, 8, 4}));
+  // The warm-up request and the compiling one are left out.
+  const auto steady = steadyRequestTimes(measurement, 1);
+  ASSERT_EQ(steady.size(), 3U);
+  EXPECT_NEAR(metricValue(measurement, {Measure::kRequestP50, Clock::kWall}, 1), 0.003, 1e-9);
+  EXPECT_NEAR(metricValue(measurement, {Measure::kRequestP99, Clock::kWall}, 1), 0.00398, 1e-9);  // interpolated
+  EXPECT_NEAR(metricValue(measurement, {Measure::kRequestMean, Clock::kWall}, 1), 0.003, 1e-9);
+  EXPECT_EQ(metricValue(measurement, {Measure::kRequestP50, Clock::kCpu}, 1), -1);
+  ASSERT_EQ(measurement.outputs.size(), 2U);
+  ASSERT_EQ(measurement.outputs[0].leaves.size(), 1U);
+  EXPECT_TRUE(std::isnan(measurement.outputs[0].leaves[0].values[1]));
+  EXPECT_EQ(measurement.outputs[0].leaves[0].top1, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(measurement.outputs[1].not_comparable, "output is a mypkg.Result");
+  EXPECT_EQ(parseMetric("request_p99_wall")->measure, Measure::kRequestP99);
+
+  // A training job's forward calls are no requests.
+  measurement.steps.push_back({0.5, 0.9});
+  EXPECT_FALSE(isInference(measurement));
+  EXPECT_EQ(metricValue(measurement, {Measure::kRequestP50, Clock::kWall}, 1), -1);
 }
 
 TEST(Measurement, BadFilesAreErrors) {

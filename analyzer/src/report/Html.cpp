@@ -76,7 +76,8 @@ std::string html(const Analysis& analysis) {
                        run.duration_s, run.compiles > 0 ? fmt::format(" &middot; {} compilations, {:.2f} s", run.compiles, run.compile_seconds) : "",
                        run.partial ? " &middot; <strong>partial: the run did not finish</strong>" : "");
     if (!run.window.whole()) out += "<p class=\"run\">" + escapeXml(run.window.describe()) + "</p>\n";
-    out += "<h3>Step time</h3>\n" + stepChart(run);
+    out += (run.requests.recorded ? "<h3>Request latency</h3>\n" : "<h3>Step time</h3>\n") + stepChart(run);
+    out += requestsHtml(run.requests);
     if (!run.timeline.empty()) {
       out += fmt::format("<h3>Timeline overview</h3>\n<p class=\"legend\">{:.2f} s from the start of the run; hover "
                          "for details, click a numbered finding to read it</p>\n",

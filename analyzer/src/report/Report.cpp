@@ -85,7 +85,9 @@ nlohmann::json runJson(const RunSummary& run) {
   if (run.memory.recorded) out["memory"] = memoryJson(run.memory);
   // Likewise the line table: only stores with stack samples.
   if (run.lines.recorded) out["lines"] = linesJson(run.lines);
-  // Likewise the capture window: the store's own object (docs/FORMAT.md) and the reports' sentence.
+  // Likewise the requests: only an inference job's store.
+  if (run.requests.recorded) out["requests"] = requestsJson(run.requests);
+  // Likewise the capture window: the store's row (docs/FORMAT.md) and the reports' sentence.
   if (!run.window.whole()) {
     nlohmann::json window = base::parseJson(run.window.attribute);
     if (!window.is_object()) window = nlohmann::json::object();

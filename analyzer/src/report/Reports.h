@@ -40,6 +40,11 @@ nlohmann::json linesJson(const LineTable& table);
 // `run`: the store's name, "" when the report covers one run.
 std::string linesText(const LineTable& table, const std::string& run);
 std::string linesMarkdown(const LineTable& table, const std::string& run);
+// The requests' section of an inference job (RequestsReport.cpp); "" for a run whose steps are not requests.
+nlohmann::json requestsJson(const RequestSummary& requests);
+std::string requestsText(const RequestSummary& requests);
+std::string requestsMarkdown(const RequestSummary& requests, const std::string& run);
+std::string requestsHtml(const RequestSummary& requests);
 // The HTML report's flame graph of one run (FlameReport.cpp); "" for a run without samples.
 std::string flameChart(const FlameGraph& graph);
 // The multi-rank section (RanksReport.cpp): the JSON `ranks` object and the text table.

@@ -41,7 +41,9 @@ std::string memoryText(const MemorySummary& memory) {
 // The run in one line; the Markdown report gives memory a section of its own instead.
 std::string runLine(const RunSummary& run, bool with_memory) {
   std::string line = fmt::format("{}: {:.2f} s", run.path, run.duration_s);
-  if (!run.step_seconds.empty()) {
+  if (run.requests.recorded) {
+    line += fmt::format(", {} requests", run.step_seconds.size());
+  } else if (!run.step_seconds.empty()) {
     line += fmt::format(", {} steps, steady-state step median {:.2f} ms", run.step_seconds.size(),
                         run.steady_step_median_s * 1e3);
   }
@@ -68,7 +70,7 @@ std::string markdownMemory(const RunSummary& run, bool name_run) {
 
 std::string text(const Analysis& analysis, const RenderOptions& options) {
   std::string out = paint(options, "1", sanitizeUtf8(headline(analysis))) + "\n\n";
-  for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run, true)) + "\n";
+  for (const auto& run : analysis.runs) out += sanitizeUtf8(runLine(run, true)) + "\n" + requestsText(run.requests);
   for (const auto& note : analysis.notes) out += paint(options, "2", "note: " + sanitizeUtf8(note)) + "\n";
   if (!analysis.ranks.empty()) out += ranksText(analysis.ranks);
   for (const auto& run : analysis.runs) out += linesText(run.lines, analysis.runs.size() > 1 ? run.path : "");
@@ -100,6 +102,9 @@ std::string markdown(const Analysis& analysis) {
   for (const auto& note : analysis.notes) out += "- **Note:** " + escapeMarkdown(note) + "\n";
   out += "\n";
   for (const auto& run : analysis.runs) out += markdownMemory(run, analysis.runs.size() > 1);
+  for (const auto& run : analysis.runs) {
+    out += requestsMarkdown(run.requests, analysis.runs.size() > 1 ? run.path : "");
+  }
   for (const auto& run : analysis.runs) out += linesMarkdown(run.lines, analysis.runs.size() > 1 ? run.path : "");
   if (analysis.findings.empty()) return out + "No findings: nothing in this run needs attention.\n";
   out += "| # | Severity | Rule | Location | Count | Impact | Fix |\n|---|---|---|---|---|---|---|\n";

@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import _settings, census, collectives, memory, parse, regions, sites, steps, tracing
+from . import _settings, census, collectives, memory, parse, regions, requests, sites, steps, tracing
 
 _MIN_TORCH = (2, 5)
 _SYNC_WARNING = "called a synchronizing CUDA operation"
@@ -42,6 +42,7 @@ _after_torch_imported = None  # install()'s callback, run once
 _regions = None  # regions.Regions once torch is imported
 _census = None  # census.Census once torch is imported (an eager job's op census)
 _compiled_anything = False  # torch.compile was called or a frame compiled: no census
+_requests = None  # requests.Requests once torch is imported: an inference job's steps
 
 
 def _now():
@@ -471,6 +472,18 @@ def _hook_compile(torch):
         return compiled
 
     torch.compile = compile
+def request_started():
+    """torchscope.request(): a block that is one request (requests.py); its start, None outside torchscope."""
+    if _requests is None or _traced():
+        return None
+    return _requests.block_started()
+
+
+def request_ended(start_ns, items):
+    if _requests is not None and start_ns is not None and not _traced():
+        _requests.block_ended(start_ns, items)
+
+
 
 
 def mark_step():
@@ -581,7 +594,7 @@ def _on_torch_imported(torch):
 
 
 def _hook_torch(torch):
-    global _torch, _traced, _dynamo_traced, _prefixes, _optimizer_type, _memory, _regions, _census
+    global _torch, _traced, _dynamo_traced, _prefixes, _optimizer_type, _memory, _regions, _census, _requests
     try:
         version = str(getattr(torch, "__version__", ""))
         cuda = getattr(getattr(torch, "version", None), "cuda", None) or ""
@@ -604,6 +617,7 @@ def _hook_torch(torch):
         if _marks is not None:
             optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
             _hook_zero_grad(_optimizer_type)
+            _requests = requests.Requests(torch, _marks, _traced, _step_ended, _abi.record)
             _hook_backward(torch)
         _hook_optimizer_init(_optimizer_type)
         _hook_compile(torch)
@@ -669,6 +683,8 @@ def _at_exit():
             pending = list(_pending_recompiles.values())
             _pending_recompiles.clear()
         for fields in pending:
+        if _requests is not None:
+            _requests.finish()
             _record_recompile(fields)
         if _regions is not None:
             _regions.write(-1)

@@ -1,6 +1,6 @@
 """Training steps: where they end is kept by the collector library (collector/src/StepMarks.h): an optimizer's step
 ends one (its post-hook, or the compiled region that steps it), else zero_grad(), else backward() when no optimizer
-is used at all; torchscope.step() markers replace them.
+is used at all; torchscope.step() markers replace them. A job with none of these has requests (requests.py).
 
 Each step end is one call of the library's builtins: it runs after every optimizer step, cold (a step's kernels have
 pushed the interpreter's code and data out of the caches), where each Python call and attribute costs about a
@@ -18,9 +18,11 @@ class Marks:
     optimizer_stepped(optimizer_id), zero_grad(optimizer_id), backward(), marker() mark the events and answer None,
     or (index, start_ns, end_ns, stored) for a step that ended with its follow-up due (stored: inside the capture
     window); zero_grad() and backward() answer False once they can never mark again in this process (an optimizer
-    or markers took over: the bridge unhooks them); next_step_index(); follow_up_from(index, outside_window);
+    or markers took over: the bridge unhooks them); request(start_ns, items, marked) answers likewise for the request
+    held before this one (False once requests can never be steps: requests.py unhooks); flush_request() at exit;
+    request_items() -> "first_index:items,..."; next_step_index(); follow_up_from(index, outside_window);
     reset_after_fork()."""
 
     def __init__(self, builtins):
-        (self.optimizer_stepped, self.zero_grad, self.backward, self.marker, self.next_step_index,
-         self.follow_up_from, self.reset_after_fork) = builtins
+        (self.optimizer_stepped, self.zero_grad, self.backward, self.marker, self.request, self.flush_request,
+         self.request_items, self.next_step_index, self.follow_up_from, self.reset_after_fork) = builtins

@@ -16,7 +16,10 @@ errors for the report).
 The report (JSON) is what `torchscope fix` reads beside the collector's store:
   {"wall_s", "steps": [[start_s, end_s, compiled, cpu_s], ...], "compiles": [[start_s, end_s, "f/c"], ...],
    "compile_time_s", "compile_cpu_s", "first_step": {"wall_s", "cpu_s"} | null, "recompiles", "graph_breaks",
-   "executed_files", "cuda_used", "applied_fixes", "exit_code", "stopped_after_steps", "rank", "world_size"}
+   "executed_files", "cuda_used", "applied_fixes", "exit_code", "stopped_after_steps", "rank", "world_size",
+   "requests": [[start_s, end_s, items], ...], "outputs": [{"leaves": [...]} | {"not_comparable": why}, ...]}
+`requests` are the calls of the outermost module with parameters, `outputs` the first ones' outputs
+(requests.py): an inference job's latency and output parity.
 `stopped_after_steps` is N when the launcher ended the job there, else null.
 Times are seconds on time.perf_counter() from the launcher's start. A step ends at every eager
 optimizer.step() (or at every Tensor.backward() when those are more: a compiled optimizer step hides
@@ -41,6 +44,8 @@ import sys
 import sysconfig
 import threading
 import time
+
+from torchscope_compiler.requests import RequestRecorder
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _SAMPLE_INTERVAL_S = 0.02
@@ -173,6 +178,7 @@ class _Recorder:
         self.compile_cpu_s = 0.0
         self.recompiles = 0
         self.executed = _ExecutedFiles()
+        self.requests = RequestRecorder(self.start)
 
     def install(self) -> None:
         self.executed.start()
@@ -185,6 +191,7 @@ class _Recorder:
         from torchscope_compiler.runtime import traced_check
 
         self._traced = traced_check()
+        self.requests.install(torch, self._traced)
         optimizer_module.register_optimizer_step_post_hook(self._on_step)
         original_backward = torch.Tensor.backward
         recorder = self
@@ -292,6 +299,7 @@ class _Recorder:
             "stopped_after_steps": self.stop_after_steps if self.stopped else None,
             "rank": _rank(),
             "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
+            **self.requests.report(),
         }
 
 

@@ -22,7 +22,8 @@ Fix ids and their optional argument:
   torch-compile                      the outermost nn.Modules the job calls are compiled
   eager                              compilation off: what torch.compile returns runs eagerly (Dynamo
                                      disabled), still timed per call as the compiled regions are
-  test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3
+  test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3 and every
+                                     nn.Linear's output by 1.01 (an inference job's answers change)
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from __future__ import annotations
 import os
 import sys
 
-_applied: set[str] = set()
 from . import _settings
 
+_applied: set[str] = set()
 
 
 def traced_check():
@@ -96,6 +97,17 @@ def _scale_lr(scale: float) -> None:
         return original(self, param_group)
 
     torch.optim.Optimizer.add_param_group = add_param_group
+
+
+def _scale_linear_outputs(scale: float) -> None:
+    import torch
+
+    original = torch.nn.Linear.forward
+
+    def forward(self, input):
+        return original(self, input) * scale
+
+    torch.nn.Linear.forward = forward
 
 
 def _default_compile_mode() -> str:
@@ -270,6 +282,7 @@ def _apply_one(fix_id: str, arg: str) -> None:
         torch._dynamo.config.disable = True
     elif fix_id == "test-change-results" and _settings.flag(_settings.TEST_FIXES):
         _scale_lr(3.0)
+        _scale_linear_outputs(1.01)
     else:
         raise ValueError(f"unknown runtime fix '{fix_id}'")
 

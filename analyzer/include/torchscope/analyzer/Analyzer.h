@@ -16,6 +16,7 @@
 #include "torchscope/analyzer/FlameGraph.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Ranks.h"
+#include "torchscope/analyzer/Requests.h"
 #include "torchscope/base/Result.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/store/Records.h"
@@ -103,6 +104,7 @@ struct RunSummary {
   std::vector<TimelineBucket> timeline;  // filled when AnalyzeOptions::timeline_buckets > 0, with the overview
   Overview overview;
   MemorySummary memory;
+  RequestSummary requests;  // an inference job's requests (recorded: its steps are requests)
   LineTable lines;   // host time by line of the user's code (recorded: the store has stack samples)
   FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
 };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "torchscope/base/Result.h"
+#include "torchscope/compiler/Parity.h"
 
 namespace torchscope::compiler {
 
@@ -50,6 +51,11 @@ struct RunMeasurement {
   std::string stderr_path;        // the run's whole stderr (removed with the run folders unless kept)
   std::string store_path;         // the run's collector store; empty without the collector
   std::vector<double> parity_values;
+  // An inference job's requests (the launcher's: calls of the outermost module with parameters), their batch sizes
+  // and the outputs of the first ones (Parity.h).
+  std::vector<StepSample> requests;
+  std::vector<std::int64_t> request_items;
+  std::vector<RequestOutput> outputs;
   std::string steps_source;       // "store" | "launcher"
   std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes
   std::int64_t gpu_peak_allocated_bytes = -1;  // highest cuda.peak_allocated of the store, -1 without a GPU
@@ -63,7 +69,9 @@ struct RunMeasurement {
 [[nodiscard]] std::vector<double> steadyStateStepCpu(const RunMeasurement& run, int warmup_steps);
 
 // The quantities a variant is compared on, each per run as wall time and as CPU time.
-enum class Measure { kEndToEnd, kFirstStep, kCompile, kSteadyStep };
+// The request measures are an inference job's (wall time only): the p50 and p99 latency of its steady-state
+// requests, and their mean, whose inverse is the throughput.
+enum class Measure { kEndToEnd, kFirstStep, kCompile, kSteadyStep, kRequestP50, kRequestP99, kRequestMean };
 enum class Clock { kWall, kCpu };
 struct Metric {
   Measure measure = Measure::kEndToEnd;
@@ -77,6 +85,11 @@ struct Metric {
 
 // One run's value of a metric in seconds (steady step: the median of its steady-state steps); -1 unknown.
 [[nodiscard]] double metricValue(const RunMeasurement& run, const Metric& metric, int warmup_steps);
+
+// Whether the run is an inference job's: requests, and no training steps (no optimizer step, no backward()).
+[[nodiscard]] bool isInference(const RunMeasurement& run);
+// Latencies of the steady-state requests: after the first `warmup_steps`, none that overlaps a compile.
+[[nodiscard]] std::vector<double> steadyRequestTimes(const RunMeasurement& run, int warmup_steps);
 
 // Recompiles of one cause ("dynamic-shape", "python-scalar"); all recompiles when the store gave no causes.
 [[nodiscard]] std::int64_t recompilesOf(const RunMeasurement& run, const std::string& cause);

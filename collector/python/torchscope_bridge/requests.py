@@ -1,0 +1,97 @@
+"""Requests: the steps of a job that runs no backward(), no optimizer and no torchscope.step() (inference).
+
+Each call of the job's outermost module with parameters is a request, from its forward pre-hook to its forward hook,
+so that a serving loop's wait for input between requests is no request's time; a torchscope.request() block replaces
+those calls once the job uses one. The collector library holds each request until the next one starts (a training
+job's first forward comes before its first backward(), and is then no request: collector/src/StepMarks.h).
+
+The module is found by a global forward pre-hook that runs only until the first call of a module with parameters: it
+then hooks that module alone and takes itself out, before anything is compiled (Dynamo would guard on a global hook
+it traced). Each request then costs two hook calls and one builtin call; once requests can never be steps (a
+backward() or an optimizer was seen) the module's hooks come out too.
+"""
+
+import time
+
+ITEMS_ATTRIBUTE = "requests.items"
+
+
+def _now():
+    return time.monotonic_ns()
+
+
+class Requests:
+    def __init__(self, torch, marks, traced, step_ended, record):
+        self._marks = marks
+        self._traced = traced
+        self._step_ended = step_ended
+        self._record = record
+        self._tensor = torch.Tensor
+        self._module = None
+        self._handles = []
+        self._start_ns = None
+        self._items = -1
+        self._marked = False  # a torchscope.request() block is open
+        self._global = torch.nn.modules.module.register_module_forward_pre_hook(self._first_call)
+
+    # --- detected calls ---
+
+    def _first_call(self, module, args):
+        if self._traced() or self._module is not None or next(module.parameters(), None) is None:
+            return
+        self._module = module
+        self._global.remove()
+        self._handles = [module.register_forward_pre_hook(self._started, with_kwargs=True),
+                         module.register_forward_hook(self._ended)]
+        self._started(module, args, {})  # its own pre-hook runs from the next call on
+
+    def _started(self, module, args, kwargs):
+        if self._traced():
+            return
+        self._start_ns = _now()
+        self._items = self.items_of(args, kwargs)
+
+    def _ended(self, module, args, output):
+        if self._traced() or self._start_ns is None or self._marked:
+            return
+        start_ns, self._start_ns = self._start_ns, None
+        self._answer(self._marks.request(start_ns, self._items, 0))
+
+    def items_of(self, args, kwargs):
+        """The batch size: the first dimension of the first tensor argument, -1 when none shows it."""
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, self._tensor):
+                return int(value.shape[0]) if value.dim() > 0 else 1
+        return -1
+
+    def _answer(self, ended):
+        if ended is False:
+            self.unhook()
+        elif ended is not None:
+            self._step_ended(*ended)
+
+    def unhook(self):
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self._global.remove()
+
+    # --- torchscope.request() blocks ---
+
+    def block_started(self):
+        self._marked = True
+        return _now()
+
+    def block_ended(self, start_ns, items):
+        self._answer(self._marks.request(start_ns, -1 if items is None else int(items), 1))
+
+    # --- exit ---
+
+    def finish(self):
+        """The last request, and the requests' batch sizes as a run attribute (docs/FORMAT.md)."""
+        ended = self._marks.flush_request()
+        if ended is not None:
+            self._step_ended(*ended)
+        items = self._marks.request_items()
+        if items:
+            self._record("run_attributes", {"key": ITEMS_ATTRIBUTE, "value": items})

@@ -1,0 +1,49 @@
+// `torchscope fix` on an inference job (docs/compiler.md, *Inference jobs*): judged on request latency, with the
+// parity of its outputs; a fix that changes the answers is rejected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "FixHarness.h"
+
+namespace torchscope::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST_F(FixEndToEnd, AnInferenceJobIsJudgedOnLatencyWithTheParityOfItsOutputs) {
+  const fs::path script = dir_ / "encoder_scoring.py";
+  fs::copy_file(fs::path(TORCHSCOPE_COMPILER_TESTS) / ".." / "inference" / "jobs" / "encoder_scoring.py", script);
+  const std::string original = readTextFile(script.string());
+  const auto report = fix({"--repetitions", "2", "--fixes", "inference-mode,test-change-results", "--",
+                           TORCHSCOPE_PYTHON, script.string()});
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(report["verdict_metric"], "request_p50_wall");
+
+  // inference-mode changes no arithmetic: its outputs are the baseline's to the bit. Whether it is faster is a timing
+  // verdict that a loaded machine can swing; its reason names the latency figures either way.
+  const auto& inference = fixNamed(report, "inference-mode");
+  EXPECT_TRUE(inference["parity"]["ok"].get<bool>());
+  EXPECT_TRUE(inference["parity"]["checked"].get<bool>());
+  EXPECT_EQ(inference["parity"]["basis"], "outputs");
+  EXPECT_EQ(inference["parity"]["max_rel_diff"].get<double>(), 0.0);
+  EXPECT_EQ(inference["parity"]["top1_agreement"].get<double>(), 1.0);
+  const std::string reason = inference["reason"].get<std::string>();
+  EXPECT_NE(reason.find("p50 request latency"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("p99"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("throughput"), std::string::npos) << reason;
+  EXPECT_TRUE(inference["metrics"].contains("request_p99_wall"));
+
+  // Every nn.Linear output scaled by 1.01: the top-1 classes hold, the scores do not.
+  const auto& changing = fixNamed(report, "test-change-results");
+  EXPECT_FALSE(changing["accepted"].get<bool>());
+  EXPECT_FALSE(changing["parity"]["ok"].get<bool>());
+  EXPECT_NEAR(changing["parity"]["max_rel_diff"].get<double>(), 0.01, 2e-3);
+  EXPECT_NE(changing["reason"].get<std::string>().find("changes the answers"), std::string::npos);
+
+  EXPECT_EQ(readTextFile(script.string()), original);  // no --write: the job's file is untouched
+}
+
+}  // namespace
+}  // namespace torchscope::compiler
