@@ -1,7 +1,8 @@
 // Multi-rank analysis at scale: a run folder of RANKS synthetic stores of EVENTS events each (default 64 x 1 M),
 // rank 5 a straggler and rank 9 with an extra recompile, then analyze() over the folder a few times (every rule on
-// every rank, the ranks side by side). Usage: bench_ranks [FOLDER] [RANKS] [EVENTS]. An existing FOLDER is reused.
-// Results go to docs/performance.md.
+// every rank, the ranks side by side). Usage: bench_ranks [--build-only] [FOLDER] [RANKS] [EVENTS]. An existing
+// FOLDER is reused; --build-only writes the folder and stops (bench/ranks_dask.py and the Dask test analyse it with
+// `torchscope advise --dask`). Results go to docs/performance.md.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -46,6 +48,8 @@ void buildFolder(const std::filesystem::path& folder, std::int64_t ranks, std::i
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool build_only = argc > 1 && std::string_view(argv[1]) == "--build-only";
+  if (build_only) --argc, ++argv;
   const std::filesystem::path folder = argc > 1 ? argv[1] : "ranks_bench";
   const std::int64_t ranks = argc > 2 ? std::stoll(argv[2]) : 64;
   const std::int64_t events = argc > 3 ? std::stoll(argv[3]) : 1'000'000;
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
     fmt::print("built {} ranks x {} events in {} in {:.1f} s\n", ranks, events, folder.string(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   }
+  if (build_only) return 0;
   auto stores = torchscope::store::expandRunFolders({folder.string()});
   if (!stores) {
     fmt::print(stderr, "{}\n", stores.error().message);

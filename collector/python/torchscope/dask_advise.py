@@ -14,6 +14,7 @@ no torchscope Python package, only the command.
 import argparse
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -230,15 +231,19 @@ def main(argv=None):
             client.close()
             if cluster is not None:
                 cluster.close()
+        mapped_at = time.perf_counter()
         print(f"torchscope advise: mapped {len(placed) - failed} of {len(placed)} stores on {len(workers)} Dask "
-              f"workers in {time.perf_counter() - begin:.1f} s; {travelled / max(1, len(placed)) / 1024:.1f} KiB of "
-              f"facts a store travelled", file=sys.stderr)
+              f"workers in {mapped_at - begin:.1f} s; {travelled / max(1, len(placed)) / 1024:.1f} KiB of facts a "
+              f"store travelled", file=sys.stderr)
         merge = [options.torchscope, "advise", "--from-facts", facts_folder, "--format", options.format]
         if options.output:
             merge += ["-o", options.output]
         if options.absolute_paths:
             merge.append("--absolute-paths")
-        return subprocess.run(merge).returncode
+        merged = subprocess.run(merge).returncode
+        print(f"torchscope advise: merged in {time.perf_counter() - mapped_at:.1f} s; this driver's peak memory "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB", file=sys.stderr)
+        return merged
 
 
 if __name__ == "__main__":
