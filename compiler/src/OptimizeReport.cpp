@@ -1,4 +1,4 @@
-// The libtorch-free half of `optimize`: shape parsing and rendering.
+// The libtorch-free half of `optimize`: shape parsing, latency summaries, the recommendation and rendering.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,10 +24,114 @@ Result<std::vector<std::int64_t>> parseShape(const std::string& text) {
   return shape;
 }
 
+namespace {
+
+// The 95 % interval of a latency quantile from its per-round values: Student's t on their logs.
+LatencyQuantile quantileOverRounds(const std::vector<std::vector<double>>& rounds, double q) {
+  std::vector<double> pooled;
+  std::vector<double> logs;
+  for (const auto& samples : rounds) {
+    pooled.insert(pooled.end(), samples.begin(), samples.end());
+    logs.push_back(std::log(std::max(quantile(samples, q), 1e-9)));
+  }
+  LatencyQuantile result{quantile(pooled, q), NAN, NAN};
+  if (logs.size() < 2) return result;
+  double mean = 0;
+  for (const double value : logs) mean += value / static_cast<double>(logs.size());
+  double variance = 0;
+  for (const double value : logs) variance += (value - mean) * (value - mean) / static_cast<double>(logs.size() - 1);
+  const double half = studentTQuantile(0.975, static_cast<double>(logs.size() - 1)) *
+                      std::sqrt(variance / static_cast<double>(logs.size()));
+  result.ci_low_ms = std::exp(mean - half);
+  result.ci_high_ms = std::exp(mean + half);
+  return result;
+}
+
+std::string interval(const LatencyQuantile& q) {
+  if (!std::isfinite(q.ci_low_ms)) return fmt::format("{:.4f}", q.value_ms);
+  return fmt::format("{:.4f} [{:.4f}, {:.4f}]", q.value_ms, q.ci_low_ms, q.ci_high_ms);
+}
+
+std::string renderProgramText(const OptimizeReport& report) {
+  std::string out = fmt::format(
+      "torchscope optimize: {} ({}) with input {}\n{} interleaved rounds x {} calls per variant, {} threads; "
+      "p50/p99 per call in ms with 95 % intervals over rounds\n\n",
+      report.model, report.kind == "aoti_package" ? "AOTInductor package" : "exported program", report.inputs,
+      report.rounds, report.iterations, report.threads);
+  out += fmt::format("{:<26} {:>28} {:>28} {:>24} {:>22} {:>10} {:>9}\n", "variant", "p50 ms", "p99 ms",
+                     "speed-up (95 % CI)", "parity (max rel diff)", "compile s", "package");
+  for (const auto& v : report.variants) {
+    if (!v.available) {
+      out += fmt::format("{:<26} failed: {}\n", v.name, v.note);
+      continue;
+    }
+    std::string parity = fmt::format("{} ({:.2g})", v.parity_ok ? "ok" : "BROKEN", v.max_rel_diff);
+    if (v.top1_agreement >= 0) parity += fmt::format(" top-1 {:.0f} %", 100 * v.top1_agreement);
+    const std::string compile = v.compile_s < 0 ? "-" : v.cached ? "cached" : fmt::format("{:.1f}", v.compile_s);
+    const std::string size = v.package_bytes < 0 ? "-" : fmt::format("{:.1f} MB", v.package_bytes / 1e6);
+    out += fmt::format("{:<26} {:>28} {:>28} {:>7.3f}x [{:.3f}, {:.3f}] {:>22} {:>10} {:>9}\n", v.name, interval(v.p50),
+                       interval(v.p99), v.speedup.estimate, v.speedup.ci_low, v.speedup.ci_high, parity, compile, size);
+  }
+  out += "\n";
+  for (const auto& v : report.variants) {
+    if (v.available && !v.package.empty()) out += fmt::format("{:<26} {}\n", v.name, v.package);
+  }
+  out += fmt::format("\nrecommendation: {} ({})\n", report.recommendation, report.recommendation_reason);
+  return out;
+}
+
+}  // namespace
+
+void summarizeLatencies(const std::vector<std::vector<double>>& rounds, OptimizeVariant& variant) {
+  std::vector<double> pooled;
+  for (const auto& samples : rounds) pooled.insert(pooled.end(), samples.begin(), samples.end());
+  variant.latency_median_ms = median(pooled);
+  variant.latency_p10_ms = quantile(pooled, 0.1);
+  variant.latency_p90_ms = quantile(pooled, 0.9);
+  variant.p50 = quantileOverRounds(rounds, 0.5);
+  variant.p99 = quantileOverRounds(rounds, 0.99);
+}
+
+void recommend(OptimizeReport& report) {
+  const OptimizeVariant* best = nullptr;
+  for (const auto& v : report.variants) {
+    if (!v.available || !v.parity_ok || v.p50.value_ms <= 0) continue;
+    if (best == nullptr || v.p50.value_ms < best->p50.value_ms) best = &v;
+  }
+  if (best == nullptr) {
+    report.recommendation = "none";
+    report.recommendation_reason = "no variant ran within its parity tolerance";
+    return;
+  }
+  report.recommendation = best->name;
+  if (best == &report.variants.front()) {
+    report.recommendation_reason = "no variant within tolerance is faster than " + best->name;
+  } else if (best->speedup.ci_low > 1) {
+    report.recommendation_reason =
+        fmt::format("the fastest within tolerance: {:.2f}x [{:.2f}, {:.2f}] over {}", best->speedup.estimate,
+                    best->speedup.ci_low, best->speedup.ci_high, report.variants.front().name);
+  } else {
+    report.recommendation_reason = fmt::format(
+        "the fastest within tolerance, but {:.2f}x [{:.2f}, {:.2f}] over {} is within the noise: measure with more "
+        "--rounds",
+        best->speedup.estimate, best->speedup.ci_low, best->speedup.ci_high, report.variants.front().name);
+  }
+}
+
 nlohmann::json optimizeJson(const OptimizeReport& report) {
   const auto number = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); };
-  nlohmann::json out = {{"model", report.model}, {"inputs", report.inputs}, {"rounds", report.rounds},
+  nlohmann::json out = {{"model", report.model},           {"kind", report.kind},
+                        {"inputs", report.inputs},         {"rounds", report.rounds},
                         {"iterations", report.iterations}, {"variants", nlohmann::json::array()}};
+  const bool program = report.kind != "torchscript";
+  if (program) {
+    out["threads"] = report.threads;
+    out["recommendation"] = {{"variant", report.recommendation}, {"reason", report.recommendation_reason}};
+  }
+  const auto latency = [&number](const LatencyQuantile& q) {
+    return nlohmann::json{
+        {"value", number(q.value_ms)}, {"ci_low", number(q.ci_low_ms)}, {"ci_high", number(q.ci_high_ms)}};
+  };
   for (const auto& v : report.variants) {
     nlohmann::json entry = {{"name", v.name}, {"available", v.available}, {"note", v.note}};
     if (v.available) {
@@ -37,6 +141,17 @@ nlohmann::json optimizeJson(const OptimizeReport& report) {
                           {"ci_high", number(v.speedup.ci_high)}};
       entry["parity"] = {{"ok", v.parity_ok}, {"max_abs_diff", number(v.max_abs_diff)},
                          {"max_rel_diff", number(v.max_rel_diff)}, {"tolerance", v.tolerance}};
+      if (program) {
+        entry["latency_ms"]["p50"] = latency(v.p50);
+        entry["latency_ms"]["p99"] = latency(v.p99);
+        if (v.top1_agreement >= 0) entry["parity"]["top1_agreement"] = v.top1_agreement;
+      }
+    }
+    if (program) {
+      entry["compile_s"] = v.compile_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.compile_s);
+      entry["cached"] = v.cached;
+      entry["package"] = v.package.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.package);
+      entry["package_bytes"] = v.package_bytes < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.package_bytes);
     }
     out["variants"].push_back(entry);
   }
@@ -44,6 +159,7 @@ nlohmann::json optimizeJson(const OptimizeReport& report) {
 }
 
 std::string renderOptimizeText(const OptimizeReport& report) {
+  if (report.kind != "torchscript") return renderProgramText(report);
   std::string out = fmt::format("torchscope optimize: {} with input {}\n{} interleaved rounds x {} calls per variant\n\n",
                                 report.model, report.inputs, report.rounds, report.iterations);
   out += fmt::format("{:<28} {:>12} {:>21} {:>26} {}\n", "variant", "median ms", "p10 - p90 ms", "speed-up (95 % CI)", "parity");

@@ -12,13 +12,18 @@
 namespace torchscope::cli {
 
 inline constexpr const char* kOptimizeDescription =
-    "Measure inference techniques on a TorchScript model with libtorch (inference mode, freeze + "
-    "optimize_for_inference, channels_last, bf16): latency speed-up with a 95 % CI and output parity per variant";
+    "Measure inference variants of a model in C++ with libtorch: for an exported program (torch.export), AOTInductor "
+    "packages (default, max-autotune, bf16, channels-last, int8) against the program run eagerly, with p50/p99, "
+    "speed-up, parity, compile time, package size and a recommendation; TorchScript models (deprecated by PyTorch "
+    "for deployment) still get inference mode, freeze, channels_last and bf16";
 
 struct OptimizeArguments {
-  std::string model;
+  std::vector<std::string> words;  // the model, or with --export the job's command line
+  bool export_job = false;
+  std::string program;
   std::vector<std::string> inputs;
   std::string format = "text";
+  std::string workspace;
   compiler::OptimizeOptions options;
 };
 
