@@ -284,8 +284,12 @@ TEST_F(FixEndToEnd, TheJobSeesTheUsersPreloadsUnderFixAsUnderRunAndAlone) {
   const fs::path preload = "/lib/x86_64-linux-gnu/libanl.so.1";
   if (!fs::exists(preload)) GTEST_SKIP() << "no " << preload;
   const fs::path script = copyScript("preloads.py");
+  // The user's own import folder, as a job's PYTHONPATH names one.
+  const fs::path user_folder = dir_ / "user-lib";
+  fs::create_directories(user_folder);
   const auto environment = [&](const std::string& out) {
     return std::map<std::string, std::string>{{"LD_PRELOAD", preload.string()},
+                                              {"PYTHONPATH", user_folder.string()},
                                               {"PRELOADS_OUT", (dir_ / out).string()}};
   };
   ProcessSpec alone;
@@ -317,6 +321,15 @@ TEST_F(FixEndToEnd, TheJobSeesTheUsersPreloadsUnderFixAsUnderRunAndAlone) {
       ASSERT_FALSE(seen["preloaded"].empty()) << name << ": " << line;
       EXPECT_EQ(seen["preloaded"][0], preload.string()) << name << ": " << line;  // the user's first, as given
       traced += std::find(mapped.begin(), mapped.end(), collector) != mapped.end() ? 1 : 0;
+      // The user's folder is on the import path, before any folder torchscope adds for its own modules (the
+      // bridge's sitecustomize alone comes first, so that the interpreter starts it).
+      const auto& path = seen["sys_path"];
+      const auto user_entry = std::find(path.begin(), path.end(), user_folder.string());
+      ASSERT_NE(user_entry, path.end()) << name << ": " << line;
+      for (auto entry = path.begin(); entry != user_entry; ++entry) {
+        EXPECT_EQ(entry->get<std::string>().find("share/torchscope/compiler"), std::string::npos)
+            << name << ": " << line;
+      }
     }
     EXPECT_GT(processes, 0) << name;
     if (std::string(name) == "alone.jsonl") {
