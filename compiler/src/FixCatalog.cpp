@@ -51,7 +51,8 @@ const std::vector<FixSpec>& fixCatalog() {
        "findings)",
        E::kFewerGraphBreaks, R::kCompiledJob},
       {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
-      {"quantize-dynamic", FixKind::kAdvice, false, "dynamic int8 quantization for inference (torchscope optimize)"},
+      {"quantize-dynamic", FixKind::kRuntime, false,
+       "dynamic int8 quantization (torch.ao) of the nn.Linear/nn.LSTM layers of the eval-mode model, on the CPU"},
   };
   return catalog;
 }

@@ -97,6 +97,10 @@ void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   run.steps = run.launcher_steps;
   run.steps_source = "launcher";
   fillRequests(report, run);
+  run.not_applicable.clear();
+  for (const auto& [fix_id, reason] : report.value("not_applicable", nlohmann::json::object()).items()) {
+    if (reason.is_string()) run.not_applicable[fix_id] = reason.get<std::string>();
+  }
   run.compile_time_s = report.value("compile_time_s", 0.0);
   run.compile_cpu_s = report.value("compile_cpu_s", -1.0);
   if (const auto first = report.find("first_step"); first != report.end() && first->is_object()) {
@@ -137,7 +141,7 @@ std::vector<double> steadyRequestTimes(const RunMeasurement& run, int warmup_ste
 }
 
 std::string Metric::name() const {
-  static constexpr const char* kMeasures[] = {"end_to_end", "first_step",  "compile",     "steady_step",
+  static constexpr const char* kMeasures[] = {"end_to_end",  "first_step",  "compile",     "steady_step",
                                               "request_p50", "request_p99", "request_mean"};
   return std::string(kMeasures[static_cast<int>(measure)]) + (clock == Clock::kWall ? "_wall" : "_cpu");
 }

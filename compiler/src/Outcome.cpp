@@ -27,7 +27,6 @@ std::string requestFigures(const VariantStats& stats) {
   return text.empty() ? "" : "; per request: " + text;
 }
 
-
 // Where the fix's time goes (compile vs steady state) and the run length at which it pays off, beside
 // every timed verdict; an end-to-end gain bought with slower steps is never a plain "faster".
 void notePayoff(FixOutcome& outcome, const VariantStats& baseline, const Metric& verdict, double min_gain) {
@@ -48,6 +47,14 @@ void notePayoff(FixOutcome& outcome, const VariantStats& baseline, const Metric&
 
 }  // namespace
 
+std::string notApplicableReason(const RunMeasurement& run, const std::vector<std::string>& fix_ids) {
+  for (const std::string& spec : fix_ids) {
+    const auto found = run.not_applicable.find(spec.substr(0, spec.find(':')));
+    if (found != run.not_applicable.end()) return found->first + ": " + found->second;
+  }
+  return "";
+}
+
 std::vector<std::string> fixIdsOf(const FixOutcome& outcome) {
   return outcome.members.empty() ? std::vector<std::string>{outcome.id} : outcome.members;
 }
@@ -62,9 +69,8 @@ ParityResult parityOver(const Variant& baseline, const Variant& candidate, const
     if (!only || *only == i) runs.push_back(i);
   }
   if (baseline.runs.empty()) return compareParity({}, {}, tolerance);
-  const bool outputs = std::any_of(baseline.runs.begin(), baseline.runs.end(), [](const RunMeasurement& run) {
-    return !run.outputs.empty();
-  });
+  const bool outputs = std::any_of(baseline.runs.begin(), baseline.runs.end(),
+                                   [](const RunMeasurement& run) { return !run.outputs.empty(); });
   if (outputs) {
     std::vector<std::vector<RequestOutput>> reference;
     std::vector<std::vector<RequestOutput>> kept;
@@ -104,9 +110,9 @@ void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& 
     outcome.reason = "no effect in its first run (" + outcome.effect.text + "): not run again";
     return;
   }
-  const std::string measured = fmt::format("{} {} ({:.1f} % interval, {} runs){}", verdict_title,
-                                           intervalOrEstimate(outcome.verdict), outcome.verdict.confidence * 100,
-                                           outcome.stats.runs, requestFigures(outcome.stats));
+  const std::string measured =
+      fmt::format("{} {} ({:.1f} % interval, {} runs){}", verdict_title, intervalOrEstimate(outcome.verdict),
+                  outcome.verdict.confidence * 100, outcome.stats.runs, requestFigures(outcome.stats));
   switch (judge(outcome.verdict, outcome.stats.runs, rule)) {
     case Judgement::kFaster:
       if (!outcome.parity.comparable) {
@@ -187,6 +193,14 @@ void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant&
   outcome.compile_time_delta_s = outcome.stats.compile_time_s - base.compile_time_s;
   outcome.parity = parityOver(baseline, candidate, fixIdsOf(outcome), options.parity_tolerance);
   outcome.memory = memoryChange(base, outcome.stats);
+  if (!candidate.runs.empty()) {
+    if (const std::string reason = notApplicableReason(candidate.runs.front(), fixIdsOf(outcome)); !reason.empty()) {
+      outcome.accepted = false;
+      outcome.status = "not applicable";
+      outcome.reason = "not applicable: " + reason;
+      return;
+    }
+  }
   decide(outcome, rule, verdict.title());
   notePayoff(outcome, base, verdict, rule.min_gain);
   limitMemory(outcome, options.max_memory_increase);

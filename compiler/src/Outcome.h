@@ -15,6 +15,10 @@ namespace torchscope::compiler {
 // The fix ids an outcome stands for: its members (the combination), else its own id.
 [[nodiscard]] std::vector<std::string> fixIdsOf(const FixOutcome& outcome);
 
+// Why a runtime fix could not act on the job (quantize-dynamic on a model torch cannot quantize), from the run's
+// launcher report; "" when it could.
+[[nodiscard]] std::string notApplicableReason(const RunMeasurement& run, const std::vector<std::string>& fix_ids);
+
 // Parity of `candidate`'s runs (or of its run `only`) with the baseline's: of their kept outputs when the baseline
 // kept any (an inference job; two baseline runs give the noise), else of their printed values.
 [[nodiscard]] ParityResult parityOver(const Variant& baseline, const Variant& candidate,

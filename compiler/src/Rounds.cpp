@@ -145,7 +145,7 @@ SpeedupInterval Rounds::verdictInterval(const Variant& candidate, const std::vec
 
 bool Rounds::checkRun(Arm& arm, FixOutcome& outcome, std::size_t index) {
   const RunMeasurement& run = arm.variant.runs[index];
-  if (run.exit_code != 0) return true;
+  if (run.exit_code != 0 || !notApplicableReason(run, fixIdsOf(outcome)).empty()) return true;
   // Outputs are judged against the baseline's own run-to-run noise once it ran twice (finishOutcome).
   const ParityResult parity = parityOver(baseline_, arm.variant, fixIdsOf(outcome), options_.parity_tolerance, index);
   if (!parity.ok && (parity.basis != "outputs" || baseline_.runs.size() >= 2)) return true;

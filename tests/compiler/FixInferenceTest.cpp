@@ -45,5 +45,30 @@ TEST_F(FixEndToEnd, AnInferenceJobIsJudgedOnLatencyWithTheParityOfItsOutputs) {
   EXPECT_EQ(readTextFile(script.string()), original);  // no --write: the job's file is untouched
 }
 
+// quantize-dynamic applied, not advised: an LSTM tagger's Linear and LSTM layers in int8, its tags within the int8
+// tolerance; a transformer encoder torch quantizes but cannot run is not applicable, with torch's reason.
+TEST_F(FixEndToEnd, QuantizeDynamicIsMeasuredOrNotApplicableWithTorchsReason) {
+  const fs::path jobs = fs::path(TORCHSCOPE_COMPILER_TESTS) / ".." / "inference" / "jobs";
+  fs::copy_file(jobs / "lstm_tagger.py", dir_ / "lstm_tagger.py");
+  fs::copy_file(jobs / "encoder_scoring.py", dir_ / "encoder_scoring.py");
+  const auto tagger = fix({"--repetitions", "2", "--fixes", "quantize-dynamic", "--", TORCHSCOPE_PYTHON,
+                           (dir_ / "lstm_tagger.py").string()});
+  ASSERT_TRUE(tagger.is_object());
+  const auto& quantized = fixNamed(tagger, "quantize-dynamic");
+  EXPECT_EQ(quantized["kind"], "runtime");
+  EXPECT_TRUE(quantized["parity"]["ok"].get<bool>()) << quantized["reason"];
+  EXPECT_EQ(quantized["parity"]["basis"], "outputs");
+  EXPECT_GT(quantized["parity"]["max_rel_diff"].get<double>(), 0.0);  // int8 changes the scores, within 1e-1
+  EXPECT_LE(quantized["parity"]["max_rel_diff"].get<double>(), 0.1);
+
+  const auto encoder = fix({"--repetitions", "2", "--fixes", "quantize-dynamic", "--", TORCHSCOPE_PYTHON,
+                            (dir_ / "encoder_scoring.py").string()});
+  ASSERT_TRUE(encoder.is_object());
+  const auto& refused = fixNamed(encoder, "quantize-dynamic");
+  EXPECT_EQ(refused["status"], "not applicable");
+  EXPECT_NE(refused["reason"].get<std::string>().find("torch cannot run the quantized Classifier"), std::string::npos)
+      << refused["reason"];
+}
+
 }  // namespace
 }  // namespace torchscope::compiler

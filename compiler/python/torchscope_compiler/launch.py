@@ -300,6 +300,8 @@ class _Recorder:
             "rank": _rank(),
             "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
             **self.requests.report(),
+            "not_applicable": dict(sys.modules["torchscope_compiler.runtime"].not_applicable)
+            if "torchscope_compiler.runtime" in sys.modules else {},
         }
 
 

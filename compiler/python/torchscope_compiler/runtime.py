@@ -20,6 +20,9 @@ Fix ids and their optional argument:
   channels-last                      Conv2d weights and inputs in channels_last
   pin-memory                         DataLoader(pin_memory=True) when CUDA is available
   torch-compile                      the outermost nn.Modules the job calls are compiled
+  quantize-dynamic                   dynamic int8 quantization (torch.ao) of the nn.Linear and nn.LSTM layers of
+                                     each outermost module the job calls in eval mode, on the CPU, before its
+                                     first call; one torch cannot quantize runs as it was, torch's reason on stderr
   eager                              compilation off: what torch.compile returns runs eagerly (Dynamo
                                      disabled), still timed per call as the compiled regions are
   test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3 and every
@@ -237,6 +240,65 @@ def _torch_compile() -> None:
     torch.nn.Module.__call__ = __call__
 
 
+def _quantize_dynamic() -> None:
+    """torch.ao.quantization.quantize_dynamic(module, {nn.Linear, nn.LSTM}, qint8, inplace=True) on the first call of
+    each outermost module with parameters that is in eval mode (dynamic quantization is for inference only)."""
+    import torch
+
+    original = torch.nn.Module.__call__
+    traced = traced_check()
+    state = {"depth": 0}
+
+    def __call__(self, *args, **kwargs):
+        if traced():
+            return original(self, *args, **kwargs)
+        if state["depth"] == 0 and not getattr(self, "_torchscope_quantize_seen", False):
+            object.__setattr__(self, "_torchscope_quantize_seen", True)
+            if not self.training and any(True for _ in self.parameters()):
+                _quantize_module(torch, self, args, kwargs)
+        state["depth"] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            state["depth"] -= 1
+
+    torch.nn.Module.__call__ = __call__
+
+
+# Fixes that could not act on this job, by id: the reason (the launcher reports them; `fix` says "not applicable").
+not_applicable: dict[str, str] = {}
+
+
+def _not_applicable(fix_id: str, reason: str) -> None:
+    not_applicable.setdefault(fix_id, reason)
+    print(f"torchscope: {fix_id} not applicable: {reason}", file=sys.stderr)
+
+
+def _quantize_module(torch, module, args, kwargs) -> None:
+    """Quantizes a copy first and calls it once with the call's own arguments: torch quantizes some models it cannot
+    run (nn.TransformerEncoderLayer's fast-path check reads its Linear layers' weights, which a quantized Linear
+    turns into a method); then the model runs as it was, with torch's reason."""
+    import copy
+
+    layers = (torch.nn.Linear, torch.nn.LSTM)
+    if not any(isinstance(layer, layers) for layer in module.modules()):
+        _not_applicable("quantize-dynamic", f"{type(module).__name__} has no nn.Linear or nn.LSTM layer")
+        return
+    if any(p.is_cuda for p in module.parameters()):
+        _not_applicable("quantize-dynamic", "dynamic int8 quantization runs on the CPU; the model is on CUDA")
+        return
+    try:
+        trial = torch.ao.quantization.quantize_dynamic(copy.deepcopy(module), set(layers), dtype=torch.qint8)
+        object.__setattr__(trial, "_torchscope_trial", True)  # no request of the job's (requests.py)
+        with torch.no_grad():
+            trial(*args, **kwargs)
+    except Exception as error:  # torch's reason, and the model runs unquantized
+        _not_applicable("quantize-dynamic", f"torch cannot run the quantized {type(module).__name__}: "
+                                            f"{type(error).__name__}: {error}")
+        return
+    torch.ao.quantization.quantize_dynamic(module, set(layers), dtype=torch.qint8, inplace=True)
+
+
 def _cache_compile() -> None:
     import torch._inductor.config as inductor_config
     import torch._functorch.config as functorch_config
@@ -276,6 +338,8 @@ def _apply_one(fix_id: str, arg: str) -> None:
         _pin_memory()
     elif fix_id == "torch-compile":
         _torch_compile()
+    elif fix_id == "quantize-dynamic":
+        _quantize_dynamic()
     elif fix_id == "eager":
         # torch.compile still returns its wrapper (so the collector times the same regions), but Dynamo skips
         # every frame: the regions run eagerly, the baseline against which compilation is measured.
@@ -290,7 +354,7 @@ def _apply_one(fix_id: str, arg: str) -> None:
 RUNTIME_FIXES = (
     "dynamic-shapes", "tensor-lr", "capture-scalar-outputs", "capture-dynamic-output-shape-ops",
     "compile-mode", "cuda-graphs", "cache-compile", "tf32", "bf16-autocast", "inference-mode",
-    "channels-last", "pin-memory", "torch-compile", "eager",
+    "channels-last", "pin-memory", "torch-compile", "eager", "quantize-dynamic",
 )
 
 

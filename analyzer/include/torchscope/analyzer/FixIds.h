@@ -66,8 +66,7 @@ inline constexpr std::string_view kSource = "source";
 constexpr std::string_view kindOf(std::string_view id) {
   if (id.empty()) return "";
   if (id == kRepeatInterleaveOutputSize || id == kItemAccumulateTensor || id == kTupleKeysToStr ||
-      id == kPrintOutOfCompiled || id == kSdpa || id == kQuantizeDynamic || id == kRemoveDataDependentBranch ||
-      id == kItemKeptAsTensor) {
+      id == kPrintOutOfCompiled || id == kSdpa || id == kRemoveDataDependentBranch || id == kItemKeptAsTensor) {
     return kSource;
   }
   return kRuntime;

@@ -56,6 +56,7 @@ struct RunMeasurement {
   std::vector<StepSample> requests;
   std::vector<std::int64_t> request_items;
   std::vector<RequestOutput> outputs;
+  std::map<std::string, std::string> not_applicable;  // runtime fixes that could not act on the job: their reason
   std::string steps_source;       // "store" | "launcher"
   std::int64_t peak_rss_bytes = -1;            // ProcessResult::peak_rss_bytes
   std::int64_t gpu_peak_allocated_bytes = -1;  // highest cuda.peak_allocated of the store, -1 without a GPU
