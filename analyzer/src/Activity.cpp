@@ -342,11 +342,8 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   auto attention_ids = attentionNameIds(reader);
   if (!attention_ids) return attention_ids.error();
   NameMap op_totals;
-  // The args of host-timed collectives only: evaluated for those rows alone.
   auto ops = reader.query(
-      "SELECT name_id, start_ns, end_ns, pid, tid, CASE WHEN category = 'collective' THEN "
-      "coalesce(json_extract(args, '$.source'), '') END, CASE WHEN category = 'collective' THEN "
-      "json_extract(args, '$.async') END FROM cpu_ops",
+      "SELECT name_id, start_ns, end_ns, pid, tid FROM cpu_ops",
       [&](const store::Row& row) {
         const std::int64_t name_id = row.integer(0);
         const base::Nanos start = row.integer(1), end = row.integer(2);
@@ -358,9 +355,14 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
         if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
           facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});
         }
-        if (!row.isNull(5)) facts.collectives.push_back(hostCollective(start, end, row.text(5), row.integer(6)));
       });
   if (!ops) return ops.error();
+  auto collectives = reader.load<store::Collective>();
+  if (!collectives) return collectives.error();
+  for (const auto& collective : *collectives) {
+    facts.collectives.push_back(hostCollective(collective.start_ns, collective.end_ns, collective.source,
+                                               collective.async ? 1 : 0));
+  }
   const auto by_start = [](const CollectiveSpan& a, const CollectiveSpan& b) { return a.start_ns < b.start_ns; };
   std::stable_sort(facts.collectives.begin(), facts.collectives.end(), by_start);
   auto nccl_kernels = nccl.finish();

@@ -2,11 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
-#include "torchscope/base/JsonText.h"
-#include "torchscope/store/CaptureWindow.h"
-
 namespace torchscope::analyzer {
 
 namespace {
@@ -16,59 +11,72 @@ std::string formatSpan(double seconds) {
 }
 
 // How the window was asked for, as the user gave it to `torchscope run`.
-std::string bounds(const nlohmann::json& in, const std::string& mode) {
-  if (mode == "steps") {
-    const std::int64_t end = in.value("end_step", std::int64_t{-1});
-    return fmt::format("--steps {}:{}", in.value("first_step", std::int64_t{0}), end >= 0 ? std::to_string(end) : "");
+std::string bounds(const CaptureWindow& window) {
+  if (window.mode == "steps") {
+    return fmt::format("--steps {}:{}", window.first_step,
+                       window.end_step >= 0 ? std::to_string(window.end_step) : "");
   }
-  if (mode == "time") {
-    const double duration = in.value("duration_s", -1.0);
-    return fmt::format("--delay {:g}{}", in.value("delay_s", 0.0),
-                       duration > 0 ? fmt::format(" --duration {:g}", duration) : std::string());
+  if (window.mode == "time") {
+    return fmt::format("--delay {:g}{}", window.delay_s,
+                       window.duration_s > 0 ? fmt::format(" --duration {:g}", window.duration_s) : std::string());
   }
-  if (mode == "cuda-profiler") return "--capture-range cuda-profiler";
+  if (window.mode == "cuda-profiler") return "--capture-range cuda-profiler";
   return "--signal-toggle";
 }
 
 }  // namespace
 
-CaptureWindow parseCaptureWindow(const std::string& attribute) {
+CaptureWindow captureWindowFrom(const store::CaptureWindow& row) {
   CaptureWindow window;
-  const nlohmann::json in = base::parseJson(attribute);
-  if (!in.is_object() || !in.contains("mode") || !in["mode"].is_string()) return window;
-  try {
-    window.mode = in["mode"].get<std::string>();
-    window.attribute = attribute;
-    window.open_seconds = in.value("open_s", 0.0);
-    window.steps = in.value("steps", std::int64_t{0});
-    window.first_kept_step = in.value("first_kept_step", std::int64_t{-1});
-    window.last_kept_step = in.value("last_kept_step", std::int64_t{-1});
-  } catch (const nlohmann::json::exception&) {
-    return CaptureWindow{};
-  }
+  window.mode = row.mode;
+  window.first_step = row.first_step;
+  window.end_step = row.end_step;
+  window.delay_s = row.delay_s;
+  window.duration_s = row.duration_s;
+  window.signal = row.signal;
+  window.intervals = row.openIntervals();
+  window.open_seconds = row.open_s;
+  window.steps = row.steps;
+  window.first_kept_step = row.first_kept_step;
+  window.last_kept_step = row.last_kept_step;
   return window;
 }
 
 CaptureWindow captureWindowOf(const store::Reader& reader) {
-  auto attributes = reader.load<store::RunAttribute>();
-  if (!attributes) return {};
-  for (const auto& attribute : *attributes) {
-    if (attribute.key == store::kWindowAttribute) return parseCaptureWindow(attribute.value);
+  auto rows = reader.load<store::CaptureWindow>();
+  if (!rows || rows->empty()) return {};
+  return captureWindowFrom(rows->front());
+}
+
+nlohmann::json windowJson(const CaptureWindow& window) {
+  nlohmann::json out = {{"mode", window.mode}};
+  if (window.mode == "steps") {
+    out["first_step"] = window.first_step;
+    out["end_step"] = window.end_step;
+  } else if (window.mode == "time") {
+    out["delay_s"] = window.delay_s;
+    out["duration_s"] = window.duration_s;
+  } else if (window.mode == "signal") {
+    out["signal"] = window.signal;
   }
-  return {};
+  nlohmann::json intervals = nlohmann::json::array();
+  for (const auto& [opened, closed] : window.intervals) intervals.push_back({opened, closed});
+  out["intervals"] = std::move(intervals);
+  out["open_s"] = window.open_seconds;
+  out["steps"] = window.steps;
+  out["first_kept_step"] = window.first_kept_step;
+  out["last_kept_step"] = window.last_kept_step;
+  return out;
 }
 
 std::string CaptureWindow::describe() const {
   if (whole()) return "";
-  const nlohmann::json in = base::parseJson(attribute);
   std::string kept =
       steps > 0 ? fmt::format("steps {}-{}, {} step{}", first_kept_step, last_kept_step, steps, steps == 1 ? "" : "s")
                 : std::string("no step");
-  const std::size_t intervals =
-      in.is_object() && in.contains("intervals") && in["intervals"].is_array() ? in["intervals"].size() : 0;
-  std::string opened = intervals == 0 ? "never opened" : formatSpan(open_seconds) + " open";
-  if (intervals > 1) opened += fmt::format(" in {} intervals", intervals);
-  return fmt::format("window {} ({}, {}); compilations, graph breaks and recompiles: the whole run", bounds(in, mode),
+  std::string opened = intervals.empty() ? "never opened" : formatSpan(open_seconds) + " open";
+  if (intervals.size() > 1) opened += fmt::format(" in {} intervals", intervals.size());
+  return fmt::format("window {} ({}, {}); compilations, graph breaks and recompiles: the whole run", bounds(*this),
                      kept, opened);
 }
 

@@ -49,7 +49,9 @@ void fields(V& v, store::RunInfo& x) {
 
 template <class V>
 void fields(V& v, CaptureWindow& x) {
-  v("mode", x.mode), v("attribute", x.attribute), v("open_seconds", x.open_seconds), v("steps", x.steps);
+  v("mode", x.mode), v("first_step", x.first_step), v("end_step", x.end_step), v("delay_s", x.delay_s);
+  v("duration_s", x.duration_s), v("signal", x.signal), v("intervals", x.intervals);
+  v("open_seconds", x.open_seconds), v("steps", x.steps);
   v("first_kept_step", x.first_kept_step), v("last_kept_step", x.last_kept_step);
 }
 
@@ -118,21 +120,27 @@ void fields(V& v, FlameNode& x) {  // without its children (flameJson)
 }
 
 template <class V>
-void fields(V& v, RunSummary& x) {
-template <class V>
 void fields(V& v, RequestSummary& x) {
   v("recorded", x.recorded), v("requests", x.requests), v("steady", x.steady), v("p50_s", x.p50_s);
   v("p90_s", x.p90_s), v("p99_s", x.p99_s), v("max_s", x.max_s), v("busy_s", x.busy_s), v("span_s", x.span_s);
   v("requests_per_s", x.requests_per_s), v("items", x.items), v("items_per_s", x.items_per_s);
 }
 
+template <class V>
+void fields(V& v, ProblemCount& x) {
+  v("kind", x.kind), v("file", x.file), v("line", x.line), v("function", x.function), v("detail", x.detail);
+  v("count", x.count);
+}
+
+template <class V>
+void fields(V& v, RunSummary& x) {
   v("path", x.path), v("run", x.run), v("partial", x.partial), v("duration_s", x.duration_s), v("begin_ns", x.begin_ns);
   v("end_ns", x.end_ns), v("process_name", x.process_name), v("rank", x.rank), v("step_seconds", x.step_seconds);
   v("steady_step_seconds", x.steady_step_seconds), v("steady_step_median_s", x.steady_step_median_s);
   v("compile_seconds", x.compile_seconds), v("compiles", x.compiles), v("graph_breaks", x.graph_breaks);
   v("recompiles", x.recompiles), v("syncs", x.syncs), v("kernels", x.kernels), v("job_folder", x.job_folder);
   v("window", x.window), v("timeline", x.timeline), v("overview", x.overview), v("memory", x.memory);
-  v("lines", x.lines), v("flame", x.flame), v("requests", x.requests);
+  v("lines", x.lines), v("flame", x.flame), v("requests", x.requests), v("problems", x.problems);
 }
 
 template <class V>
@@ -166,7 +174,9 @@ void fields(V& v, RankFacts& x) {  // the steps and collectives stay behind: the
 }
 
 template <class T>
-concept Listed = requires(JsonWriter& writer, T& value) { fields(writer, value); };
+concept Listed = requires(JsonWriter& writer, T& value) {
+  fields(writer, value);
+};
 
 template <class T>
 struct IsVector : std::false_type {};
@@ -208,7 +218,8 @@ FlameNode unflattenFlame(const json& nodes, std::size_t& next) {
   JsonReader reader{entry};
   fields(reader, node);
   const auto children = entry.at("children").get<std::size_t>();
-  if (children > nodes.size() - next) throw json::out_of_range::create(401, "a flame node has too many children", &entry);
+  if (children > nodes.size() - next)
+    throw json::out_of_range::create(401, "a flame node has too many children", &entry);
   for (std::size_t i = 0; i < children; ++i) node.children.push_back(unflattenFlame(nodes, next));
   return node;
 }
@@ -260,7 +271,8 @@ void decode(const json& in, T& value) {
   } else if constexpr (std::same_as<T, FlameGraph>) {
     JsonReader reader{in};
     reader("recorded", value.recorded), reader("steps", value.steps), reader("threads", value.threads);
-    reader("min_share", value.min_share), reader("pruned_nodes", value.pruned_nodes), reader("pruned_s", value.pruned_s);
+    reader("min_share", value.min_share), reader("pruned_nodes", value.pruned_nodes),
+        reader("pruned_s", value.pruned_s);
     reader("unsampled_steady_steps", value.unsampled_steady_steps);
     std::size_t next = 0;
     value.root = unflattenFlame(in.at("nodes"), next);

@@ -1,32 +1,12 @@
 #include "OpCensus.h"
 
-#include <nlohmann/json.hpp>
-
-#include "torchscope/base/JsonText.h"
-
 namespace torchscope::analyzer {
 
 namespace {
 
-std::int64_t censusInteger(const nlohmann::json& args, const char* key, std::int64_t fallback) {
-  const auto found = args.find(key);
-  return found != args.end() && found->is_number_integer() ? found->get<std::int64_t>() : fallback;
-}
-
-std::string censusText(const nlohmann::json& args, const char* key) {
-  const auto found = args.find(key);
-  return found != args.end() && found->is_string() ? found->get<std::string>() : std::string{};
-}
-
-std::vector<OpCensus::FrequentOp> censusFrequentOps(const nlohmann::json& args) {
+std::vector<OpCensus::FrequentOp> frequentOps(const std::vector<store::CensusOp>& ops) {
   std::vector<OpCensus::FrequentOp> frequent;
-  if (const auto ops = args.find("frequent_ops"); ops != args.end() && ops->is_array()) {
-    for (const auto& op : *ops) {
-      if (op.is_object()) {
-        frequent.push_back({censusText(op, "name"), censusInteger(op, "count", 0), censusInteger(op, "ns", 0)});
-      }
-    }
-  }
+  for (const auto& op : ops) frequent.push_back({op.name, op.count, op.ns});
   return frequent;
 }
 
@@ -38,59 +18,50 @@ std::optional<OpCensus::Site::Context> siteContext(const std::string& name) {
 }
 
 // The sites of a known context; a later bridge's other contexts are left out.
-std::vector<OpCensus::Site> censusSites(const nlohmann::json& args) {
+std::vector<OpCensus::Site> censusSites(const store::OpCensus& row) {
   std::vector<OpCensus::Site> sites;
-  const auto found = args.find("sites");
-  if (found == args.end() || !found->is_array()) return sites;
-  for (const auto& site : *found) {
-    if (!site.is_object()) continue;
-    const auto context = siteContext(censusText(site, "context"));
+  for (const auto& site : row.censusSites()) {
+    const auto context = siteContext(site.context);
     if (!context) continue;
-    sites.push_back({*context, censusText(site, "file"), censusInteger(site, "line", -1), censusText(site, "function"),
-                     censusText(site, "via"), censusInteger(site, "ops", 0), censusInteger(site, "short_ops", 0),
-                     censusInteger(site, "op_ns", 0), censusInteger(site, "short_op_ns", 0),
-                     censusInteger(site, "gap_ns", 0), censusFrequentOps(site)});
+    sites.push_back({*context, site.file, site.line, site.function, site.via, site.ops, site.short_ops, site.op_ns,
+                     site.short_op_ns, site.gap_ns, frequentOps(store::frequentOpsOf(site))});
   }
   return sites;
 }
 
-OpCensus censusFromArgs(const nlohmann::json& args) {
+OpCensus censusOf(const store::OpCensus& row) {
   OpCensus census;
-  census.step = censusInteger(args, "step", -1);
-  census.ops = censusInteger(args, "ops", 0);
-  census.short_ops = censusInteger(args, "short_ops", 0);
-  census.op_ns = censusInteger(args, "op_ns", 0);
-  census.short_op_ns = censusInteger(args, "short_op_ns", 0);
-  census.step_ns = censusInteger(args, "step_ns", 0);
-  census.short_op_threshold_ns = censusInteger(args, "short_op_threshold_ns", 0);
-  census.op_overhead_ns = censusInteger(args, "op_overhead_ns", -1);
-  census.model = censusText(args, "model");
-  census.model_file = censusText(args, "model_file");
-  census.model_line = censusInteger(args, "model_line", -1);
-  census.model_function = censusText(args, "model_function");
-  census.step_file = censusText(args, "step_file");
-  census.step_line = censusInteger(args, "step_line", -1);
-  census.step_function = censusText(args, "step_function");
-  census.frequent_ops = censusFrequentOps(args);
-  census.sites = censusSites(args);
+  census.start_ns = row.start_ns;
+  census.end_ns = row.end_ns;
+  census.step = row.step;
+  census.ops = row.ops;
+  census.short_ops = row.short_ops;
+  census.op_ns = row.op_ns;
+  census.short_op_ns = row.short_op_ns;
+  census.step_ns = row.step_ns;
+  census.short_op_threshold_ns = row.short_op_threshold_ns;
+  census.op_overhead_ns = row.op_overhead_ns;
+  census.model = row.model;
+  census.model_file = row.model_file;
+  census.model_line = row.model_line;
+  census.model_function = row.model_function;
+  census.step_file = row.step_file;
+  census.step_line = row.step_line;
+  census.step_function = row.step_function;
+  census.frequent_ops = frequentOps(row.frequentOps());
+  census.sites = censusSites(row);
   return census;
 }
 
 }  // namespace
 
 Result<std::optional<OpCensus>> loadOpCensus(const store::Reader& reader) {
-  std::optional<OpCensus> census;
-  auto queried =
-      reader.query("SELECT start_ns, end_ns, args FROM cpu_ops WHERE category = 'op_census' ORDER BY start_ns LIMIT 1",
-                   [&](const store::Row& row) {
-                     const auto args = base::parseJson(row.isNull(2) ? std::string("{}") : row.text(2));
-                     if (!args.is_object()) return;
-                     census = censusFromArgs(args);
-                     census->start_ns = row.integer(0);
-                     census->end_ns = row.integer(1);
-                   });
-  if (!queried) return queried.error();
-  return census;
+  store::LoadOptions first;
+  first.limit = 1;
+  auto rows = reader.load<store::OpCensus>(first);
+  if (!rows) return rows.error();
+  if (rows->empty()) return std::optional<OpCensus>();
+  return std::optional<OpCensus>(censusOf(rows->front()));
 }
 
 }  // namespace torchscope::analyzer

@@ -1,4 +1,4 @@
-// The bridge's op census of one eager step (docs/FORMAT.md, `cpu_ops` rows of category `op_census`).
+// The bridge's op census of one eager step (docs/FORMAT.md, `op_census`), as the rules read it.
 #pragma once
 
 #include <cstdint>

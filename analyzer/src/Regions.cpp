@@ -1,19 +1,16 @@
-// The compiled-region table: the collector's `compiled_region` rows (per region and step: calls, wall and
-// thread-CPU time, the Dynamo frames compiled under it) joined with the compiles, graph breaks, recompiles and
-// `cudagraphs` rows of those frames; frames that ran in no timed region get rows of their own.
+// The compiled-region table: the store's `compiled_regions` rows (per region and step: calls, wall and thread-CPU
+// time, the Dynamo frames compiled under it) joined with the compiles (their CUDA-graph skips too), graph breaks and
+// recompiles of those frames; frames that ran in no timed region get rows of their own.
 #include "torchscope/analyzer/Regions.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <set>
 
 #include "Rules.h"
-#include "torchscope/base/Settings.h"
 #include "torchscope/analyzer/Analyzer.h"
-#include "torchscope/base/JsonText.h"
 #include "torchscope/base/Saturating.h"
+#include "torchscope/base/Settings.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::analyzer {
@@ -23,16 +20,6 @@ constexpr double kRegionNanosPerSecond = 1e9;
 constexpr double kRegionMinGain = 1e-3;  // of the eager time per call
 
 double regionSeconds(std::int64_t nanos) { return static_cast<double>(nanos) / kRegionNanosPerSecond; }
-
-std::int64_t regionArgInteger(const nlohmann::json& object, const char* key, std::int64_t fallback = -1) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
-}
-
-std::string regionArgText(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // A region summed over its rows, with what the table needs besides: its steady-state time, CPU samples.
 struct RegionRows {
@@ -59,65 +46,49 @@ void addCpuCalls(RegionRows::CpuCalls& sum, const RegionRows::CpuCalls& row) {
 
 Result<std::map<std::int64_t, RegionRows>> loadRegionRows(const store::Reader& reader,
                                                           const std::set<std::int64_t>& steady) {
+  auto loaded = reader.load<store::CompiledRegion>();
+  if (!loaded) return loaded.error();
   std::map<std::int64_t, RegionRows> regions;
-  auto queried = reader.query(
-      "SELECT name, args, pid, tid, start_ns, end_ns FROM cpu_ops_v WHERE category = 'compiled_region' "
-      "ORDER BY start_ns",
-      [&](const store::Row& row) {
-        const auto args = base::parseJson(row.text(1));
-        if (!args.is_object()) return;
-        const std::int64_t id = regionArgInteger(args, "region");
-        if (id < 0) return;
-        auto& rows = regions[id];
-        Region& region = rows.region;
-        if (region.region < 0) {
-          region.region = id;
-          region.name = row.text(0);
-          region.calls = 0;
-        }
-        if (region.site_file.empty()) {
-          region.site_file = regionArgText(args, "site_file");
-          region.site_line = regionArgInteger(args, "site_line");
-        }
-        if (region.call_file.empty()) {
-          region.call_file = regionArgText(args, "call_file");
-          region.call_line = regionArgInteger(args, "call_line");
-        }
-        if (const auto asked = args.find("cudagraphs"); asked != args.end() && asked->is_boolean()) {
-          rows.cudagraphs_asked = rows.cudagraphs_asked || asked->get<bool>();
-        }
-        const std::int64_t calls = std::max<std::int64_t>(regionArgInteger(args, "calls", 0), 0);
-        const std::int64_t compile_calls =
-            std::clamp<std::int64_t>(regionArgInteger(args, "compile_calls", 0), 0, calls);
-        const std::int64_t wall = std::max<std::int64_t>(regionArgInteger(args, "wall_ns", 0), 0);
-        const std::int64_t compile_wall =
-            std::clamp<std::int64_t>(regionArgInteger(args, "compile_wall_ns", 0), 0, wall);
-        if (calls == 1 && compile_calls == 0) {
-          rows.single_calls.push_back({row.integer(2), row.integer(3), row.integer(4), row.integer(5)});
-        }
-        region.calls = base::saturatingAdd(region.calls, calls);
-        region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
-        region.run_wall_s += regionSeconds(wall - compile_wall);
-        const RegionRows::CpuCalls cpu{std::max<std::int64_t>(regionArgInteger(args, "cpu_ns", 0), 0),
-                                       regionArgInteger(args, "cpu_wall_ns", -1),
-                                       std::max<std::int64_t>(regionArgInteger(args, "cpu_calls", 0), 0)};
-        addCpuCalls(rows.cpu, cpu);
-        if (steady.count(regionArgInteger(args, "step")) != 0) {
-          rows.steady_wall_ns = base::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
-          region.steady_calls = base::saturatingAdd(region.steady_calls, calls - compile_calls);
-          addCpuCalls(rows.steady_cpu, cpu);
-        }
-        if (const auto frames = args.find("frames"); frames != args.end() && frames->is_array()) {
-          for (const auto& frame : *frames) {
-            if (!frame.is_number_integer()) continue;
-            const auto id_of_frame = frame.get<std::int64_t>();
-            if (std::find(region.frames.begin(), region.frames.end(), id_of_frame) == region.frames.end()) {
-              region.frames.push_back(id_of_frame);
-            }
-          }
-        }
-      });
-  if (!queried) return queried.error();
+  for (const store::CompiledRegion& row : *loaded) {
+    if (row.region < 0) continue;
+    auto& rows = regions[row.region];
+    Region& region = rows.region;
+    if (region.region < 0) {
+      region.region = row.region;
+      region.name = row.name;
+      region.calls = 0;
+    }
+    if (region.site_file.empty()) {
+      region.site_file = row.site_file;
+      region.site_line = row.site_line;
+    }
+    if (region.call_file.empty()) {
+      region.call_file = row.call_file;
+      region.call_line = row.call_line;
+    }
+    rows.cudagraphs_asked = rows.cudagraphs_asked || row.cudagraphs;
+    const std::int64_t calls = std::max<std::int64_t>(row.calls, 0);
+    const std::int64_t compile_calls = std::clamp<std::int64_t>(row.compile_calls, 0, calls);
+    const std::int64_t wall = std::max<std::int64_t>(row.wall_ns, 0);
+    const std::int64_t compile_wall = std::clamp<std::int64_t>(row.compile_wall_ns, 0, wall);
+    if (calls == 1 && compile_calls == 0) rows.single_calls.push_back({row.pid, row.tid, row.start_ns, row.end_ns});
+    region.calls = base::saturatingAdd(region.calls, calls);
+    region.compile_calls = base::saturatingAdd(region.compile_calls, compile_calls);
+    region.run_wall_s += regionSeconds(wall - compile_wall);
+    const RegionRows::CpuCalls cpu{std::max<std::int64_t>(row.cpu_ns, 0), row.cpu_wall_ns,
+                                   std::max<std::int64_t>(row.cpu_calls, 0)};
+    addCpuCalls(rows.cpu, cpu);
+    if (steady.count(row.step) != 0) {
+      rows.steady_wall_ns = base::saturatingAdd(rows.steady_wall_ns, wall - compile_wall);
+      region.steady_calls = base::saturatingAdd(region.steady_calls, calls - compile_calls);
+      addCpuCalls(rows.steady_cpu, cpu);
+    }
+    for (const std::int64_t frame : row.frameIds()) {
+      if (std::find(region.frames.begin(), region.frames.end(), frame) == region.frames.end()) {
+        region.frames.push_back(frame);
+      }
+    }
+  }
   return regions;
 }
 
@@ -163,20 +134,16 @@ Result<void> addKernelTimes(const store::Reader& reader, std::map<std::int64_t, 
   return {};
 }
 
-// Inductor's reason per frame whose CUDA graphs it skipped.
-Result<std::map<std::int64_t, std::string>> loadCudagraphSkips(const store::Reader& reader) {
+// Inductor's reason per frame whose CUDA graphs it skipped (the last compile of the frame that says so).
+std::map<std::int64_t, std::string> cudagraphSkips(const std::vector<store::Compile>& compiles) {
   std::map<std::int64_t, std::string> skips;
-  auto queried =
-      reader.query("SELECT args FROM cpu_ops_v WHERE category = 'cudagraphs' AND name = 'skipped' ORDER BY start_ns",
-                   [&](const store::Row& row) {
-                     const auto args = base::parseJson(row.text(0));
-                     if (!args.is_object()) return;
-                     std::string reason = regionArgText(args, "reason");
-                     constexpr std::string_view kPrefix = "skipping cudagraphs due to ";
-                     if (reason.rfind(kPrefix, 0) == 0) reason.erase(0, kPrefix.size());
-                     skips[regionArgInteger(args, "frame_id")] = reason;
-                   });
-  if (!queried) return queried.error();
+  constexpr std::string_view kPrefix = "skipping cudagraphs due to ";
+  for (const auto& compile : compiles) {
+    if (compile.cudagraph_skip_reason.empty()) continue;
+    std::string reason = compile.cudagraph_skip_reason;
+    if (reason.rfind(kPrefix, 0) == 0) reason.erase(0, kPrefix.size());
+    skips[compile.frame_id] = std::move(reason);
+  }
   return skips;
 }
 
@@ -286,8 +253,7 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   if (!facts) return facts.error();
   auto breaks = (*reader)->load<store::GraphBreak>();
   if (!breaks) return breaks.error();
-  auto cudagraph_skips = loadCudagraphSkips(**reader);
-  if (!cudagraph_skips) return cudagraph_skips.error();
+  const auto cudagraph_skips = cudagraphSkips(facts->compiles);
   const bool gpu_run = !facts->compute_major.empty() || facts->count("kernels") > 0;
   const auto steady = facts->steadyStepIndices();
   auto rows = loadRegionRows(**reader, steady);
@@ -340,7 +306,7 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   }
   for (auto& region : frameRegions(facts->compiles, claimed)) table.regions.push_back(std::move(region));
   for (auto& region : table.regions) {
-    addFrameFacts(region, facts->compiles, *breaks, facts->recompiles, *cudagraph_skips);
+    addFrameFacts(region, facts->compiles, *breaks, facts->recompiles, cudagraph_skips);
     if (region.cudagraphs.empty() && cudagraphs_asked.count(region.region) != 0) {
       // Inductor names no reason when a graph has no CUDA tensor at all.
       region.cudagraphs = gpu_run ? "used" : "not used: no GPU in this run (CUDA graphs capture CUDA work only)";

@@ -1,9 +1,13 @@
-// The C ABI of collector.h: turns the bridge's JSON objects into store records (JsonRecord.h decodes the columns
-// their tables declare; what follows adds what the bridge does not send). Nothing thrown below may leave this file.
+// The C ABI of collector.h: turns the bridge's JSON objects into store records of the table they name (JsonRecord.h
+// decodes the columns the table declares; complete() adds what the bridge does not send). Nothing thrown below may
+// leave this file.
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,27 +25,52 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t integer(const json& object, const char* key, std::int64_t fallback = -1) {
-  const auto it = object.find(key);
-  return it == object.end() ? fallback : integerOf(*it, fallback);
-}
-
 std::string text(const json& object, const char* key) {
   const auto it = object.find(key);
   return it == object.end() ? "" : textOf(*it);
 }
 
-bool recordCompile(Collector& collector, const json& in) {
-  auto out = recordFromJson<store::Compile>(in);
-  out.pid = processId();
-  out.end_ns = integer(in, "end_ns", out.start_ns);
+// The tables the bridge writes (by name, through torchscope_record_json); the run is the one-row run table.
+using BridgeRecords = std::tuple<store::RunInfo, store::RunAttribute, store::Device, store::Sync, store::Compile,
+                                 store::GraphBreak, store::Recompile, store::MemorySample, store::MemoryHolder,
+                                 store::Collective, store::CompiledRegion, store::OpCensus, store::Diagnostic>;
+
+// What every record of the bridge gets beside its columns: this process's pid, the calling thread when the
+// object names none, and an end at its start when it names none.
+template <class T>
+void fillOwnColumns(T& out, const json& in) {
+  store::schema::forEachColumn<T>([&](const auto& column) {
+    if constexpr (std::is_same_v<typename std::decay_t<decltype(column)>::Type, std::int64_t>) {
+      if (column.name == "pid") out.*(column.member) = processId();
+      if (column.name == "tid" && !in.contains("tid")) out.*(column.member) = threadId();
+    }
+  });
+  if constexpr (!T::kTable.start.empty() && T::kTable.start != T::kTable.end) {
+    store::schema::forEachColumn<T>([&](const auto& column) {
+      if constexpr (std::is_same_v<typename std::decay_t<decltype(column)>::Type, std::int64_t>) {
+        if (column.name != T::kTable.end || in.contains(std::string(T::kTable.end))) return;
+        store::schema::forEachColumn<T>([&](const auto& start) {
+          if constexpr (std::is_same_v<typename std::decay_t<decltype(start)>::Type, std::int64_t>) {
+            if (start.name == T::kTable.start) out.*(column.member) = out.*(start.member);
+          }
+        });
+      }
+    });
+  }
+}
+
+// What the collector adds to a record beyond its columns, and stores it: by default nothing.
+template <class T>
+bool complete(Collector& collector, T out, const json& /*in*/) {
+  return collector.add(std::move(out));
+}
+
+bool complete(Collector& collector, store::Compile out, const json& /*in*/) {
   collector.tally().compiles += 1;
   return collector.add(std::move(out));
 }
 
-bool recordGraphBreak(Collector& collector, const json& in) {
-  auto out = recordFromJson<store::GraphBreak>(in);
-  out.pid = processId();
+bool complete(Collector& collector, store::GraphBreak out, const json& /*in*/) {
   collector.tally().graph_breaks += 1;
   return collector.add(std::move(out));
 }
@@ -58,9 +87,7 @@ std::vector<store::RecompileCause> earlierCauses(std::int64_t pid, std::int64_t 
   return known;
 }
 
-bool recordRecompile(Collector& collector, const json& in) {
-  auto out = recordFromJson<store::Recompile>(in);
-  out.pid = processId();
+bool complete(Collector& collector, store::Recompile out, const json& in) {
   // Classified here so that the live collector and the importers agree on the same text.
   std::string guards;
   if (const auto it = in.find("guard_failures"); it != in.end() && it->is_array()) {
@@ -76,11 +103,9 @@ bool recordRecompile(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
-bool recordSync(Collector& collector, const json& in) {
-  auto out = recordFromJson<store::Sync>(in);
-  out.pid = processId();
+// A sync torch's sync debug mode reported on the calling thread.
+bool complete(Collector& collector, store::Sync out, const json& in) {
   out.tid = threadId();
-  out.end_ns = integer(in, "end_ns", out.start_ns);
   if (!in.contains("sync_kind")) out.sync_kind = "python";
   out.origin = "python";
   out.correlation_id = -1;
@@ -88,62 +113,42 @@ bool recordSync(Collector& collector, const json& in) {
   return collector.add(std::move(out));
 }
 
-// A host-timed range from the bridge as a cpu_ops row of `category`: a collective (torch.distributed on the CPU,
-// from its call to its completion), a compiled region's calls of one step, a compile's CUDA-graph outcome.
-bool recordHostRange(Collector& collector, const json& in, std::string category) {
-  auto out = recordFromJson<store::CpuOp>(in);
-  out.pid = processId();
-  out.tid = integer(in, "tid", threadId());
-  out.end_ns = integer(in, "end_ns", out.start_ns);
-  out.category = std::move(category);
-  out.correlation_id = -1;
-  return collector.add(std::move(out));
-}
-
-bool recordDevice(Collector& collector, const json& in) { return collector.add(recordFromJson<store::Device>(in)); }
-
-// One step end's allocator figures: {"ts_ns", "step", "device", "values": {series: value}}.
-bool recordMemorySamples(Collector& collector, const json& in) {
+// One step end's allocator figures may come as {"ts_ns", "step", "device", "values": {series: value}}: a row per
+// series.
+bool complete(Collector& collector, store::MemorySample out, const json& in) {
   const auto values = in.find("values");
-  if (values == in.end() || !values->is_object()) return false;
-  const std::int64_t pid = processId();
-  const std::int64_t device = integer(in, "device");
-  const std::int64_t ts_ns = integer(in, "ts_ns", 0);
-  const std::int64_t step = integer(in, "step");
+  if (values == in.end()) return !out.series.empty() && collector.add(std::move(out));
+  if (!values->is_object()) return false;
   bool all = true;
   for (const auto& [series, value] : values->items()) {
     if (!value.is_number()) continue;
-    all = collector.add(store::MemorySample{pid, device, series, ts_ns, step, value.get<std::int64_t>()}) && all;
+    all = collector.add(store::MemorySample{out.pid, out.device, series, out.ts_ns, out.step,
+                                            value.get<std::int64_t>()}) &&
+          all;
   }
   return all;
 }
 
-bool recordMemoryHolder(Collector& collector, const json& in) {
-  auto out = recordFromJson<store::MemoryHolder>(in);
-  out.pid = processId();
+// The job's user-code roots are kept for locating GPU syncs too, and stored as the analyzer reads them.
+bool complete(Collector& collector, store::RunAttribute out, const json& /*in*/) {
+  const bool user = out.key == store::kUserRootsAttribute;
+  if (user || out.key == store::kLibraryRootsAttribute) {
+    const store::CodeRoots given = store::codeRootsFrom({out});
+    store::CodeRoots roots = collector.codeRoots();
+    (user ? roots.user : roots.library) = user ? given.user : given.library;
+    out.value = store::rootsJson(user ? roots.user : roots.library);
+    collector.setCodeRoots(std::move(roots));
+  }
   return collector.add(std::move(out));
 }
 
-std::vector<std::string> strings(const json& object, const char* key) {
-  std::vector<std::string> values;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return values;
-  for (const json& value : *it) {
-    if (value.is_string()) values.push_back(value.get<std::string>());
-  }
-  return values;
+bool complete(Collector& collector, store::Diagnostic out, const json& /*in*/) {
+  collector.diagnostic("bridge", out.severity.empty() ? "warning" : out.severity, out.message);
+  collector.tally().notes += 1;
+  return true;
 }
 
-// The job's user-code roots: kept for locating GPU syncs and stored as run attributes for the analyzer.
-bool recordCodeRoots(Collector& collector, const json& in) {
-  store::CodeRoots roots{strings(in, "user"), strings(in, "library")};
-  const bool stored = collector.add(store::RunAttribute{std::string(store::kUserRootsAttribute), store::rootsJson(roots.user)}) &&
-                      collector.add(store::RunAttribute{std::string(store::kLibraryRootsAttribute),
-                                                        store::rootsJson(roots.library)});
-  collector.setCodeRoots(std::move(roots));
-  return stored;
-}
-
+// Fields of the one-row run table: each one the object names.
 bool recordRun(Collector& collector, const json& in) {
   bool all = true;
   for (const auto& [key, value] : in.items()) {
@@ -152,35 +157,29 @@ bool recordRun(Collector& collector, const json& in) {
   return all;
 }
 
-// Records of what the job does step by step: kept only inside the capture window.
-bool isWindowed(const std::string& kind) {
-  return kind == "sync" || kind == "memory" || kind == "memory_holder" || kind == "collective";
+template <class T>
+bool recordOf(Collector& collector, const json& in) {
+  if constexpr (T::kTable.keying == store::schema::Keying::kSingleton) {
+    return recordRun(collector, in);
+  } else {
+    // Records of what the job does step by step are kept only inside the capture window.
+    if (T::kTable.windowed && !collector.windowOpen()) return false;
+    T out = recordFromJson<T>(in);
+    fillOwnColumns(out, in);
+    return complete(collector, std::move(out), in);
+  }
 }
 
-bool record(const std::string& kind, const json& in) {
+// One record of the table named `table`, decoded as its declaration says; false for a table the bridge does not
+// write.
+bool record(std::string_view table, const json& in) {
   Collector& collector = Collector::instance();
   if (!collector.active() || !in.is_object()) return false;
-  if (isWindowed(kind) && !collector.windowOpen()) return false;
-  if (kind == "compile") return recordCompile(collector, in);
-  if (kind == "graph_break") return recordGraphBreak(collector, in);
-  if (kind == "recompile") return recordRecompile(collector, in);
-  if (kind == "sync") return recordSync(collector, in);
-  if (kind == "device") return recordDevice(collector, in);
-  if (kind == "memory") return recordMemorySamples(collector, in);
-  if (kind == "memory_holder") return recordMemoryHolder(collector, in);
-  if (kind == "collective" || kind == "compiled_region" || kind == "cudagraphs" || kind == "op_census") {
-    return recordHostRange(collector, in, kind);
-  }
-  if (kind == "run") return recordRun(collector, in);
-  if (kind == "code_roots") return recordCodeRoots(collector, in);
-  if (kind == "attribute") return collector.add(recordFromJson<store::RunAttribute>(in));
-  if (kind == "diagnostic") {
-    const std::string severity = text(in, "severity");
-    collector.diagnostic("bridge", severity.empty() ? "warning" : severity, text(in, "message"));
-    collector.tally().notes += 1;
-    return true;
-  }
-  return false;
+  return [&]<class... Ts>(std::tuple<Ts...>*) {
+    bool stored = false;
+    (void)((Ts::kTable.name == table && (stored = recordOf<Ts>(collector, in), true)) || ...);
+    return stored;
+  }(static_cast<BridgeRecords*>(nullptr));
 }
 
 }  // namespace
@@ -209,12 +208,12 @@ __attribute__((visibility("default"))) const char* torchscope_store_path(void) {
   }
 }
 
-__attribute__((visibility("default"))) int torchscope_record_json(const char* kind, const char* json) {
-  if (kind == nullptr || json == nullptr) return -1;
+__attribute__((visibility("default"))) int torchscope_record_json(const char* table, const char* json) {
+  if (table == nullptr || json == nullptr) return -1;
   try {
     const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) return -1;
-    return torchscope::collector::record(kind, parsed) ? 0 : -1;
+    return torchscope::collector::record(table, parsed) ? 0 : -1;
   } catch (...) {
     return -1;
   }

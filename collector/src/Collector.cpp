@@ -14,7 +14,6 @@
 #include "Signals.h"
 #include "StackSampler.h"
 #include "torchscope/base/Clock.h"
-#include "torchscope/store/CaptureWindow.h"
 #include "torchscope/store/CommandLine.h"
 #include "torchscope/store/RunFolder.h"
 
@@ -235,14 +234,14 @@ void Collector::startWindow(store::Writer& writer) {
     if (settingOn(settings::kSummary) || verbose_) writeStderr("torchscope: " + settings.error);
   }
   window_.begin(settings, run_.start_ns, &Collector::onWindowChange);
-  if (const std::string described = window_.describe(); !described.empty()) {
-    writer.add(store::RunAttribute{std::string(store::kWindowAttribute), described});
+  if (auto described = window_.record()) {
+    writer.add(std::move(*described));
   }
 }
 
 void Collector::onWindowChange(bool open) {
   Collector& collector = instance();
-  collector.add(store::RunAttribute{std::string(store::kWindowAttribute), collector.window_.describe()});
+  if (auto described = collector.window_.record()) collector.add(std::move(*described));
   if (collector.gpu_started_) setGpuCapture(open);
 }
 
@@ -352,8 +351,8 @@ void Collector::shutdown(int exit_code) {
   }
   const base::Nanos end_ns = base::monotonicNow();
   window_.end(end_ns);
-  if (const std::string described = window_.describe(); !described.empty()) {
-    writer->add(store::RunAttribute{std::string(store::kWindowAttribute), described});
+  if (auto described = window_.record()) {
+    writer->add(std::move(*described));
   }
   store::Process process;
   process.pid = getpid();

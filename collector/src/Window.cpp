@@ -265,32 +265,31 @@ void CaptureWindow::end(std::int64_t at_ns) {
   ended_ = true;
 }
 
-std::string CaptureWindow::describe() const {
+std::optional<store::CaptureWindow> CaptureWindow::record() const {
   std::lock_guard lock(mutex_);
-  if (settings_.mode == WindowMode::kWhole) return "";
-  nlohmann::json out;
-  out["mode"] = windowModeName(settings_.mode);
+  if (settings_.mode == WindowMode::kWhole) return std::nullopt;
+  store::CaptureWindow out;
+  out.pid = ::getpid();
+  out.mode = windowModeName(settings_.mode);
   if (settings_.mode == WindowMode::kSteps) {
-    out["first_step"] = settings_.first_step;
-    out["end_step"] = settings_.end_step;
+    out.first_step = settings_.first_step;
+    out.end_step = settings_.end_step;
   } else if (settings_.mode == WindowMode::kTime) {
-    out["delay_s"] = static_cast<double>(settings_.delay_ns) / 1e9;
-    out["duration_s"] = settings_.duration_ns < 0 ? -1.0 : static_cast<double>(settings_.duration_ns) / 1e9;
+    out.delay_s = static_cast<double>(settings_.delay_ns) / 1e9;
+    out.duration_s = settings_.duration_ns < 0 ? -1.0 : static_cast<double>(settings_.duration_ns) / 1e9;
   } else if (settings_.mode == WindowMode::kSignal) {
-    out["signal"] = "SIGUSR2";
+    out.signal = "SIGUSR2";
   }
   nlohmann::json intervals = nlohmann::json::array();
-  double open_s = 0;
   for (const auto& [opened, closed] : intervals_) {
     intervals.push_back({opened, closed});
-    if (closed >= opened) open_s += static_cast<double>(closed - opened) / 1e9;
+    if (closed >= opened) out.open_s += static_cast<double>(closed - opened) / 1e9;
   }
-  out["intervals"] = std::move(intervals);
-  out["open_s"] = open_s;
-  out["steps"] = steps_kept_;
-  out["first_kept_step"] = first_kept_;
-  out["last_kept_step"] = last_kept_;
-  return out.dump();
+  out.intervals = intervals.dump();
+  out.steps = steps_kept_;
+  out.first_kept_step = first_kept_;
+  out.last_kept_step = last_kept_;
+  return out;
 }
 
 void rechainToggleSignal() {

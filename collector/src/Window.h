@@ -7,9 +7,12 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "torchscope/store/Records.h"
 
 namespace torchscope::collector {
 
@@ -51,8 +54,8 @@ class CaptureWindow {
   void wakeWaiters() const;
   // The run ends: an open interval ends here.
   void end(std::int64_t at_ns);
-  // The store's `capture.window` run attribute (docs/FORMAT.md); "" for a whole-run window.
-  [[nodiscard]] std::string describe() const;
+  // The store's `capture_window` row (docs/FORMAT.md); nullopt for a whole-run window.
+  [[nodiscard]] std::optional<store::CaptureWindow> record() const;
 
  private:
   void setOpen(bool open, std::int64_t at_ns);

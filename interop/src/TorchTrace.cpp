@@ -339,18 +339,10 @@ class TorchTraceParser {
       recompile.co_firstlineno = compile.co_firstlineno;
       recompile.cache_size = compile.cache_size;
     }
-    addCudagraphs(compile, metrics);
+    // Inductor's reason when it skipped the CUDA graphs this compile asked for, as the collector writes it.
+    compile.cudagraph_skip_reason = getString(metrics, "cudagraph_skip_reason");
     pending_.erase({compile.frame_id, compile.frame_compile_id});
     out_.add(std::move(compile));
-  }
-
-  // A compile whose CUDA graphs Inductor skipped: a `cudagraphs` cpu_ops row with Inductor's reason
-  // (docs/FORMAT.md), as the collector writes it.
-  void addCudagraphs(const store::Compile& compile, const Json& metrics) {
-    const std::string reason = getString(metrics, "cudagraph_skip_reason");
-    if (reason.empty()) return;
-    Json args = {{"frame_id", compile.frame_id}, {"frame_compile_id", compile.frame_compile_id}, {"reason", reason}};
-    out_.add(store::CpuOp{pid_, 0, compile.end_ns, compile.end_ns, "skipped", "cudagraphs", -1, base::dumpJson(args)});
   }
 
   void addGraphBreak(const Entry& entry) {

@@ -1,10 +1,12 @@
 #include "torchscope/store/Reader.h"
 
 #include <array>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <type_traits>
 
+#include "Legacy.h"
 #include "Sqlite.h"
 #include "StoreFile.h"
 #include "Tables.h"
@@ -72,8 +74,14 @@ class Reader::Impl {
 
   template <class T>
   Result<std::vector<T>> load(const LoadOptions& options) {
-    if (absent_.contains(T::kTable.name)) return std::vector<T>();
-    auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value()));
+    std::optional<std::string_view> derived;
+    if (absent_.contains(T::kTable.name)) {
+      derived = legacy::rowsOf(T::kTable.name);
+      if (!derived) return std::vector<T>();
+    }
+    const auto legacy_column = [](std::string_view column) { return legacy::columnOf(T::kTable.name, column); };
+    auto stmt = db_.prepare(tables::selectSql<T>(options.range.has_value(), options.limit.has_value(), version_,
+                                                 legacy_column, derived.value_or(std::string_view())));
     if (!stmt) return withPath(stmt.error());
     if (options.range) {
       stmt->bind(1, options.range->begin_ns);
@@ -91,11 +99,16 @@ class Reader::Impl {
     std::map<std::string, std::int64_t> result;
     for (std::string_view table : tableNames()) {
       if (table == "run") continue;
+      std::string source(table);
       if (absent_.contains(table)) {
-        result.emplace(table, 0);
-        continue;
+        const auto derived = legacy::rowsOf(table);
+        if (!derived) {
+          result.emplace(table, 0);
+          continue;
+        }
+        source = "(" + std::string(*derived) + ")";
       }
-      auto count = db_.queryInt("SELECT count(*) FROM " + std::string(table));
+      auto count = db_.queryInt("SELECT count(*) FROM " + source);
       if (!count) return withPath(count.error());
       result.emplace(table, *count);
     }
@@ -105,7 +118,9 @@ class Reader::Impl {
   Result<std::optional<TimeRange>> timeSpan() {
     std::string sql = "SELECT min(b), max(e) FROM (";
     bool first = true;
+    // A table this store's version predates adds nothing: an older store's derived rows are cpu_ops rows too.
     for (const schema::Table* timed : eventTables()) {
+      if (absent_.contains(timed->name)) continue;
       if (!first) sql += " UNION ALL ";
       first = false;
       sql += "SELECT min(" + std::string(timed->start) + ") AS b, max(" + std::string(timed->end) + ") AS e FROM " +

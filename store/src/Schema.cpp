@@ -48,14 +48,6 @@ constexpr std::string_view sqlType() {
   }
 }
 
-template <class M>
-std::string sqlLiteral(const M& value) {
-  if constexpr (std::is_same_v<M, std::string>) {
-    return "'" + value + "'";  // only the run table's defaults, which hold no quote
-  } else {
-    return std::to_string(value);
-  }
-}
 
 // One column's line: name, type, then its key or NOT NULL (with the struct's default value for the one-row run
 // table, whose row is written before its fields are known), then what it references.
@@ -85,7 +77,7 @@ std::string createTableSql() {
       rest += " PRIMARY KEY";
     } else {
       rest += " NOT NULL";
-      if (table.keying == schema::Keying::kSingleton) rest += " DEFAULT " + sqlLiteral(defaults.*(column.member));
+      if (table.keying == schema::Keying::kSingleton) rest += " DEFAULT " + tables::sqlLiteral(defaults.*(column.member));
     }
     if (column.interned()) rest += " REFERENCES strings(id)";
     if (!column.references.empty()) rest += " REFERENCES " + std::string(column.references);

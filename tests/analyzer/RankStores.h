@@ -19,10 +19,10 @@ inline constexpr base::Nanos kStart = 5'000 * kMs;
 
 struct RankPlan {
   std::int64_t rank = 0;
-  base::Nanos compute_ns = 20 * kMs;     // backward compute before the last bucket is launched
-  base::Nanos step_ns = 40 * kMs;        // every rank's step (they wait for each other)
-  base::Nanos wall_offset_ns = 0;        // when this rank started, relative to rank 0
-  bool nccl = false;                     // GPU: NCCL kernels instead of host-side DDP buckets
+  base::Nanos compute_ns = 20 * kMs;  // backward compute before the last bucket is launched
+  base::Nanos step_ns = 40 * kMs;     // every rank's step (they wait for each other)
+  base::Nanos wall_offset_ns = 0;     // when this rank started, relative to rank 0
+  bool nccl = false;                  // GPU: NCCL kernels instead of host-side DDP buckets
 };
 
 // A rank of a DDP job: 8 steps; per step two gradient buckets, the last launched when compute ends and
@@ -51,10 +51,18 @@ inline void writeRank(const std::string& path, const RankPlan& plan, std::int64_
     const base::Nanos last_launch = begin + plan.compute_ns;
     if (plan.nccl) {
       // Compute kernel over [begin, last_launch); the NCCL all-reduce from half-way through compute to the step's end.
-      writer.add(store::Kernel{.pid = process.pid, .device = 0, .stream = 7, .start_ns = begin, .end_ns = last_launch,
+      writer.add(store::Kernel{.pid = process.pid,
+                               .device = 0,
+                               .stream = 7,
+                               .start_ns = begin,
+                               .end_ns = last_launch,
                                .name = "ampere_sgemm_128x64_nn"});
-      writer.add(store::Kernel{.pid = process.pid, .device = 0, .stream = 13, .start_ns = begin + plan.compute_ns / 2,
-                               .end_ns = begin + plan.step_ns, .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"});
+      writer.add(store::Kernel{.pid = process.pid,
+                               .device = 0,
+                               .stream = 13,
+                               .start_ns = begin + plan.compute_ns / 2,
+                               .end_ns = begin + plan.step_ns,
+                               .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"});
       continue;
     }
     for (const auto& [start, last] : {std::pair{begin + plan.compute_ns / 2, false}, std::pair{last_launch, true}}) {

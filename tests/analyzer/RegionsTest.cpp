@@ -220,14 +220,12 @@ TEST(RegionTable, KernelsLaunchedInsideARegionsCallsAreItsGpuTime) {
                           {"start_ns", start_ns},
                           {"end_ns", start_ns + 10'000'000},
                           {"name", "Model.forward"},
-                          {"category", "compiled_region"},
-                          {"args",
-                           {{"region", 1},
-                            {"step", step},
-                            {"calls", calls},
-                            {"compile_calls", compile_calls},
-                            {"wall_ns", 10'000'000},
-                            {"compile_wall_ns", compile_calls > 0 ? 10'000'000 : 0}}}};
+                          {"region", 1},
+                          {"step", step},
+                          {"calls", calls},
+                          {"compile_calls", compile_calls},
+                          {"wall_ns", 10'000'000},
+                          {"compile_wall_ns", compile_calls > 0 ? 10'000'000 : 0}};
   };
   const auto launch = [](std::int64_t tid, std::int64_t at_ms, std::int64_t correlation) {
     return nlohmann::json{{"pid", 1},
@@ -257,7 +255,7 @@ TEST(RegionTable, KernelsLaunchedInsideARegionsCallsAreItsGpuTime) {
                                 {"source", "optimizer"}});
   }
   // Step 0 compiles; steps 1 and 2 call once each (joined); step 3 calls twice in one row (not joined).
-  fixture["cpu_ops"] = {call(0, 10, 1, 1), call(1, 110, 1, 0), call(2, 210, 1, 0), call(3, 310, 2, 0)};
+  fixture["compiled_regions"] = {call(0, 10, 1, 1), call(1, 110, 1, 0), call(2, 210, 1, 0), call(3, 310, 2, 0)};
   fixture["api_calls"] = {
       launch(100, 12, 1),   // in the compiling call: not counted
       launch(100, 112, 2),  // step 1's call: 300 us

@@ -44,7 +44,8 @@ std::pair<json, T> everyColumn() {
 template <class T>
 class JsonRecordColumns : public ::testing::Test {};
 using BridgeRecords = ::testing::Types<store::Compile, store::GraphBreak, store::Recompile, store::Sync, store::CpuOp,
-                                       store::Device, store::MemoryHolder, store::RunAttribute>;
+                                       store::Device, store::MemoryHolder, store::RunAttribute, store::Collective,
+                                       store::CompiledRegion, store::OpCensus>;
 TYPED_TEST_SUITE(JsonRecordColumns, BridgeRecords);
 
 TYPED_TEST(JsonRecordColumns, EveryDeclaredColumnIsRead) {

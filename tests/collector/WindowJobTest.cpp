@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "JobScripts.h"
-#include "torchscope/store/CaptureWindow.h"
 #include "torchscope/store/Reader.h"
 #include "torchscope/testing/StoreRows.h"
 #include "torchscope/testing/Subprocess.h"
@@ -31,12 +30,15 @@ ProgramOutcome runWindowed(const fs::path& store, const std::vector<std::string>
   return runProgram(argv);
 }
 
-// The store's capture.window object; null when it has none.
+// The store's capture_window row as an object of its columns; null when it has none.
 nlohmann::json windowOf(const store::Reader& reader) {
-  for (const auto& attribute : rows<store::RunAttribute>(reader)) {
-    if (attribute.key == store::kWindowAttribute) return nlohmann::json::parse(attribute.value);
-  }
-  return nullptr;
+  const auto windows = rows<store::CaptureWindow>(reader);
+  if (windows.empty()) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  store::schema::forEachColumn<store::CaptureWindow>(
+      [&](const auto& column) { out[std::string(column.name)] = windows.front().*(column.member); });
+  out["intervals"] = windows.front().openIntervals();
+  return out;
 }
 
 std::vector<std::int64_t> stepIndexes(const store::Reader& reader) {

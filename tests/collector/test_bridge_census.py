@@ -76,7 +76,7 @@ class CensusTest(unittest.TestCase):
     def test_one_step_is_counted_after_the_warm_up(self):
         self.run_steps(6)
         (kind, row), = self.rows
-        args = row["args"]
+        args = row
         self.assertEqual(kind, "op_census")
         self.assertEqual(args["step"], census.PROFILED_AFTER)
         # 8 cells forward and backward: well over a hundred ops, most of them short.
@@ -107,7 +107,7 @@ class CensusTest(unittest.TestCase):
     def test_each_op_is_credited_to_the_line_that_issued_it(self):
         self.run_collate_steps(4)
         (_, row), = self.rows
-        args = row["args"]
+        args = row
         sites = {(site["context"], site["line"]): site for site in args["sites"]}
         sample, collate = sites["outside", _marked_line("sample")], sites["outside", _marked_line("collate")]
         self.assertEqual((sample["file"], sample["function"], sample["via"]), (_HERE, "make_batch", ""))
@@ -144,7 +144,7 @@ class CensusTest(unittest.TestCase):
             self.census.step_stored(index, start, end, sys._getframe())
             start = end
         (_, row), = self.rows
-        contexts = {site["line"]: site["context"] for site in row["args"]["sites"]}
+        contexts = {site["line"]: site["context"] for site in row["sites"]}
         self.assertEqual(contexts[_marked_line("after")], "outside")
         self.assertEqual(self.diagnostics, [])
 
@@ -171,7 +171,7 @@ class CensusTest(unittest.TestCase):
                 sys.path.remove(library)
                 sys.modules.pop("samples_source", None)
         (_, row), = self.rows
-        ops = {site["line"]: (site["ops"], site["via"]) for site in row["args"]["sites"]}
+        ops = {site["line"]: (site["ops"], site["via"]) for site in row["sites"]}
         self.assertEqual(ops[_marked_line("first")], (2, "samples_source.samples"))
         self.assertEqual(ops[_marked_line("second")], (2, "samples_source.samples"))
 
@@ -204,7 +204,7 @@ class CensusTest(unittest.TestCase):
         self.assertEqual(_get_current_dispatch_mode_stack(), [])
         self.run_steps(census.PROFILED_AFTER + 1)
         (_, row), = self.rows
-        self.assertEqual(row["args"]["step"], census.PROFILED_AFTER)
+        self.assertEqual(row["step"], census.PROFILED_AFTER)
 
     def test_off_by_environment(self):
         os.environ["TORCHSCOPE_CENSUS"] = "0"

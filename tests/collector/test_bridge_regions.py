@@ -23,8 +23,8 @@ class RegionsTest(unittest.TestCase):
         self.assertEqual([timed(i) for i in range(10)], list(range(1, 11)))
         self.regions.write(0)
         (kind, row), = self.rows
-        self.assertEqual(kind, "compiled_region")
-        args = row["args"]
+        self.assertEqual(kind, "compiled_regions")
+        args = row
         self.assertEqual((args["calls"], args["compile_calls"], args["step"]), (10, 0, 0))
         self.assertGreaterEqual(args["wall_ns"], 10 * 1_000_000)
         self.assertEqual(args["cpu_calls"], 2)  # calls 0 and 8
@@ -47,7 +47,7 @@ class RegionsTest(unittest.TestCase):
         for i in range(4):
             timed(i)
         self.regions.write(0)
-        args = self.rows[0][1]["args"]
+        args = self.rows[0][1]
         self.assertEqual(args["cpu_calls"], 1)
         self.assertGreaterEqual(args["cpu_ns"], 5_000_000)
         # One thread's CPU time within the wall time around its reads, which is that call's, not all four's.
@@ -66,7 +66,7 @@ class RegionsTest(unittest.TestCase):
         outer_body_without_compiles = self.regions.timed(lambda: None, Entry(), "plain")
         outer_body_without_compiles()
         self.regions.write(-1)
-        by_name = {row["name"]: row["args"] for _, row in self.rows}
+        by_name = {row["name"]: row for _, row in self.rows}
         self.assertEqual(by_name["outer"]["frames"], [3])
         self.assertEqual(by_name["inner"]["frames"], [7])
         self.assertEqual(by_name["outer"]["compile_calls"], 1)
@@ -82,7 +82,7 @@ class RegionsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             timed()
         self.regions.write(0)
-        self.assertEqual(self.rows[0][1]["args"]["calls"], 1)
+        self.assertEqual(self.rows[0][1]["calls"], 1)
 
     def test_calls_while_traced_are_not_counted(self):
         traced = regions.Regions(lambda kind, fields: self.rows.append(fields), lambda: True)
@@ -126,15 +126,12 @@ class RegionsTest(unittest.TestCase):
 
 
 class CudagraphSkipTest(unittest.TestCase):
-    def test_a_skip_reason_becomes_a_row_and_nothing_else_does(self):
-        fields = {"end_ns": 5, "frame_id": 2, "frame_compile_id": 0}
-        row = parse.cudagraphs_record({"cudagraph_skip_reason": "skipping cudagraphs due to mutated inputs"}, fields)
-        self.assertEqual(row["name"], "skipped")
-        self.assertEqual(row["args"], {"frame_id": 2, "frame_compile_id": 0,
-                                       "reason": "skipping cudagraphs due to mutated inputs"})
-        self.assertIsNone(parse.cudagraphs_record({"cudagraph_skip_reason": None}, fields))
-        self.assertIsNone(parse.cudagraphs_record({}, fields))
-
+    def test_a_skip_reason_is_a_column_of_the_compile(self):
+        skipped = parse.compile_record({"cudagraph_skip_reason": "skipping cudagraphs due to mutated inputs"},
+                                       {"frame_id": 2, "frame_compile_id": 0}, 0)
+        self.assertEqual(skipped["cudagraph_skip_reason"], "skipping cudagraphs due to mutated inputs")
+        for metrics in ({"cudagraph_skip_reason": None}, {}):
+            self.assertEqual(parse.compile_record(metrics, {"frame_id": 2}, 0)["cudagraph_skip_reason"], "")
 
 if __name__ == "__main__":
     unittest.main()

@@ -89,8 +89,7 @@ nlohmann::json runJson(const RunSummary& run) {
   if (run.requests.recorded) out["requests"] = requestsJson(run.requests);
   // Likewise the capture window: the store's row (docs/FORMAT.md) and the reports' sentence.
   if (!run.window.whole()) {
-    nlohmann::json window = base::parseJson(run.window.attribute);
-    if (!window.is_object()) window = nlohmann::json::object();
+    nlohmann::json window = windowJson(run.window);
     window["description"] = run.window.describe();
     out["window"] = std::move(window);
   }

@@ -92,10 +92,10 @@ void storeStats(const std::string& path, const StatsOptions& options, nlohmann::
                         {"max", figures.max}, {"last", figures.last}});
     }
     out["memory"] = memory;
-    // The part of the run the store kept (docs/FORMAT.md, capture.window); null for the whole run.
+    // The part of the run the store kept (docs/FORMAT.md, capture_window); null for the whole run.
     out["window"] = nullptr;
     if (!window.whole()) {
-      out["window"] = base::parseJson(window.attribute);
+      out["window"] = analyzer::windowJson(window);
       out["window"]["description"] = window.describe();
     }
     if (lines.recorded) out["lines"] = nlohmann::json::parse(analyzer::renderLines(lines, analyzer::Format::kJson));

@@ -58,7 +58,7 @@ class Abi:
         return self._record_json(kind.encode(), json.dumps(fields, default=str).encode()) == 0
 
     def diagnostic(self, severity, message):
-        self.record("diagnostic", {"severity": severity, "message": message})
+        self.record("diagnostics", {"severity": severity, "message": message})
 
     def bridge_started(self):
         self._bridge_started()
@@ -147,7 +147,7 @@ def _run_torch_import_hooks(abi):
         try:
             attributes = getattr(importlib.import_module(module), function)()
             for key, value in (attributes or {}).items():
-                abi.record("attribute", {"key": str(key), "value": str(value)})
+                abi.record("run_attributes", {"key": str(key), "value": str(value)})
         except Exception as error:  # a broken hook must not stop the job
             abi.diagnostic("error", f"{module}:{function} failed once torch was imported: {type(error).__name__}: {error}")
 

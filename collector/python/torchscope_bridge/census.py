@@ -337,4 +337,4 @@ class Census:
             args[prefix + "_function"] = place.function if place else ""
         args["model"] = model
         # The span ends now, after the census's own work, which ran in the next step's time.
-        self._record("op_census", {"name": "step", "start_ns": start_ns, "end_ns": time.monotonic_ns(), "args": args})
+        self._record("op_census", {"start_ns": start_ns, "end_ns": time.monotonic_ns(), **args})

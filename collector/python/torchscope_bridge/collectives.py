@@ -41,8 +41,8 @@ def _backend(group):
 
 def _emit(name, start_ns, tid, args):
     try:
-        _record("collective", {"name": name, "start_ns": start_ns, "end_ns": time.monotonic_ns(), "tid": tid,
-                               "args": args})
+        _record("collectives", {"name": name, "start_ns": start_ns, "end_ns": time.monotonic_ns(), "tid": tid,
+                                **args})
     except Exception:
         pass
 

@@ -9,6 +9,7 @@ import atexit
 import functools
 import importlib
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -41,8 +42,8 @@ _memory = None  # memory.Memory once torch is imported
 _after_torch_imported = None  # install()'s callback, run once
 _regions = None  # regions.Regions once torch is imported
 _census = None  # census.Census once torch is imported (an eager job's op census)
-_compiled_anything = False  # torch.compile was called or a frame compiled: no census
 _requests = None  # requests.Requests once torch is imported: an inference job's steps
+_compiled_anything = False  # torch.compile was called or a frame compiled: no census
 
 
 def _now():
@@ -97,7 +98,7 @@ def _on_graph_break(metadata, payload):
     fields = parse.graph_break(payload, sites.scope)
     fields.update(_ids(metadata))
     fields["ts_ns"] = _now()
-    _abi.record("graph_break", fields)
+    _abi.record("graph_breaks", fields)
 
 
 def _locate_recompile(fields, reasons):
@@ -140,10 +141,7 @@ def _on_compilation_metrics(metadata):
         _note_optimizer_region()
     if _regions is not None:
         _regions.compiled(fields["frame_id"])
-    _abi.record("compile", fields)
-    cudagraphs = parse.cudagraphs_record(metrics, fields)
-    if cudagraphs is not None:
-        _abi.record("cudagraphs", cudagraphs)
+    _abi.record("compiles", fields)
     with _lock:
         recompile = _pending_recompiles.pop(key, None)
     if recompile is None:
@@ -177,7 +175,7 @@ def _record_recompile(fields):
         site = parse.limit_warning_site(message)
         if site and site[:2] == code:
             fields["limit_hit"] = 1
-    _abi.record("recompile", fields)
+    _abi.record("recompiles", fields)
 
 
 class LimitWarningFilter(logging.Filter):
@@ -472,6 +470,8 @@ def _hook_compile(torch):
         return compiled
 
     torch.compile = compile
+
+
 def request_started():
     """torchscope.request(): a block that is one request (requests.py); its start, None outside torchscope."""
     if _requests is None or _traced():
@@ -482,8 +482,6 @@ def request_started():
 def request_ended(start_ns, items):
     if _requests is not None and start_ns is not None and not _traced():
         _requests.block_ended(start_ns, items)
-
-
 
 
 def mark_step():
@@ -556,7 +554,7 @@ def _enable_sync_warnings():
             site = sites.innermost_user(stack) or (stack[-1] if stack else parse.Frame(filename, lineno, ""))
             op = _SYNC_OPS.search(linecache.getline(site.file, site.line))
             now = _now()
-            _abi.record("sync", {"start_ns": now, "end_ns": now, "sync_kind": "python",
+            _abi.record("syncs", {"start_ns": now, "end_ns": now, "sync_kind": "python",
                                  "op": op.group(1) if op else "", "file": site.file, "line": site.line,
                                  "function": site.function, "stack": [frame.as_dict() for frame in stack]})
         except Exception:
@@ -576,7 +574,8 @@ def _version_tuple(version):
 
 def _record_code_roots(torch):
     scope = sites.discover_roots(torch)
-    _abi.record("code_roots", {"user": list(scope.user_roots), "library": list(scope.library_roots)})
+    for key, roots in (("code.user_roots", scope.user_roots), ("code.library_roots", scope.library_roots)):
+        _abi.record("run_attributes", {"key": key, "value": json.dumps(list(roots))})
 
 
 def _run_after_torch_imported():
@@ -617,8 +616,8 @@ def _hook_torch(torch):
         if _marks is not None:
             optimizer_module.register_optimizer_step_post_hook(_on_optimizer_step)
             _hook_zero_grad(_optimizer_type)
-            _requests = requests.Requests(torch, _marks, _traced, _step_ended, _abi.record)
             _hook_backward(torch)
+            _requests = requests.Requests(torch, _marks, _traced, _step_ended, _abi.record)
         _hook_optimizer_init(_optimizer_type)
         _hook_compile(torch)
         _hook_profiler(torch)
@@ -670,7 +669,7 @@ def _record_devices():
         return
     for index in range(_torch.cuda.device_count()):
         props = _torch.cuda.get_device_properties(index)
-        _abi.record("device", {"device": index, "name": props.name, "compute_major": props.major,
+        _abi.record("devices", {"device": index, "name": props.name, "compute_major": props.major,
                                "compute_minor": props.minor, "total_memory_bytes": props.total_memory,
                                "multiprocessor_count": props.multi_processor_count})
         if index == _torch.cuda.current_device():
@@ -683,9 +682,9 @@ def _at_exit():
             pending = list(_pending_recompiles.values())
             _pending_recompiles.clear()
         for fields in pending:
+            _record_recompile(fields)
         if _requests is not None:
             _requests.finish()
-            _record_recompile(fields)
         if _regions is not None:
             _regions.write(-1)
         _record_devices()

@@ -71,7 +71,7 @@ class Memory:
             device = cuda.current_device()
             values = cuda_values(cuda.memory_stats_as_nested_dict(device))
             if values:
-                self._abi.record("memory", {"ts_ns": end_ns, "step": step, "device": device, "values": values})
+                self._abi.record("memory_samples", {"ts_ns": end_ns, "step": step, "device": device, "values": values})
         if step < self._next_sampled:
             return
         last, self._last_end = self._last_end, (step, end_ns)
@@ -80,7 +80,7 @@ class Memory:
         if holders.is_sampled(step):
             for evidence in self._holders.sample(step, frame, torch.Tensor):
                 evidence["ts_ns"] = end_ns
-                self._abi.record("memory_holder", evidence)
+                self._abi.record("memory_holders", evidence)
 
 
 def _on_cuda_init(torch, *callbacks):

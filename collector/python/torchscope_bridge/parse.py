@@ -339,6 +339,8 @@ def compile_record(metrics, ids, wall_to_monotonic_ns, cache_hit=-1):
         "fail_type": fail_type,
         "fail_reason": metrics.get("fail_reason") or "",
         "restart_reasons": restart_reasons,
+        # Inductor's message when it skipped the CUDA graphs the compile asked for ("skipping cudagraphs due to ...").
+        "cudagraph_skip_reason": str(metrics.get("cudagraph_skip_reason") or ""),
     }
 
 
@@ -352,13 +354,3 @@ def limit_warning_site(message):
         return None
     return match["name"], match["file"], int(match["line"])
 
-
-def cudagraphs_record(metrics, compile_fields):
-    """A `cudagraphs` record for a compile whose CUDA graphs Inductor skipped ("skipping cudagraphs due to ..."),
-    None otherwise."""
-    reason = metrics.get("cudagraph_skip_reason") or ""
-    if not reason:
-        return None
-    return {"name": "skipped", "start_ns": compile_fields["end_ns"], "end_ns": compile_fields["end_ns"],
-            "args": {"frame_id": compile_fields["frame_id"], "frame_compile_id": compile_fields["frame_compile_id"],
-                     "reason": str(reason)}}

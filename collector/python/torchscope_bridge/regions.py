@@ -47,19 +47,19 @@ class Region:
         self.first_ns = self.last_ns = -1
 
     def row(self, step):
-        """The cpu_ops row of the sums so far (None when nothing ran), and a fresh start."""
+        """The compiled_regions row of the sums so far (None when nothing ran), and a fresh start."""
         if self.calls == 0 and self.frames_written == len(self.frames):
             return None
-        args = {"region": self.id, "step": step, "calls": self.calls, "wall_ns": self.wall_ns, "cpu_ns": self.cpu_ns,
+        row = {"region": self.id, "step": step, "calls": self.calls, "wall_ns": self.wall_ns, "cpu_ns": self.cpu_ns,
                 "cpu_wall_ns": self.cpu_wall_ns, "cpu_calls": self.cpu_calls, "compile_calls": self.compile_calls,
                 "compile_wall_ns": self.compile_wall_ns, "cudagraphs": self.cudagraphs,
                 "frames": list(self.frames)}
         for prefix, frame in (("site", self.site), ("call", self.call_site)):
-            args[prefix + "_file"] = frame.file if frame else ""
-            args[prefix + "_line"] = frame.line if frame else -1
-            args[prefix + "_function"] = frame.function if frame else ""
+            row[prefix + "_file"] = frame.file if frame else ""
+            row[prefix + "_line"] = frame.line if frame else -1
+            row[prefix + "_function"] = frame.function if frame else ""
         start = self.first_ns if self.first_ns >= 0 else _monotonic_ns()
-        row = {"name": self.name, "start_ns": start, "end_ns": max(self.last_ns, start), "args": args}
+        row.update({"name": self.name, "start_ns": start, "end_ns": max(self.last_ns, start)})
         self.frames_written = len(self.frames)
         self._reset()
         return row
@@ -148,7 +148,7 @@ class Regions:
         for region in regions:
             row = region.row(step)
             if row is not None:
-                self._record("compiled_region", row)
+                self._record("compiled_regions", row)
 
     def skip(self):
         """The step ended outside the capture window: its calls are dropped; frames compiled meanwhile are

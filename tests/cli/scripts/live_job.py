@@ -14,7 +14,7 @@ start = time.monotonic_ns()  # the store's clock (CLOCK_MONOTONIC)
 time.sleep(0.3)
 compile_event = {"frame_id": 0, "frame_compile_id": 0, "co_name": "forward", "co_filename": __file__,
                  "co_firstlineno": 1, "start_ns": start, "end_ns": time.monotonic_ns()}
-if collector.torchscope_record_json(b"compile", json.dumps(compile_event).encode()) != 0:
+if collector.torchscope_record_json(b"compiles", json.dumps(compile_event).encode()) != 0:
     sys.exit("the collector is not recording")
 for index in range(3):
     began = time.monotonic_ns()

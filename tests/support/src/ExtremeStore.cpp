@@ -101,8 +101,14 @@ void addEdgeRows(st::Writer& writer) {
     for (const char* name : {"aten::matmul", "aten::softmax", "aten::matmul", "aten::add"}) {
       writer.add(st::CpuOp{1, 1, start, end, name, "cpu_op", value, "{}"});
     }
-    writer.add(st::CpuOp{1, 1, start, end, "allreduce", "collective", -1,
-                         i % 2 == 0 ? R"({"source": "ddp", "async": 1})" : R"({"async": 0})"});
+    st::Collective collective;
+    collective.pid = collective.tid = 1;
+    collective.start_ns = start;
+    collective.end_ns = end;
+    collective.name = "allreduce";
+    collective.source = i % 2 == 0 ? "ddp" : "";
+    collective.async = i % 2 == 0;
+    writer.add(collective);
     st::Compile compile;
     compile.pid = 1;
     compile.frame_id = value;

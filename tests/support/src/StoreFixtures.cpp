@@ -29,6 +29,9 @@ const json& columnDefaults(const std::string& table) {
       {"recompiles", {{"guard_failures", "[]"}, {"stack", "[]"}}},
       {"steps", {{"source", "marker"}}},
       {"memory_holders", {{"stack", "[]"}}},
+      {"compiled_regions", {{"frames", "[]"}}},
+      {"op_census", {{"frequent_ops", "[]"}, {"sites", "[]"}}},
+      {"capture_window", {{"intervals", "[]"}}},
   };
   static const json none = json::object();
   const auto found = defaults.find(table);
@@ -68,12 +71,13 @@ bool addRow(st::Writer& writer, const std::string& table, const json& row) {
   return ((st::tables::Traits<Records>::kTable == table ? (writer.add(recordFrom<Records>(row)), true) : false) || ...);
 }
 
+template <class... Records>
+bool addRowOf(st::Writer& writer, const std::string& table, const json& row, std::tuple<Records...>*) {
+  return addRow<Records...>(writer, table, row);
+}
+
 void addFixtureRow(st::Writer& writer, const std::string& table, const json& row) {
-  const bool added =
-      addRow<st::RunAttribute, st::Process, st::Thread, st::Device, st::ApiCall, st::Kernel, st::Memcpy, st::Memset,
-             st::Sync, st::NvtxEvent, st::CpuOp, st::Compile, st::GraphBreak, st::Recompile, st::Step, st::Finding,
-             st::FixExperiment, st::MemorySample, st::MemoryEvent, st::MemoryHolder, st::StackFrame, st::Stack,
-             st::StackSample, st::Diagnostic>(writer, table, row);
+  const bool added = addRowOf(writer, table, row, static_cast<st::RowRecords*>(nullptr));
   if (!added) throw std::runtime_error("unknown fixture table " + table);
 }
 

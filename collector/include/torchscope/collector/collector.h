@@ -23,27 +23,16 @@ int torchscope_is_active(void);
 /* Path of this process's store, "" when none is open. The pointer stays valid until exit. */
 const char* torchscope_store_path(void);
 
-/* One record as a JSON object. kind is one of:
- *   "compile"     fields of store::Compile (times: start_ns, end_ns, dynamo_ns, aot_ns, inductor_ns)
- *   "graph_break" fields of store::GraphBreak (hints and user_stack as JSON arrays)
- *   "recompile"   fields of store::Recompile; guard_failures is a JSON array of raw guard texts;
- *                 cause and limit_hit are derived here (store::classifyRecompile,
- *                 store::isRecompileLimitHit over guard_failures and an optional "message")
- *   "sync"        fields of store::Sync
- *   "diagnostic"  {"severity", "message"}; the source is "bridge"
- *   "run"         any of python_version, torch_version, cuda_version, driver_version, gpu_name
- *   "attribute"   {"key", "value"}
- *   "device"      fields of store::Device
- *   "memory"      {"ts_ns", "step", "device", "values": {series: value}}: memory_samples rows of one
- *                 device at one time (the CUDA allocator at a step end)
- *   "memory_holder" fields of store::MemoryHolder (stack as a JSON array)
- *   "collective"  a cpu_ops row of category "collective": name, start_ns, end_ns, tid (the calling
- *                 thread, default the caller), args (JSON object: backend, op, bytes, ...)
- *   "compiled_region" a cpu_ops row of category "compiled_region" (one region's calls in one step), the
- *                 same fields; args as docs/FORMAT.md describes
- *   "cudagraphs"  a cpu_ops row of category "cudagraphs" (a compile's CUDA-graph outcome), the same fields
- * Missing fields keep the defaults of Records.h; pid and tid are filled in here. */
-int torchscope_record_json(const char* kind, const char* json);
+/* One record as a JSON object of the columns of the store table `table` declares (store/records/, docs/FORMAT.md):
+ * "compiles", "graph_breaks", "recompiles", "syncs", "devices", "memory_samples", "memory_holders", "collectives",
+ * "compiled_regions", "op_census", "run_attributes", "diagnostics" or "run" (fields of the one-row run table).
+ * Missing columns keep the defaults of the declaration; pid, tid (unless given) and a missing end time are filled
+ * in here, and: a recompile's cause and limit_hit are derived (store::classifyRecompileCause,
+ * store::isRecompileLimitHit over guard_failures, a JSON array of raw guard texts, and an optional "message"); a
+ * memory_samples object may carry "values": {series: value}, one row per series; a diagnostic's source is "bridge".
+ * Records of the tables declared `windowed` are kept only while the capture window is open. Returns 0 when stored,
+ * -1 otherwise (an unknown table, invalid JSON, a record outside the window). */
+int torchscope_record_json(const char* table, const char* json);
 
 /* One training step on the calling thread; source is "optimizer", "zero_grad", "backward", "marker" or "nvtx". Also
  * records the process's host memory at the step end (host.rss, host.rss_peak) unless TORCHSCOPE_MEMORY=0. Returns -1

@@ -12,15 +12,18 @@
 #include "torchscope/store/records/Analysis.h"
 #include "torchscope/store/records/Compilation.h"
 #include "torchscope/store/records/Memory.h"
+#include "torchscope/store/records/Regions.h"
 #include "torchscope/store/records/Run.h"
 #include "torchscope/store/records/Samples.h"
+#include "torchscope/store/records/Window.h"
 
 namespace torchscope::store {
 
 // Every table of the store, in creation order (after `strings`, the interned texts).
 using AllRecords = std::tuple<RunInfo, RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync,
                               NvtxEvent, CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment,
-                              MemorySample, MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic>;
+                              MemorySample, MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic,
+                              Collective, CompiledRegion, OpCensus, CaptureWindow>;
 
 // Calls visit(T::kTable) for each table T of the store, in creation order.
 template <class F>

@@ -43,8 +43,17 @@ struct Column {
   M R::*member;
   Role role = Role::kPlain;
   std::string_view references = {};
+  // The store version the column appeared in: a store of an older readable version reads it as the struct's default
+  // (or as what store/src/Legacy.cpp derives from that version's layout), so a new column refuses no older store.
+  int since_version = 1;
 
   [[nodiscard]] constexpr bool interned() const { return role == Role::kInterned; }
+  // The column, declared as added in store version `version`: `column("x", &R::x).since(5)`.
+  [[nodiscard]] constexpr Column since(int version) const {
+    Column added = *this;
+    added.since_version = version;
+    return added;
+  }
 };
 
 template <class R, class M>
@@ -88,25 +97,32 @@ struct Table {
   // The end is -1 until it is known (a process still running): such a row reaches only to its start.
   bool open_end = false;
   std::array<Index, 2> indexes = {};
-  // The store version the table appeared in: a store of an older readable version reads it as empty.
+  // The store version the table appeared in: a store of an older readable version reads it as empty (or as what
+  // store/src/Legacy.cpp derives from that version's layout).
   int since_version = 1;
+  // Records of what the job does step by step: the collector keeps them only while the capture window is open.
+  bool windowed = false;
 };
+
+// A struct whose members are declared as columns: a record, or an object held in a record's JSON column (a census
+// site), which the store decodes with the same declaration (JsonRecord.h).
+template <class T>
+concept Fields = requires { T::columns(); };
 
 // A record type of the store: a struct with its table and columns.
 template <class T>
-concept Record = requires {
+concept Record = Fields<T> && requires {
   { T::kTable } -> std::convertible_to<Table>;
-  T::columns();
 };
 
-template <Record T>
+template <Fields T>
 inline constexpr auto kColumns = T::columns();
 
-template <Record T>
+template <Fields T>
 inline constexpr std::size_t kColumnCount = std::tuple_size_v<decltype(T::columns())>;
 
 // Calls visit(column) for each column of T, in declaration order.
-template <Record T, class F>
+template <Fields T, class F>
 constexpr void forEachColumn(F&& visit) {
   std::apply([&](const auto&... each) { (visit(each), ...); }, kColumns<T>);
 }
@@ -119,7 +135,7 @@ constexpr bool hasInterned() {
 }
 
 // No column name, and no member, declared twice.
-template <Record T>
+template <Fields T>
 constexpr bool columnsAreDistinct() {
   std::array<std::string_view, kColumnCount<T>> names{};
   std::size_t count = 0;
@@ -157,7 +173,7 @@ constexpr std::size_t memberCount() {
 }  // namespace detail
 
 // Every data member of T has a column: a member added to a struct without its column fails to compile.
-template <Record T>
+template <Fields T>
 constexpr bool declaresEveryMember() {
   return detail::memberCount<T>() == kColumnCount<T>;
 }

@@ -165,7 +165,7 @@ struct Sync {
   bool operator==(const Sync&) const = default;
 
   static constexpr schema::Table kTable{
-      .name = "syncs", .start = "start_ns", .end = "end_ns", .indexes = {{{"time", "start_ns"}}}};
+      .name = "syncs", .start = "start_ns", .end = "end_ns", .indexes = {{{"time", "start_ns"}}}, .windowed = true};
   static constexpr auto columns() {
     using R = Sync;
     using namespace schema;
@@ -230,6 +230,41 @@ struct CpuOp {
                       column("category", &R::category),
                       column("correlation_id", &R::correlation_id),
                       jsonObject("args", &R::args)};
+  }
+};
+
+// A torch.distributed collective timed by the bridge on the host, from its call to its completion (for an
+// asynchronous one, when its future completed), or a DDP gradient bucket's all-reduce.
+struct Collective {
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  base::Nanos start_ns = 0;
+  base::Nanos end_ns = 0;
+  std::string name;     // "all_reduce", "ddp:allreduce", ...
+  std::string op;       // the collective: "all_reduce", "allreduce" for a bucket
+  std::string backend;  // "nccl", "gloo", ""
+  std::int64_t bytes = 0;
+  std::string source;  // "torch.distributed" | "ddp"
+  bool async = false;  // called with async_op=True
+  std::int64_t bucket = -1;  // ddp: the bucket's index
+  bool last_bucket = false;  // ddp: the step's last bucket
+  bool operator==(const Collective&) const = default;
+
+  static constexpr schema::Table kTable{.name = "collectives",
+                                        .start = "start_ns",
+                                        .end = "end_ns",
+                                        .indexes = {{{"time", "start_ns"}}},
+                                        .since_version = 5,
+                                        .windowed = true};
+  static constexpr auto columns() {
+    using R = Collective;
+    using namespace schema;
+    return std::tuple{column("pid", &R::pid),         column("tid", &R::tid),
+                      column("start_ns", &R::start_ns), column("end_ns", &R::end_ns),
+                      column("name", &R::name),       column("op", &R::op),
+                      column("backend", &R::backend), column("bytes", &R::bytes),
+                      column("source", &R::source),   column("async", &R::async),
+                      column("bucket", &R::bucket),   column("last_bucket", &R::last_bucket)};
   }
 };
 

@@ -35,6 +35,9 @@ struct Compile {
   std::string fail_type;
   std::string fail_reason;
   std::string restart_reasons;  // JSON array of strings
+  // Inductor's message when it skipped the CUDA graphs this compile asked for ("skipping cudagraphs due to ...");
+  // "" when it skipped none, or in a store from before v5.
+  std::string cudagraph_skip_reason;
   bool operator==(const Compile&) const = default;
 
   static constexpr schema::Table kTable{.name = "compiles",
@@ -66,7 +69,8 @@ struct Compile {
                       column("status", &R::status),
                       column("fail_type", &R::fail_type),
                       column("fail_reason", &R::fail_reason),
-                      jsonArray("restart_reasons", &R::restart_reasons)};
+                      jsonArray("restart_reasons", &R::restart_reasons),
+                      column("cudagraph_skip_reason", &R::cudagraph_skip_reason).since(5)};
   }
 };
 

@@ -25,7 +25,8 @@ struct MemorySample {
                                         .start = "ts_ns",
                                         .end = "ts_ns",
                                         .indexes = {{{"series", "series, device, ts_ns"}}},
-                                        .since_version = 3};
+                                        .since_version = 3,
+                                        .windowed = true};
   static constexpr auto columns() {
     using R = MemorySample;
     using namespace schema;
@@ -92,7 +93,8 @@ struct MemoryHolder {
   std::string stack;              // JSON: the stack of the frame that owns the holder
   bool operator==(const MemoryHolder&) const = default;
 
-  static constexpr schema::Table kTable{.name = "memory_holders", .start = "ts_ns", .end = "ts_ns", .since_version = 3};
+  static constexpr schema::Table kTable{
+      .name = "memory_holders", .start = "ts_ns", .end = "ts_ns", .since_version = 3, .windowed = true};
   static constexpr auto columns() {
     using R = MemoryHolder;
     using namespace schema;
