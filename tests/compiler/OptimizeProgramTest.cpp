@@ -40,12 +40,16 @@ class OptimizeProgram : public ::testing::Test {
 
   ToolRun optimize(std::vector<std::string> arguments) {
     ProcessSpec run;
-    run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "optimize"};
+    // The test's own options first: after a job's `--` they would be the job's.
+    run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope",
+                "optimize",
+                "--workspace",
+                workspace().string(),
+                "--rounds",
+                "3",
+                "--iterations",
+                "8"};
     run.argv.insert(run.argv.end(), arguments.begin(), arguments.end());
-    for (const std::string& word : {std::string("--workspace"), workspace().string(), std::string("--rounds"),
-                                    std::string("3"), std::string("--iterations"), std::string("8")}) {
-      run.argv.push_back(word);
-    }
     run.environment["TORCHSCOPE_PYTHON"] = TORCHSCOPE_PYTHON;  // libtorch and the compiles come from the job's torch
     run.stdout_path = (dir() / "out.txt").string();
     run.stderr_path = (dir() / "err.txt").string();
