@@ -63,7 +63,12 @@ def run_job(job: str, torchscope: str, python: str, workdir: str) -> dict:
     steps = [[torchscope, "run", "--no-summary", "-o", store, "--", python, script],
              [torchscope, "fix", store, "--max-fixes", "1", "--repetitions", "2", "--format", "json", "-o", report]]
     for argv in steps:
-        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True)
+        try:
+            done = subprocess.run(argv, cwd=folder, capture_output=True, text=True)
+        except OSError as error:  # e.g. the binary being relinked
+            row["figure"] = f"`{argv[1]}` did not start: {error.strerror}"
+            row["seconds"] = time.monotonic() - started
+            return row
         if done.returncode != 0 or not os.path.exists(store):
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             row["figure"] = f"`{argv[1]}` exit {done.returncode}: {tail[0]}"
