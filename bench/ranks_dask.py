@@ -1,91 +1,92 @@
-"""The per-rank stores of a run folder read by an existing distributed engine: Dask (dask.distributed).
+"""A synthetic run folder of many ranks analysed by `torchscope advise --dask` on local Dask clusters of 1 and 2
+workers (docs/performance.md, "Analysis on Dask"). Every figure is the product's own: each task runs the map step
+(`torchscope advise --rank-facts`) on one store and only its facts travel; this machine merges them.
 
-Every store is an ordinary SQLite file, so each Dask task opens one rank's store with Python's sqlite3 and runs
-the per-rank aggregates in SQL where the file lies; only a few numbers per rank travel back to the client, which
-puts the ranks side by side (per-rank step table, time in collectives, the slowest rank outside collectives).
-On a cluster the workers read the run folder from the shared file system the ranks wrote it to, e.g.
-`--scheduler tcp://head:8786`; without it a local cluster of `--workers` processes is started.
+Measured: the wall time of the whole command and of its map phase, per rank; the facts that travelled per rank (the
+driver's own count of compressed bytes); the client's peak memory (the driver process) and the merge's
+(`torchscope advise --from-facts` of the same facts, under GNU time); the map step of one store run alone, which is
+what the projection to N workers rests on: map phase ~ ranks x map time / N + the cluster's start.
 
-Usage: python bench/ranks_dask.py RUN_FOLDER [--workers N] [--scheduler ADDRESS]
-(pip install -r bench/requirements.txt; docs/architecture.md, "Beyond one machine").
+Usage: python bench/ranks_dask.py [--folder DIR] [--ranks 1024] [--events 50000] [--workers 1 2]
+(pip install -r bench/requirements.txt; build/dev/bench/bench_ranks and build/dev/bin/torchscope built.)
 """
 
 import argparse
-import glob
 import os
 import re
-import sqlite3
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
-import dask
-from dask.distributed import Client, LocalCluster
-
-# What each worker computes in SQL from one rank's store (docs/FORMAT.md).
-_RANK_SQL = {
-    "rank": "SELECT coalesce(max(rank), -1) FROM processes WHERE rank >= 0",
-    "host": "SELECT host FROM run",
-    "steps": "SELECT count(*) FROM steps",
-    "step_seconds": "SELECT group_concat((end_ns - start_ns) / 1e9) FROM (SELECT * FROM steps ORDER BY step)",
-    "events": "SELECT (SELECT count(*) FROM kernels) + (SELECT count(*) FROM api_calls) + (SELECT count(*) FROM cpu_ops)"
-              " + (SELECT count(*) FROM memcpy) + (SELECT count(*) FROM syncs)",
-    "nccl_seconds": "SELECT coalesce(sum(end_ns - start_ns), 0) / 1e9 FROM kernels WHERE name_id IN "
-                    "(SELECT id FROM strings WHERE value LIKE '%nccl%')",
-    "host_collective_seconds": "SELECT coalesce(sum(end_ns - start_ns), 0) / 1e9 FROM cpu_ops WHERE category = 'collective'",
-    "recompiles": "SELECT count(*) FROM recompiles",
-}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def rank_summary(path):
-    """Runs on a worker: one rank's aggregates, read-only."""
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = {key: connection.execute(sql).fetchone()[0] for key, sql in _RANK_SQL.items()}
-    finally:
-        connection.close()
-    steps = [float(value) for value in (row.pop("step_seconds") or "").split(",") if value]
-    row["path"] = os.path.basename(path)
-    row["step_median"] = statistics.median(steps[1:]) if len(steps) > 1 else (steps[0] if steps else 0.0)
-    return row
-
-
-def stores_of(folder):
-    def rank_of(path):
-        match = re.search(r"\.rank(\d+)\.", os.path.basename(path))
-        return int(match.group(1)) if match else -1
-    return sorted(glob.glob(os.path.join(folder, "*.db")), key=lambda path: (rank_of(path), path))
+def timed(arguments):
+    """(seconds, CPU seconds of the process tree, completed process)."""
+    before = os.times()
+    begin = time.perf_counter()
+    done = subprocess.run(arguments, capture_output=True, text=True)
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return time.perf_counter() - begin, cpu, done
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--scheduler", help="address of a running Dask scheduler (default: a local cluster)")
+    parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "torchscope-ranks-dask"))
+    parser.add_argument("--ranks", type=int, default=1024)
+    parser.add_argument("--events", type=int, default=50000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build", "dev"))
     options = parser.parse_args()
-    stores = stores_of(options.folder)
-    if not stores:
-        parser.error(f"{options.folder}: no store (*.db)")
-    cluster = None if options.scheduler else LocalCluster(n_workers=options.workers, threads_per_worker=1,
-                                                          processes=True, dashboard_address=None)
-    with Client(options.scheduler or cluster) as client:
-        begin, cpu_begin = time.perf_counter(), time.process_time()
-        ranks = dask.compute(*[dask.delayed(rank_summary)(path) for path in stores])
-        elapsed = time.perf_counter() - begin
-        ranks = [rank for rank in ranks if rank["rank"] >= 0]
-        print(f"{'rank':>4} {'host':<8} {'events':>9} {'steps':>5} {'step median':>12} {'NCCL':>9} {'recompiles':>10}")
-        for rank in ranks:
-            print(f"{rank['rank']:>4} {rank['host']:<8} {rank['events']:>9} {rank['steps']:>5} "
-                  f"{rank['step_median'] * 1e3:>9.2f} ms {rank['nccl_seconds']:>7.2f} s {rank['recompiles']:>10}")
-        median_step = statistics.median(rank["step_median"] for rank in ranks)
-        slowest = max(ranks, key=lambda rank: rank["step_median"])
-        recompile_counts = statistics.multimode(rank["recompiles"] for rank in ranks)
-        divergent = [rank["rank"] for rank in ranks if rank["recompiles"] not in recompile_counts]
-        print(f"{len(ranks)} ranks, {sum(rank['events'] for rank in ranks)} events in {elapsed:.2f} s on "
-              f"{len(client.scheduler_info()['workers'])} Dask workers (client CPU {time.process_time() - cpu_begin:.2f} s)")
-        print(f"slowest rank {slowest['rank']}: step median {slowest['step_median'] * 1e3:.2f} ms against "
-              f"{median_step * 1e3:.2f} ms for the median rank; ranks with other recompile counts: {divergent}")
-    if cluster is not None:
-        cluster.close()
+    torchscope = os.path.join(options.build, "bin", "torchscope")
+    folder = os.path.join(options.folder, f"{options.ranks}x{options.events}")
+    if not os.path.isdir(folder):
+        seconds, _, done = timed([os.path.join(options.build, "bench", "bench_ranks"), "--build-only", folder,
+                                  str(options.ranks), str(options.events)])
+        if done.returncode != 0:
+            sys.exit(done.stderr)
+        print(f"built {folder} in {seconds:.0f} s")
+    stores = sorted(name for name in os.listdir(folder) if name.endswith(".db"))
+    store_bytes = sum(os.path.getsize(os.path.join(folder, name)) for name in stores)
+    print(f"{len(stores)} stores of {options.events} events, {store_bytes / len(stores) / 2**20:.1f} MiB a store "
+          f"({store_bytes / 2**30:.2f} GiB in all); {os.cpu_count()} CPUs")
+
+    # The map step alone, on a sample of stores, and the merge of every store's facts.
+    facts = os.path.join(options.folder, "facts")
+    os.makedirs(facts, exist_ok=True)
+    sample = stores[:: max(1, len(stores) // 16)]
+    map_seconds = []
+    for name in stores:
+        output = os.path.join(facts, name + ".facts.json")
+        seconds, _, done = timed([torchscope, "advise", "--rank-facts", os.path.join(folder, name), "-o", output])
+        if done.returncode != 0:
+            sys.exit(done.stderr)
+        if name in sample:
+            map_seconds.append(seconds)
+    facts_bytes = sum(os.path.getsize(os.path.join(facts, name)) for name in os.listdir(facts))
+    merge_seconds, _, merged = timed(["/usr/bin/time", "-f", "%M", torchscope, "advise", "--from-facts", facts,
+                                      "-o", os.path.join(options.folder, "merged.txt")])
+    merge_kib = int(merged.stderr.strip().splitlines()[-1])
+    print(f"map step alone: median {statistics.median(map_seconds) * 1e3:.0f} ms a store (min "
+          f"{min(map_seconds) * 1e3:.0f}, max {max(map_seconds) * 1e3:.0f}, {len(map_seconds)} stores); facts "
+          f"{facts_bytes / len(stores) / 1024:.1f} KiB a store uncompressed; merge of all {len(stores)}: "
+          f"{merge_seconds:.1f} s, peak {merge_kib / 1024:.0f} MiB")
+
+    for workers in options.workers:
+        output = os.path.join(options.folder, f"dask{workers}.txt")
+        seconds, cpu, done = timed([torchscope, "advise", "--dask", "--dask-workers", str(workers), folder,
+                                    "-o", output])
+        if done.returncode != 0:
+            sys.exit(done.stderr)
+        mapped = re.search(r"on \d+ Dask workers in ([\d.]+) s; ([\d.]+) KiB", done.stderr)
+        driver = re.search(r"peak memory ([\d.]+) MiB", done.stderr)
+        same = open(output).read() == open(os.path.join(options.folder, "merged.txt")).read()
+        print(f"{workers} worker(s): {seconds:.1f} s wall ({seconds / len(stores) * 1e3:.1f} ms a rank), map phase "
+              f"{mapped.group(1)} s, CPU of the process tree {cpu:.1f} s; {mapped.group(2)} KiB moved a rank; "
+              f"client peak {driver.group(1)} MiB; report {'the same as' if same else 'DIFFERENT from'} the merge's")
 
 
 if __name__ == "__main__":
