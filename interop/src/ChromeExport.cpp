@@ -134,6 +134,7 @@ struct StoreContents {
   std::vector<store::Sync> syncs;
   std::vector<store::NvtxEvent> nvtx;
   std::vector<store::CpuOp> cpu_ops;
+  std::vector<store::Collective> collectives;
   std::vector<store::Compile> compiles;
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
@@ -169,6 +170,8 @@ Result<StoreContents> loadStore(const store::Reader& reader) {
   load(contents.syncs);
   load(contents.nvtx);
   load(contents.cpu_ops);
+  // Before v5 the collectives were cpu_ops rows of category `collective`, exported with them.
+  if (reader.schemaVersion() >= store::Collective::kTable.since_version) load(contents.collectives);
   load(contents.compiles);
   load(contents.graph_breaks);
   load(contents.recompiles);
@@ -219,6 +222,16 @@ void writeHost(const StoreContents& store, ChromeWriter& writer) {
     if (op.correlation_id >= 0 && !args.contains("External id")) args["External id"] = op.correlation_id;
     writer.slice(op.category.empty() ? "cpu_op" : op.category, op.name, op.pid, op.tid, op.start_ns, op.end_ns, args);
     if (op.name.rfind("ProfilerStep#", 0) == 0) annotated_steps.insert({op.pid, op.start_ns, op.name});
+  }
+  for (const auto& collective : store.collectives) {
+    Json args = Json::object();
+    store::schema::forEachColumn<store::Collective>([&](const auto& column) {
+      const std::string_view key = column.name;
+      if (key == "pid" || key == "tid" || key == "start_ns" || key == "end_ns" || key == "name") return;
+      args[std::string(key)] = collective.*(column.member);
+    });
+    writer.slice("collective", collective.name, collective.pid, collective.tid, collective.start_ns, collective.end_ns,
+                 args);
   }
   for (const auto& call : store.api_calls) {
     writer.slice(call.api == "driver" ? "cuda_driver" : "cuda_runtime", call.name, call.pid, call.tid, call.start_ns,

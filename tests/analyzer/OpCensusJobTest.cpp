@@ -41,11 +41,9 @@ std::int64_t censusRows(const std::string& store) {
   auto reader = store::Reader::open(store);
   EXPECT_TRUE(reader.ok()) << (reader.ok() ? "" : reader.error().message);
   if (!reader.ok()) return -1;
-  std::int64_t rows = 0;
-  auto counted = (*reader)->query("SELECT count(*) FROM cpu_ops WHERE category = 'op_census'",
-                                  [&](const store::Row& row) { rows = row.integer(0); });
-  EXPECT_TRUE(counted.ok());
-  return rows;
+  auto rows = (*reader)->load<store::OpCensus>();
+  EXPECT_TRUE(rows.ok());
+  return rows.ok() ? static_cast<std::int64_t>(rows->size()) : -1;
 }
 
 TEST(OpCensusJob, AnEagerDispatchBoundJobIsToldToCompileAtItsModelCall) {

@@ -111,10 +111,18 @@ TEST(Cli, StatsAndAdviseStateTheCaptureWindowOfTheirFigures) {
   {
     auto writer = store::Writer::open(path, store::WriterOptions{store::OpenMode::kAppend});
     ASSERT_TRUE(writer);
-    (*writer)->add(store::RunAttribute{
-        "capture.window",
-        R"({"mode":"steps","first_step":100,"end_step":150,"intervals":[[1000000,4000000]],"open_s":0.003,)"
-        R"("steps":50,"first_kept_step":100,"last_kept_step":149})"});
+    (*writer)->add(store::CaptureWindow{.pid = 1,
+                                        .mode = "steps",
+                                        .first_step = 100,
+                                        .end_step = 150,
+                                        .delay_s = 0,
+                                        .duration_s = -1,
+                                        .signal = "",
+                                        .intervals = "[[1000000,4000000]]",
+                                        .open_s = 0.003,
+                                        .steps = 50,
+                                        .first_kept_step = 100,
+                                        .last_kept_step = 149});
     ASSERT_TRUE((*writer)->close());
   }
   const std::string expected =
@@ -155,9 +163,18 @@ std::string writeStepsStore(const testing::TempDir& dir, bool windowed) {
     (*writer)->add(step);
   }
   if (windowed) {
-    (*writer)->add(store::RunAttribute{
-        "capture.window", R"({"mode":"steps","first_step":100,"end_step":103,"intervals":[[1000000000,1060000000]],)"
-                          R"("open_s":0.06,"steps":3,"first_kept_step":100,"last_kept_step":102})"});
+    (*writer)->add(store::CaptureWindow{.pid = 1,
+                                        .mode = "steps",
+                                        .first_step = 100,
+                                        .end_step = 103,
+                                        .delay_s = 0,
+                                        .duration_s = -1,
+                                        .signal = "",
+                                        .intervals = "[[1000000000,1060000000]]",
+                                        .open_s = 0.06,
+                                        .steps = 3,
+                                        .first_kept_step = 100,
+                                        .last_kept_step = 102});
   }
   EXPECT_TRUE((*writer)->close(at));
   return path;
