@@ -68,7 +68,10 @@ class PreviousVersion : public ::testing::Test {
     path_ = dir_.file("v4.db");
     auto writer = Writer::open(path_);
     ASSERT_TRUE(writer) << writer.error().message;
-    (*writer)->add(Process{.pid = 7, .name = "python"});
+    Process process;
+    process.pid = 7;
+    process.name = "python";
+    (*writer)->add(process);
     (*writer)->add(compileOf(0, 100));
     (*writer)->add(compileOf(2, 200));
     ASSERT_TRUE((*writer)->close(10'000));
@@ -193,9 +196,13 @@ TEST(CurrentVersion, TheDeclaredRecordsRoundTrip) {
   auto reader = Reader::open(path);
   ASSERT_TRUE(reader) << reader.error().message;
   EXPECT_EQ((*reader)->schemaVersion(), kSchemaVersion);
-  EXPECT_EQ(*(*reader)->load<CompiledRegion>(), std::vector<CompiledRegion>{region});
-  EXPECT_EQ(*(*reader)->load<Compile>(), std::vector<Compile>{compile});
-  EXPECT_EQ((*reader)->load<CompiledRegion>()->front().frameIds(), std::vector<std::int64_t>{4});
+  auto regions = (*reader)->load<CompiledRegion>();
+  ASSERT_TRUE(regions) << regions.error().message;
+  EXPECT_EQ(*regions, std::vector<CompiledRegion>{region});
+  EXPECT_EQ(regions->front().frameIds(), std::vector<std::int64_t>{4});
+  auto compiles = (*reader)->load<Compile>();
+  ASSERT_TRUE(compiles) << compiles.error().message;
+  EXPECT_EQ(*compiles, std::vector<Compile>{compile});
 }
 
 }  // namespace
