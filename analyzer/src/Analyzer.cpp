@@ -235,6 +235,9 @@ Result<StoreShare> analyzeStoreShare(const std::string& path, const AnalyzeOptio
   if (!analysis) return aboutFile(path, analysis.error());
   auto ranks = collectRankFacts(context, analysis->runs.front());
   if (!ranks) return aboutFile(path, ranks.error());
+  auto problems = problemCounts(**reader);
+  if (!problems) return aboutFile(path, problems.error());
+  analysis->runs.front().problems = std::move(*problems);
   ranks->steps.clear();  // summarized: the merge reads the summary
   ranks->collectives.clear();
   return StoreShare{std::move(*analysis), std::move(*ranks)};

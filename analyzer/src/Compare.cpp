@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "FactsJson.h"
 #include "Rules.h"
 #include "Stats.h"
 #include "torchscope/base/JsonText.h"
@@ -35,26 +36,43 @@ struct Side {
   double compile_s = 0;  // the longest any process compiled: processes compile side by side
 };
 
-Result<void> collectProblems(const store::Reader& reader, Side& side) {
+}  // namespace
+
+Result<std::vector<ProblemCount>> problemCounts(const store::Reader& reader) {
+  std::vector<ProblemCount> problems;
   auto add = [&](const store::Row& row, const char* kind) {
-    ProblemChange change{kind, row.text(0), row.integer(1), row.text(2), row.text(3), row.integer(4)};
-    auto [it, inserted] = side.problems.try_emplace({change.kind, change.file, change.function, change.detail}, change);
-    if (!inserted) it->second.count += change.count;
+    problems.push_back({kind, row.text(0), row.integer(1), row.text(2), row.text(3), row.integer(4)});
   };
   auto breaks = reader.query(
       "SELECT file, min(line), function, break_type, count(*) FROM graph_breaks GROUP BY file, function, break_type",
       [&](const store::Row& row) { add(row, "graph-break"); });
-  if (!breaks) return breaks;
+  if (!breaks) return breaks.error();
   auto recompiles = reader.query(
       "SELECT co_filename, min(co_firstlineno), co_name, cause, count(*) FROM recompiles "
       "GROUP BY co_filename, co_name, cause",
       [&](const store::Row& row) { add(row, "recompile"); });
-  if (!recompiles) return recompiles;
-  return reader.query(
+  if (!recompiles) return recompiles.error();
+  auto syncs = reader.query(
       "SELECT f.value, t.line, t.function, o.value, t.n FROM (SELECT file_id, min(line) AS line, function, op_id, "
       "count(*) AS n FROM syncs GROUP BY file_id, function, op_id HAVING count(*) >= ?) t "
       "JOIN strings f ON f.id = t.file_id JOIN strings o ON o.id = t.op_id",
       [&](const store::Row& row) { add(row, "sync"); }, {kRepeatedSync});
+  if (!syncs) return syncs.error();
+  return problems;
+}
+
+namespace {
+
+// Every store's problems as its map step counted them (the run summaries' rows): compare reads no store again.
+void collectProblems(Side& side) {
+  for (const auto& run : side.analysis.runs) {
+    for (const auto& row : run.problems) {
+      ProblemChange change{row.kind, row.file, row.line, row.function, row.detail, row.count};
+      auto [it, inserted] =
+          side.problems.try_emplace({change.kind, change.file, change.function, change.detail}, change);
+      if (!inserted) it->second.count += change.count;
+    }
+  }
 }
 
 // The job's pace is its slowest process's: in a synchronous job (DDP, FSDP) every rank waits for it.
@@ -81,11 +99,7 @@ Result<Side> loadSide(const std::string& path) {
   auto analysis = analyze(*stores);
   if (!analysis) return analysis.error();
   side.analysis = std::move(*analysis);
-  for (const auto& store : *stores) {
-    auto reader = store::Reader::open(store);
-    if (!reader) return reader.error();
-    if (auto done = collectProblems(**reader, side); !done) return aboutFile(store, done.error());
-  }
+  collectProblems(side);
   chooseSlowest(side);
   return side;
 }

@@ -20,6 +20,9 @@ struct StoreShare {
 [[nodiscard]] Result<StoreShare> analyzeStoreShare(const std::string& path, const AnalyzeOptions& options);
 // The merge step's (Analyzer.cpp): the stores' findings merged, the ranks side by side, everything ranked.
 [[nodiscard]] Analysis mergeStoreShares(std::vector<StoreShare> shares, std::vector<UnanalysedStore> unanalysed);
+// The compare gate's problem rows of one store (Compare.cpp), which the map step keeps in the run summary.
+[[nodiscard]] Result<std::vector<ProblemCount>> problemCounts(const store::Reader& reader);
+
 // Most impact first, as every analysis ranks its findings.
 void rankFindingsByImpact(std::vector<Finding>& findings);
 

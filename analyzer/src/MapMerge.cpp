@@ -30,8 +30,8 @@ json mappedOptions(const AnalyzeOptions& options) {
 }
 
 json factsHeader(const std::string& path) {
-  return {{"format", kRankFactsFormat}, {"version", kRankFactsVersion}, {"torchscope", releaseVersion()},
-          {"store", path}};
+  return {
+      {"format", kRankFactsFormat}, {"version", kRankFactsVersion}, {"torchscope", releaseVersion()}, {"store", path}};
 }
 
 // The document's header checked: the format, its version, the release that wrote it.
@@ -141,7 +141,8 @@ Result<Analysis> mergeFactsFiles(const std::vector<std::string>& paths) {
     auto in_folder = factsFilesIn(path, error);
     if (error) return makeError(ErrorCode::kIo, path + ": cannot list the folder (" + error.message() + ")");
     if (in_folder.empty()) {
-      return makeError(ErrorCode::kNotFound, fmt::format("{}: no rank facts (*{}) in this folder", path, kRankFactsSuffix));
+      return makeError(ErrorCode::kNotFound,
+                       fmt::format("{}: no rank facts (*{}) in this folder", path, kRankFactsSuffix));
     }
     files.insert(files.end(), in_folder.begin(), in_folder.end());
   }

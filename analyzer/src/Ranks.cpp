@@ -339,10 +339,10 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedSt
   std::set<std::int64_t> accounted = seen;
   for (const auto& store : unanalysed) {
     if (store.rank >= 0) accounted.insert(store.rank);
-    analysis.partial_reasons.push_back(fmt::format(
-        "{} ({}) was not analysed{}: {}", store.rank >= 0 ? fmt::format("rank {}", store.rank) : "a store",
-        std::filesystem::path(store.path).filename().string(), store.host.empty() ? "" : " on " + store.host,
-        store.reason));
+    analysis.partial_reasons.push_back(fmt::format("{} ({}) was not analysed{}: {}",
+                                                   store.rank >= 0 ? fmt::format("rank {}", store.rank) : "a store",
+                                                   std::filesystem::path(store.path).filename().string(),
+                                                   store.host.empty() ? "" : " on " + store.host, store.reason));
   }
   if (const auto missing = missingRanks(accounted, analysis.world_size); !missing.empty()) {
     analysis.partial_reasons.push_back(
@@ -351,7 +351,8 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedSt
   // The missing ranks say it themselves; a store not analysed needs the count.
   if (!unanalysed.empty()) {
     const auto expected = std::max<std::int64_t>(analysis.world_size, static_cast<std::int64_t>(accounted.size()));
-    analysis.partial_reasons.push_back(fmt::format("the report covers {} of the {} ranks", analysis.ranks.size(), expected));
+    analysis.partial_reasons.push_back(
+        fmt::format("the report covers {} of the {} ranks", analysis.ranks.size(), expected));
   }
   analysis.unanalysed = std::move(unanalysed);
   analysis.partial = !analysis.partial_reasons.empty();

@@ -5,12 +5,13 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "Commands.h"
+#include "torchscope/base/Settings.h"
 
 namespace torchscope::cli {
 
@@ -23,14 +24,10 @@ void startDaskAdvise(const DaskRequest& request) {
   if (!std::filesystem::exists(driver, missing)) {
     fail(kExitFailure, "the Dask driver of this installation is missing (" + driver + "): reinstall torchscope");
   }
-  std::vector<std::string> arguments = {python,
-                                        driver,
-                                        "--torchscope",
-                                        paths.executable_dir + "/torchscope",
-                                        "--timeout",
-                                        fmt::format("{}", request.timeout_s),
-                                        "--format",
-                                        request.format};
+  std::vector<std::string> arguments = {python,         driver,
+                                        "--torchscope", paths.executable_dir + "/torchscope",
+                                        "--timeout",    fmt::format("{}", request.timeout_s),
+                                        "--format",     request.format};
   if (!request.scheduler.empty()) arguments.insert(arguments.end(), {"--scheduler", request.scheduler});
   if (request.workers > 0) arguments.insert(arguments.end(), {"--workers", std::to_string(request.workers)});
   if (!request.output.empty()) arguments.insert(arguments.end(), {"--output", request.output});
@@ -42,9 +39,9 @@ void startDaskAdvise(const DaskRequest& request) {
   for (auto& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
-  fail(kExitFailure, fmt::format("cannot start the Dask driver with {}: {} (set TORCHSCOPE_PYTHON to the Python that "
+  fail(kExitFailure, fmt::format("cannot start the Dask driver with {}: {} (set {} to the Python that "
                                  "has `pip install \"torchscope[dask]\"`)",
-                                 python, std::strerror(errno)));
+                                 python, std::strerror(errno), base::settings::kPython.name));
 }
 
 }  // namespace torchscope::cli

@@ -80,6 +80,17 @@ struct MemorySummary {
   std::vector<DeviceMemorySummary> devices;
 };
 
+// A problem the compare gate counts (Compare.h): graph breaks, recompiles and repeated syncs by kind, file, function
+// and detail (the break type, the recompile cause, the sync's op), at the lowest line they were seen at.
+struct ProblemCount {
+  std::string kind;  // "graph-break" | "recompile" | "sync"
+  std::string file;
+  std::int64_t line = -1;
+  std::string function;
+  std::string detail;
+  std::int64_t count = 0;
+};
+
 // What one store says about its run, besides the findings.
 struct RunSummary {
   std::string path;
@@ -107,6 +118,7 @@ struct RunSummary {
   RequestSummary requests;  // an inference job's requests (recorded: its steps are requests)
   LineTable lines;   // host time by line of the user's code (recorded: the store has stack samples)
   FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
+  std::vector<ProblemCount> problems;  // what compare counts, read by the map step so that compare reads no store
 };
 
 struct Analysis {
