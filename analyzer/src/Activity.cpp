@@ -342,26 +342,24 @@ Result<void> scanActivity(const store::Reader& reader, Facts& facts) {
   auto attention_ids = attentionNameIds(reader);
   if (!attention_ids) return attention_ids.error();
   NameMap op_totals;
-  auto ops = reader.query(
-      "SELECT name_id, start_ns, end_ns, pid, tid FROM cpu_ops",
-      [&](const store::Row& row) {
-        const std::int64_t name_id = row.integer(0);
-        const base::Nanos start = row.integer(1), end = row.integer(2);
-        NameTotals& totals = op_totals[{name_id, -1}];
-        ++totals.count;
-        const base::Nanos length = base::spanNanos(start, end);
-        totals.nanos = base::saturatingAdd(totals.nanos, length);
-        totals.small += length < Facts::kSmallOpNanos ? 1 : 0;
-        if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
-          facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});
-        }
-      });
+  auto ops = reader.query("SELECT name_id, start_ns, end_ns, pid, tid FROM cpu_ops", [&](const store::Row& row) {
+    const std::int64_t name_id = row.integer(0);
+    const base::Nanos start = row.integer(1), end = row.integer(2);
+    NameTotals& totals = op_totals[{name_id, -1}];
+    ++totals.count;
+    const base::Nanos length = base::spanNanos(start, end);
+    totals.nanos = base::saturatingAdd(totals.nanos, length);
+    totals.small += length < Facts::kSmallOpNanos ? 1 : 0;
+    if (const auto attention = attention_ids->find(name_id); attention != attention_ids->end()) {
+      facts.attention_ops.push_back({row.integer(3), row.integer(4), start, end, attention->second});
+    }
+  });
   if (!ops) return ops.error();
   auto collectives = reader.load<store::Collective>();
   if (!collectives) return collectives.error();
   for (const auto& collective : *collectives) {
-    facts.collectives.push_back(hostCollective(collective.start_ns, collective.end_ns, collective.source,
-                                               collective.async ? 1 : 0));
+    facts.collectives.push_back(
+        hostCollective(collective.start_ns, collective.end_ns, collective.source, collective.async ? 1 : 0));
   }
   const auto by_start = [](const CollectiveSpan& a, const CollectiveSpan& b) { return a.start_ns < b.start_ns; };
   std::stable_sort(facts.collectives.begin(), facts.collectives.end(), by_start);

@@ -1,5 +1,5 @@
-#include "RequestFacts.h"
 #include "torchscope/analyzer/Analyzer.h"
+#include "RequestFacts.h"
 #include "torchscope/analyzer/RuleTable.h"
 
 #include <fmt/format.h>

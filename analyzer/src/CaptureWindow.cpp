@@ -13,8 +13,7 @@ std::string formatSpan(double seconds) {
 // How the window was asked for, as the user gave it to `torchscope run`.
 std::string bounds(const CaptureWindow& window) {
   if (window.mode == "steps") {
-    return fmt::format("--steps {}:{}", window.first_step,
-                       window.end_step >= 0 ? std::to_string(window.end_step) : "");
+    return fmt::format("--steps {}:{}", window.first_step, window.end_step >= 0 ? std::to_string(window.end_step) : "");
   }
   if (window.mode == "time") {
     return fmt::format("--delay {:g}{}", window.delay_s,

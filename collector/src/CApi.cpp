@@ -122,8 +122,8 @@ bool complete(Collector& collector, store::MemorySample out, const json& in) {
   bool all = true;
   for (const auto& [series, value] : values->items()) {
     if (!value.is_number()) continue;
-    all = collector.add(store::MemorySample{out.pid, out.device, series, out.ts_ns, out.step,
-                                            value.get<std::int64_t>()}) &&
+    all = collector.add(
+              store::MemorySample{out.pid, out.device, series, out.ts_ns, out.step, value.get<std::int64_t>()}) &&
           all;
   }
   return all;

@@ -209,9 +209,8 @@ Result<void> writeAccepted(const JobLayout& job, Runner& runner, FixReport& repo
   if (!runtime_only.empty()) {
     std::string list;
     for (const auto& id : runtime_only) list += (list.empty() ? "" : ",") + id;
-    report.notes.push_back(
-        "runtime fixes without a source form: run the job under `torchscope run` with " +
-        std::string(base::settings::kFixes.name) + "=" + list + " to keep them");
+    report.notes.push_back("runtime fixes without a source form: run the job under `torchscope run` with " +
+                           std::string(base::settings::kFixes.name) + "=" + list + " to keep them");
   }
   if (specs.empty()) {
     report.notes.push_back("--write: no accepted fix changes the job's files; no file written");

@@ -21,7 +21,9 @@ std::vector<CensusOp> OpCensus::frequentOps() const { return recordsFromJsonArra
 
 std::vector<CensusSite> OpCensus::censusSites() const { return recordsFromJsonArray<CensusSite>(sites); }
 
-std::vector<CensusOp> frequentOpsOf(const CensusSite& site) { return recordsFromJsonArray<CensusOp>(site.frequent_ops); }
+std::vector<CensusOp> frequentOpsOf(const CensusSite& site) {
+  return recordsFromJsonArray<CensusOp>(site.frequent_ops);
+}
 
 std::vector<std::pair<base::Nanos, base::Nanos>> CaptureWindow::openIntervals() const {
   std::vector<std::pair<base::Nanos, base::Nanos>> pairs;

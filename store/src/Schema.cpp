@@ -48,7 +48,6 @@ constexpr std::string_view sqlType() {
   }
 }
 
-
 // One column's line: name, type, then its key or NOT NULL (with the struct's default value for the one-row run
 // table, whose row is written before its fields are known), then what it references.
 struct ColumnLine {
@@ -77,7 +76,8 @@ std::string createTableSql() {
       rest += " PRIMARY KEY";
     } else {
       rest += " NOT NULL";
-      if (table.keying == schema::Keying::kSingleton) rest += " DEFAULT " + tables::sqlLiteral(defaults.*(column.member));
+      if (table.keying == schema::Keying::kSingleton)
+        rest += " DEFAULT " + tables::sqlLiteral(defaults.*(column.member));
     }
     if (column.interned()) rest += " REFERENCES strings(id)";
     if (!column.references.empty()) rest += " REFERENCES " + std::string(column.references);

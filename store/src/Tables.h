@@ -111,8 +111,8 @@ std::string selectSql(bool ranged, bool limited, std::int32_t version = INT32_MA
         [&](auto... c) { ((names += (names.empty() ? "" : ", ") + selectedColumn<T>(c, version, legacy)), ...); },
         Tr::columns());
   }
-  const std::string source = from.empty() ? std::string(Tr::kTable) + (hasInterned<T>() ? "_v" : "")
-                                          : "(" + std::string(from) + ")";
+  const std::string source =
+      from.empty() ? std::string(Tr::kTable) + (hasInterned<T>() ? "_v" : "") : "(" + std::string(from) + ")";
   std::string sql = "SELECT " + names + " FROM " + source;
   if (ranged && !Tr::kStart.empty()) {
     sql += " WHERE " + std::string(Tr::kEnd) + " >= ?1 AND " + std::string(Tr::kStart) + " < ?2";

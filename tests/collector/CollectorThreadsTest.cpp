@@ -78,7 +78,8 @@ TEST(CollectorThreads, ConcurrentCallersAndAForkLoseNothing) {
         torchscope_record_step(i, i * 10, i * 10 + 5, "marker");
         if (i % 500 == 0) {
           torchscope_record_json("syncs", R"({"sync_kind": "python", "op": "aten::item", "start_ns": 1, "end_ns": 2})");
-          torchscope_record_json("run_attributes", ("{\"key\": \"thread" + std::to_string(t) + "\", \"value\": \"x\"}").c_str());
+          torchscope_record_json("run_attributes",
+                                 ("{\"key\": \"thread" + std::to_string(t) + "\", \"value\": \"x\"}").c_str());
         }
         if (t == 0 && i % 1000 == 0) torchscope_flush();
       }

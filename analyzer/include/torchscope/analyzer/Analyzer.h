@@ -116,8 +116,8 @@ struct RunSummary {
   Overview overview;
   MemorySummary memory;
   RequestSummary requests;  // an inference job's requests (recorded: its steps are requests)
-  LineTable lines;   // host time by line of the user's code (recorded: the store has stack samples)
-  FlameGraph flame;  // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
+  LineTable lines;          // host time by line of the user's code (recorded: the store has stack samples)
+  FlameGraph flame;         // the same samples as a tree of stacks, pruned under kFlameMinShare (recorded: likewise)
   std::vector<ProblemCount> problems;  // what compare counts, read by the map step so that compare reads no store
 };
 

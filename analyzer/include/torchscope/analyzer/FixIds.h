@@ -34,28 +34,12 @@ inline constexpr std::string_view kItemKeptAsTensor = "item-kept-as-tensor";
 inline constexpr std::string_view kEager = "eager";
 
 inline constexpr std::array<std::string_view, 22> kAll = {
-    kDynamicShapes,
-    kTensorLr,
-    kCaptureScalarOutputs,
-    kCaptureDynamicOutputShapeOps,
-    kCompileMode,
-    kTf32,
-    kBf16Autocast,
-    kInferenceMode,
-    kChannelsLast,
-    kPinMemory,
-    kTorchCompile,
-    kRepeatInterleaveOutputSize,
-    kItemAccumulateTensor,
-    kTupleKeysToStr,
-    kPrintOutOfCompiled,
-    kSdpa,
-    kQuantizeDynamic,
-    kCudaGraphs,
-    kCacheCompile,
-    kRemoveDataDependentBranch,
-    kItemKeptAsTensor,
-    kEager,
+    kDynamicShapes,        kTensorLr,       kCaptureScalarOutputs, kCaptureDynamicOutputShapeOps,
+    kCompileMode,          kTf32,           kBf16Autocast,         kInferenceMode,
+    kChannelsLast,         kPinMemory,      kTorchCompile,         kRepeatInterleaveOutputSize,
+    kItemAccumulateTensor, kTupleKeysToStr, kPrintOutOfCompiled,   kSdpa,
+    kQuantizeDynamic,      kCudaGraphs,     kCacheCompile,         kRemoveDataDependentBranch,
+    kItemKeptAsTensor,     kEager,
 };
 
 // How `torchscope fix` applies a fix: "runtime" (patched in at interpreter start, no file edited) or

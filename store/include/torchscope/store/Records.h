@@ -20,10 +20,10 @@
 namespace torchscope::store {
 
 // Every table of the store, in creation order (after `strings`, the interned texts).
-using AllRecords = std::tuple<RunInfo, RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync,
-                              NvtxEvent, CpuOp, Compile, GraphBreak, Recompile, Step, Finding, FixExperiment,
-                              MemorySample, MemoryEvent, MemoryHolder, StackFrame, Stack, StackSample, Diagnostic,
-                              Collective, CompiledRegion, OpCensus, CaptureWindow>;
+using AllRecords =
+    std::tuple<RunInfo, RunAttribute, Process, Thread, Device, ApiCall, Kernel, Memcpy, Memset, Sync, NvtxEvent, CpuOp,
+               Compile, GraphBreak, Recompile, Step, Finding, FixExperiment, MemorySample, MemoryEvent, MemoryHolder,
+               StackFrame, Stack, StackSample, Diagnostic, Collective, CompiledRegion, OpCensus, CaptureWindow>;
 
 // Calls visit(T::kTable) for each table T of the store, in creation order.
 template <class F>

@@ -107,7 +107,9 @@ struct Table {
 // A struct whose members are declared as columns: a record, or an object held in a record's JSON column (a census
 // site), which the store decodes with the same declaration (JsonRecord.h).
 template <class T>
-concept Fields = requires { T::columns(); };
+concept Fields = requires {
+  T::columns();
+};
 
 // A record type of the store: a struct with its table and columns.
 template <class T>

@@ -244,8 +244,8 @@ struct Collective {
   std::string op;       // the collective: "all_reduce", "allreduce" for a bucket
   std::string backend;  // "nccl", "gloo", ""
   std::int64_t bytes = 0;
-  std::string source;  // "torch.distributed" | "ddp"
-  bool async = false;  // called with async_op=True
+  std::string source;        // "torch.distributed" | "ddp"
+  bool async = false;        // called with async_op=True
   std::int64_t bucket = -1;  // ddp: the bucket's index
   bool last_bucket = false;  // ddp: the step's last bucket
   bool operator==(const Collective&) const = default;
@@ -259,12 +259,11 @@ struct Collective {
   static constexpr auto columns() {
     using R = Collective;
     using namespace schema;
-    return std::tuple{column("pid", &R::pid),         column("tid", &R::tid),
-                      column("start_ns", &R::start_ns), column("end_ns", &R::end_ns),
-                      column("name", &R::name),       column("op", &R::op),
-                      column("backend", &R::backend), column("bytes", &R::bytes),
-                      column("source", &R::source),   column("async", &R::async),
-                      column("bucket", &R::bucket),   column("last_bucket", &R::last_bucket)};
+    return std::tuple{
+        column("pid", &R::pid),         column("tid", &R::tid),       column("start_ns", &R::start_ns),
+        column("end_ns", &R::end_ns),   column("name", &R::name),     column("op", &R::op),
+        column("backend", &R::backend), column("bytes", &R::bytes),   column("source", &R::source),
+        column("async", &R::async),     column("bucket", &R::bucket), column("last_bucket", &R::last_bucket)};
   }
 };
 

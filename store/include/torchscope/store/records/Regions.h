@@ -26,12 +26,12 @@ struct CompiledRegion {
   base::Nanos wall_ns = 0;
   std::int64_t compile_calls = 0;  // calls during which torch compiled a frame
   base::Nanos compile_wall_ns = 0;
-  std::int64_t cpu_calls = 0;     // calls sampled for the thread's CPU time that compiled nothing
-  base::Nanos cpu_ns = 0;         // their CPU time
-  base::Nanos cpu_wall_ns = -1;   // their wall time around the CPU reads; -1 unknown
-  bool cudagraphs = false;        // its torch.compile call asked for CUDA graphs
-  std::string frames;             // JSON array of the Dynamo frame ids compiled under its calls so far
-  std::string site_file;          // the user's torch.compile call or decorator
+  std::int64_t cpu_calls = 0;    // calls sampled for the thread's CPU time that compiled nothing
+  base::Nanos cpu_ns = 0;        // their CPU time
+  base::Nanos cpu_wall_ns = -1;  // their wall time around the CPU reads; -1 unknown
+  bool cudagraphs = false;       // its torch.compile call asked for CUDA graphs
+  std::string frames;            // JSON array of the Dynamo frame ids compiled under its calls so far
+  std::string site_file;         // the user's torch.compile call or decorator
   std::int64_t site_line = -1;
   std::string site_function;
   std::string call_file;  // the user's line that made the region's first call
@@ -97,18 +97,23 @@ struct CensusSite {
   base::Nanos op_ns = 0;
   std::int64_t short_ops = 0;
   base::Nanos short_op_ns = 0;
-  base::Nanos gap_ns = 0;     // the Python time before its ops
+  base::Nanos gap_ns = 0;    // the Python time before its ops
   std::string frequent_ops;  // JSON array of CensusOp objects, most frequent first
   bool operator==(const CensusSite&) const = default;
 
   static constexpr auto columns() {
     using R = CensusSite;
     using namespace schema;
-    return std::tuple{column("context", &R::context),         column("file", &R::file),
-                      column("line", &R::line),               column("function", &R::function),
-                      column("via", &R::via),                 column("ops", &R::ops),
-                      column("op_ns", &R::op_ns),             column("short_ops", &R::short_ops),
-                      column("short_op_ns", &R::short_op_ns), column("gap_ns", &R::gap_ns),
+    return std::tuple{column("context", &R::context),
+                      column("file", &R::file),
+                      column("line", &R::line),
+                      column("function", &R::function),
+                      column("via", &R::via),
+                      column("ops", &R::ops),
+                      column("op_ns", &R::op_ns),
+                      column("short_ops", &R::short_ops),
+                      column("short_op_ns", &R::short_op_ns),
+                      column("gap_ns", &R::gap_ns),
                       jsonArray("frequent_ops", &R::frequent_ops)};
   }
 };
