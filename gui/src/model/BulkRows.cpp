@@ -63,7 +63,16 @@ Result<void> readBulk(const store::Reader& reader, const StoreInfo& store, BulkT
   std::string sql =
       fmt::format("SELECT {} FROM {}", spans ? spanColumnsSql(table) : columnsSql(table), bulkSpec(table).table);
   if (const auto label = sql.find("{label}"); label != std::string::npos) sql.replace(label, 7, labelSql(table));
-  if (!where.empty()) sql += fmt::format(" WHERE {}", where);
+  // Before v5 collectives were cpu_ops rows; the reader now gives them as the collectives table (their own track).
+  const bool legacy_collectives =
+      table == BulkTable::kCpuOps && reader.schemaVersion() < store::Collective::kTable.since_version;
+  if (!where.empty() && legacy_collectives) {
+    sql += fmt::format(" WHERE ({}) AND category <> 'collective'", where);
+  } else if (!where.empty()) {
+    sql += fmt::format(" WHERE {}", where);
+  } else if (legacy_collectives) {
+    sql += " WHERE category <> 'collective'";
+  }
   if (!order.empty()) sql += fmt::format(" ORDER BY {}", order);
   const Nanos shift = store.shift_ns;
   BulkRow row;

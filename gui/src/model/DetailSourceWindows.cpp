@@ -220,7 +220,9 @@ Result<DetailWindow> DetailSource::fetch(Nanos begin_ns, Nanos end_ns) {
   window.lanes = std::move(lanes).value();
   std::uint64_t flow_ends = 0;
   for (const NameTotal& total : timeline_->stats.totals(begin_ns, end_ns)) {
-    if (total.kind != StatKind::kCpuOp && total.kind != StatKind::kNvtx) flow_ends += total.count;
+    const bool no_flows =
+        total.kind == StatKind::kCpuOp || total.kind == StatKind::kNvtx || total.kind == StatKind::kCollective;
+    if (!no_flows) flow_ends += total.count;
   }
   if (flow_ends <= kMaxWindowFlows) {
     if (auto launches = impl_->addLaunchFlows(window); !launches) return launches.error();

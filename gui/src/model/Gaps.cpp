@@ -19,6 +19,7 @@ int specificity(TrackKind kind) {
   switch (kind) {
     case TrackKind::kSyncs: return 3;
     case TrackKind::kApiCalls: return 2;
+    case TrackKind::kCollectives: return 2;
     case TrackKind::kCpuOps: return 1;
     default: return 0;
   }

@@ -61,6 +61,7 @@ Result<void> loadSmallTables(const store::Reader& reader, std::uint32_t store, N
                       loadAll<store::Device>(reader, r.devices, store, &r.device_stores),
                       loadAll<store::Step>(reader, r.steps, store, nullptr, span),
                       loadAll<store::Sync>(reader, r.syncs, store, &r.sync_stores, span),
+                      loadAll<store::Collective>(reader, r.collectives, store, &r.collective_stores, span),
                       loadAll<store::Compile>(reader, r.compiles, store, nullptr, span),
                       loadAll<store::GraphBreak>(reader, r.graph_breaks, store, nullptr, instant),
                       loadAll<store::Recompile>(reader, r.recompiles, store, nullptr, instant),
@@ -146,7 +147,7 @@ std::string compileLabel(const store::Compile& compile) {
   return label;
 }
 
-// Tracks of the small tables: steps and syncs per thread, compiles and their events per process.
+// Tracks of the small tables: steps, syncs and collectives per thread, compiles and their events per process.
 std::map<TrackKey, std::vector<Lane>> smallTracks(const Records& r, Names& names, StatsIndex& stats) {
   std::map<TrackKey, std::vector<Slice>> slices;
   const auto add = [&](std::uint32_t store, std::int64_t pid, std::int64_t tid, TrackKind kind, Nanos start,
@@ -173,6 +174,13 @@ std::map<TrackKey, std::vector<Lane>> smallTracks(const Records& r, Names& names
     const std::uint32_t name = add(r.sync_stores[i], sync.pid, sync.tid, TrackKind::kSyncs, sync.start_ns,
                                    sync.end_ns, syncLabel(sync), RecordKind::kSync, i);
     stats.add(StatKind::kSync, name, sync.start_ns, base::spanNanos(sync.start_ns, sync.end_ns));
+  }
+  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+    const auto& collective = r.collectives[i];
+    const std::uint32_t name = add(r.collective_stores[i], collective.pid, collective.tid, TrackKind::kCollectives,
+                                   collective.start_ns, collective.end_ns, collective.name, RecordKind::kCollective, i);
+    stats.add(StatKind::kCollective, name, collective.start_ns,
+              base::spanNanos(collective.start_ns, collective.end_ns));
   }
   for (std::size_t i = 0; i < r.compiles.size(); ++i) {
     const auto& compile = r.compiles[i];
@@ -377,6 +385,7 @@ Result<std::shared_ptr<const Timeline>> loadTimeline(const std::vector<std::stri
   };
   for (const auto& step : timeline->records.steps) widen(step.start_ns, step.end_ns);
   for (const auto& sync : timeline->records.syncs) widen(sync.start_ns, sync.end_ns);
+  for (const auto& collective : timeline->records.collectives) widen(collective.start_ns, collective.end_ns);
   for (const auto& compile : timeline->records.compiles) widen(compile.start_ns, compile.end_ns);
   if (low > high) low = high = 0;
 

@@ -76,6 +76,19 @@ void addRecord(Fields& f, const store::Sync& r) {
   f.add("waited for", r.sync_kind).add("through", r.op).add("seen by", r.origin).known("stream", r.stream);
   f.known("CUDA correlation id", r.correlation_id).add("process", r.pid).add("thread", r.tid).stack(r.stack);
 }
+void addRecord(Fields& f, const store::Collective& r) {
+  const bool bucket = r.source == "ddp";
+  f.add("collective", r.op).add("backend", r.backend);
+  if (r.bytes > 0)
+    f.add(bucket ? "bucket size" : "tensors passed", fmt::format("{} ({} bytes)", formatBytes(r.bytes), r.bytes));
+  f.add("issued by", bucket ? std::string("DDP (a gradient bucket's communication hook)") : r.source);
+  if (bucket) {
+    f.known("DDP bucket", r.bucket).yesNo("the step's last bucket", r.last_bucket ? 1 : 0);
+  } else {
+    f.yesNo("asynchronous (async_op=True)", r.async ? 1 : 0);
+  }
+  f.add("process", r.pid).add("thread", r.tid);
+}
 void addRecord(Fields& f, const store::Compile& r) {
   f.source(r.co_filename, r.co_firstlineno).add("function", r.co_name);
   f.add("compile id", compileId(r.compiled_autograd_id, r.frame_id, r.frame_compile_id, r.attempt));
@@ -151,6 +164,7 @@ std::string_view tableOf(RecordKind kind) {
     case RecordKind::kCompile: return "compiles";
     case RecordKind::kGraphBreak: return "graph_breaks";
     case RecordKind::kRecompile: return "recompiles";
+    case RecordKind::kCollective: return "collectives";
   }
   return "";
 }
@@ -169,6 +183,7 @@ std::vector<Field> describe(const Timeline& timeline, const SliceRef& ref) {
     case RecordKind::kCompile: addRow(fields, "compiles", r.compiles, slice.row); break;
     case RecordKind::kGraphBreak: addRow(fields, "graph_breaks", r.graph_breaks, slice.row); break;
     case RecordKind::kRecompile: addRow(fields, "recompiles", r.recompiles, slice.row); break;
+    case RecordKind::kCollective: addRow(fields, "collectives", r.collectives, slice.row); break;
     default: fields.add("store row", fmt::format("{} #{}", tableOf(slice.kind), slice.row)); break;
   }
   return fields.take();

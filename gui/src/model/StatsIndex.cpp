@@ -16,6 +16,7 @@ std::string_view statKindLabel(StatKind kind) {
     case StatKind::kApiCall: return "CUDA API";
     case StatKind::kSync: return "sync";
     case StatKind::kNvtx: return "NVTX";
+    case StatKind::kCollective: return "collective";
   }
   return "";
 }

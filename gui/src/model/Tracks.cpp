@@ -1,5 +1,5 @@
 // Orders and labels the finished tracks: per process (torch.compile, its memory counters, then each
-// thread's steps, NVTX, CPU ops, CUDA API and syncs), then its GPUs' memory counters and streams;
+// thread's steps, NVTX, CPU ops, CUDA API, syncs and collectives), then its GPUs' memory counters and streams;
 // ranks one after another, lowest first, so that the ranks of a distributed job lie side by side on
 // the one time axis.
 #include <fmt/format.h>
@@ -22,6 +22,7 @@ std::string_view kindLabel(TrackKind kind) {
     case TrackKind::kCpuOps: return "CPU ops";
     case TrackKind::kApiCalls: return "CUDA API";
     case TrackKind::kSyncs: return "syncs";
+    case TrackKind::kCollectives: return "collectives";
     case TrackKind::kGpuStream: return "GPU";
     case TrackKind::kCompiles: return "torch.compile";
     case TrackKind::kCompileEvents: return "graph breaks · recompiles";

@@ -35,6 +35,7 @@ enum class RecordKind : std::uint8_t {
   kCompile,
   kGraphBreak,
   kRecompile,
+  kCollective,  // a torch.distributed call or DDP bucket, on the thread that made it
 };
 
 // Tables with millions of rows: the timeline keeps their rows as slices only, and reads a row's

@@ -20,8 +20,8 @@ namespace torchscope::gui {
 
 using base::Nanos;
 
-enum class StatKind : std::uint8_t { kKernel, kMemcpy, kMemset, kCpuOp, kApiCall, kSync, kNvtx };
-inline constexpr int kStatKindCount = 7;
+enum class StatKind : std::uint8_t { kKernel, kMemcpy, kMemset, kCpuOp, kApiCall, kSync, kNvtx, kCollective };
+inline constexpr int kStatKindCount = 8;
 [[nodiscard]] std::string_view statKindLabel(StatKind kind);
 
 struct NameTotal {

@@ -36,7 +36,8 @@ enum class TrackKind : std::uint8_t {
   kCpuOps,
   kApiCalls,
   kSyncs,
-  kGpuStream,      // kernels, copies and memsets of one stream
+  kCollectives,  // torch.distributed calls and DDP buckets of one thread
+  kGpuStream,    // kernels, copies and memsets of one stream
   kCompiles,
   kCompileEvents,  // graph breaks and recompiles, drawn as markers
   kCounter,        // one memory series over time, drawn as a filled step band
@@ -85,6 +86,7 @@ struct Records {
   std::vector<store::Device> devices;
   std::vector<store::Step> steps;
   std::vector<store::Sync> syncs;
+  std::vector<store::Collective> collectives;
   std::vector<store::Compile> compiles;
   std::vector<store::GraphBreak> graph_breaks;
   std::vector<store::Recompile> recompiles;
@@ -95,6 +97,7 @@ struct Records {
   std::vector<std::uint32_t> thread_stores;
   std::vector<std::uint32_t> device_stores;
   std::vector<std::uint32_t> sync_stores;
+  std::vector<std::uint32_t> collective_stores;
 };
 
 // A stretch where a GPU ran nothing, between two pieces of its work, with the analyzer's cause.
