@@ -51,13 +51,14 @@ def included_modules(module):
 
 
 def linked_modules(module):
-    """The modules of the torchscope_* libraries that the module's CMakeLists.txt files name."""
+    """The modules of the torchscope_* libraries that the module's CMakeLists.txt files name (a path such as
+    compiler/python/torchscope_compiler/ names a folder, not a library)."""
     linked = set()
     for folder, _, files in os.walk(os.path.join(SOURCE, module)):
         if "CMakeLists.txt" in files:
             with open(os.path.join(folder, "CMakeLists.txt"), encoding="utf-8") as file:
                 text = re.sub(r"#.*", "", file.read())
-            for name in re.findall(r"\btorchscope_([a-z_]+)\b", text):
+            for name in re.findall(r"(?<![/\w])torchscope_([a-z_]+)\b", text):
                 if name in LIBRARY_MODULE:
                     linked.add(LIBRARY_MODULE[name])
     return linked

@@ -101,3 +101,24 @@ def unused_name(module: cst.Module, base: str) -> str:
 
     module.visit(Names())
     return next(name for name in (base, *(f"{base}_{n}" for n in range(2, 1000))) if name not in used)
+
+
+class ScopeVisitor(cst.CSTVisitor):
+    """A visitor that knows the function (or the module) each node it visits is in: `self.scope`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scopes: list[cst.FunctionDef | cst.Module] = []
+
+    @property
+    def scope(self) -> cst.FunctionDef | cst.Module:
+        return self._scopes[-1]
+
+    def visit_Module(self, node):
+        self._scopes.append(node)
+
+    def visit_FunctionDef(self, node):
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original):
+        self._scopes.pop()

@@ -12,34 +12,24 @@ import functools
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from .common import Target, comma, torch_alias, unused_name
+from .common import ScopeVisitor, Target, comma, torch_alias, unused_name
 
 FIX_ID = "remove-data-dependent-branch"
 
 
-class _BranchSites(cst.CSTVisitor):
+class _BranchSites(ScopeVisitor):
     """Each `if`/`elif` with its chain's head line and enclosing function, for the lines asked about."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
         super().__init__()
-        self.functions: list[cst.FunctionDef | cst.Module] = []
         self.sites: list[tuple[cst.If, cst.If | None, int, cst.CSTNode]] = []  # (if, parent if, head line, scope)
         self.heads: dict[int, tuple[cst.If | None, int]] = {}
 
-    def visit_Module(self, node):
-        self.functions.append(node)
-
-    def visit_FunctionDef(self, node):
-        self.functions.append(node)
-
-    def leave_FunctionDef(self, original):
-        self.functions.pop()
-
     def visit_If(self, node):
         parent, head_line = self.heads.get(id(node), (None, self.get_metadata(PositionProvider, node).start.line))
-        self.sites.append((node, parent, head_line, self.functions[-1]))
+        self.sites.append((node, parent, head_line, self.scope))
         if isinstance(node.orelse, cst.If):
             self.heads[id(node.orelse)] = (node, head_line)
 
@@ -118,17 +108,6 @@ def _where(torch_name: str, cond: cst.BaseExpression, then: cst.BaseExpression,
            otherwise: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=cst.Attribute(cst.Name(torch_name), cst.Name("where")),
                     args=[cst.Arg(cond, comma=comma()), cst.Arg(then, comma=comma()), cst.Arg(otherwise)])
-
-
-def unused_name(module: cst.Module, base: str) -> str:
-    used: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node):
-            used.add(node.value)
-
-    module.visit(Names())
-    return next(name for name in (base, *(f"{base}_{n}" for n in range(2, 1000))) if name not in used)
 
 
 def _merged_lines(branch: cst.If, torch_name: str, otherwise: dict[int, cst.BaseExpression],

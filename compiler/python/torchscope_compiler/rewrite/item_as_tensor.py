@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
-from .common import Target, torch_alias
+from .common import ScopeVisitor, Target, torch_alias
 
 FIX_ID = "item-kept-as-tensor"
 
@@ -26,26 +26,16 @@ def _host_call(value: cst.BaseExpression) -> str | None:
     return None
 
 
-class _Sites(cst.CSTVisitor):
+class _Sites(ScopeVisitor):
     METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
 
     def __init__(self) -> None:
         super().__init__()
-        self.scopes: list[cst.CSTNode] = []
         self.assigns: list[tuple[cst.Assign, cst.CSTNode]] = []  # each plain `name = value` with its function
-
-    def visit_Module(self, node):
-        self.scopes.append(node)
-
-    def visit_FunctionDef(self, node):
-        self.scopes.append(node)
-
-    def leave_FunctionDef(self, original):
-        self.scopes.pop()
 
     def visit_Assign(self, node):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.assigns.append((node, self.scopes[-1]))
+            self.assigns.append((node, self.scope))
 
 
 def _uses(scope: cst.CSTNode, name: str) -> list[cst.Name]:
