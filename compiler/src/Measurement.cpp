@@ -98,7 +98,9 @@ void fillFromLauncher(const nlohmann::json& report, RunMeasurement& run) {
   run.steps_source = "launcher";
   fillRequests(report, run);
   run.not_applicable.clear();
-  for (const auto& [fix_id, reason] : report.value("not_applicable", nlohmann::json::object()).items()) {
+  // Held by name: items() of the temporary that value() returns would outlive it.
+  const nlohmann::json not_applicable = report.value("not_applicable", nlohmann::json::object());
+  for (const auto& [fix_id, reason] : not_applicable.items()) {
     if (reason.is_string()) run.not_applicable[fix_id] = reason.get<std::string>();
   }
   run.compile_time_s = report.value("compile_time_s", 0.0);

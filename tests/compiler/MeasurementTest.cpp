@@ -117,6 +117,17 @@ TEST(Measurement, OlderLauncherReportsLackCpuTime) {
   EXPECT_FALSE(measurement.executed_files_known);
 }
 
+TEST(Measurement, ReadsTheFixesThatCouldNotActWithTheirReasons) {
+  const torchscope::testing::TempDir dir;
+  const auto path = dir.path() / "launch.json";
+  std::ofstream(path) << R"({"wall_s": 2.0, "steps": [], "compiles": [], "recompiles": 0,
+      "not_applicable": {"quantize-dynamic": "torch cannot run the quantized Classifier", "channels-last": 3}})";
+  RunMeasurement measurement;
+  ASSERT_TRUE(readLauncherReport(path.string(), measurement).ok());
+  ASSERT_EQ(measurement.not_applicable.size(), 1u);  // a reason that is not text is left out
+  EXPECT_EQ(measurement.not_applicable.at("quantize-dynamic"), "torch cannot run the quantized Classifier");
+}
+
 TEST(Measurement, AnInferenceJobIsMeasuredOnItsRequestsAndKeepsItsOutputs) {
   const torchscope::testing::TempDir dir;
   const auto path = dir.path() / "launch.json";
