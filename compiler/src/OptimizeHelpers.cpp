@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include "torchscope/compiler/Process.h"
@@ -137,12 +138,17 @@ Result<ExportedModule> exportJob(const OptimizeOptions& options, const std::vect
   spec.argv.insert(spec.argv.end(), {"-m", "torchscope_compiler.aoti_capture", program, info.string(), "--"});
   spec.argv.insert(spec.argv.end(), job.begin() + static_cast<std::ptrdiff_t>(first), job.end());
   spec.environment["PYTHONPATH"] = helperPythonPath(options);
-  spec.stdout_path = "/dev/stderr";  // the job's output: the report keeps standard output
-  spec.stderr_path = "/dev/stderr";
+  // The job's output goes to files and then to our stderr (the report keeps standard output): opening
+  // /dev/stderr anew would truncate a file the caller sent stderr to.
+  const fs::path job_out = program + ".out-" + std::to_string(getpid()) + ".txt";
+  const fs::path job_err = program + ".err-" + std::to_string(getpid()) + ".txt";
+  spec.stdout_path = job_out.string();
+  spec.stderr_path = job_err.string();
   auto run = runProcess(spec);
+  std::cerr << readTextFile(job_out.string()) << readTextFile(job_err.string()) << std::flush;
   const auto text = readTextFile(info.string());
   std::error_code ignored;
-  fs::remove(info, ignored);
+  for (const auto& made : {info, job_out, job_err}) fs::remove(made, ignored);
   if (!run) return run.error();
   const auto out = nlohmann::json::parse(text, nullptr, false);
   if (!out.is_object()) {

@@ -239,7 +239,7 @@ TEST_F(OptimizeProgram, AModuleThatCannotBeExportedIsOneLineWithItsCall) {
   ToolRun run = optimize({"--export", "--program", program.string(), "--", TORCHSCOPE_PYTHON,
                           TORCHSCOPE_SOURCE_DIR "/tests/corpus/optimize/infer_branch.py"});
   EXPECT_EQ(run.exit_code, 2) << run.err;
-  // torchscope's line; torch prints its graph to the same stream (the capture's stderr is reopened on the file).
+  // torchscope's line; torch prints its graph to the job's stderr, which torchscope copies to its own first.
   const std::size_t at = run.err.find("torchscope: ");
   ASSERT_NE(at, std::string::npos) << run.err;
   const std::string last = run.err.substr(at, run.err.find('\n', at) - at);
