@@ -465,6 +465,8 @@ def _hook_compile(torch):
                 return _step_counting(compiled, step_end) if step_end is not None else compiled
             if _regions is not None and callable(getattr(compiled, "forward", None)):
                 compiled.forward = _regions.timed(compiled.forward, entry, name, cudagraphs)  # an OptimizedModule
+            if _requests is not None and isinstance(compiled, torch.nn.Module):
+                _requests.compiled_module(compiled)
         except Exception:
             pass
         return compiled

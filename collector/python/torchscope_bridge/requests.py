@@ -7,7 +7,8 @@ job's first forward comes before its first backward(), and is then no request: c
 
 The module is found by a global forward pre-hook that runs only until the first call of a module with parameters: it
 then hooks that module alone and takes itself out, before anything is compiled (Dynamo would guard on a global hook
-it traced). Each request then costs two hook calls and one builtin call; once requests can never be steps (a
+it traced). A module given to torch.compile before its first call is taken at once (what torch.compile returns warns
+the job at each call while a global hook is set). Each request then costs two hook calls and one builtin call; once requests can never be steps (a
 backward() or an optimizer was seen) the module's hooks come out too.
 """
 
@@ -39,11 +40,21 @@ class Requests:
     def _first_call(self, module, args):
         if self._traced() or self._module is not None or next(module.parameters(), None) is None:
             return
+        self._hook(module)
+        self._started(module, args, {})  # its own pre-hook runs from the next call on
+
+    def compiled_module(self, module):
+        """torch.compile(module) before the first call: that module's calls are the requests. The global hook goes
+        now, since a module torch.compile returns warns the job at each call while any global hook is set."""
+        if self._module is None and self._global is not None and next(module.parameters(), None) is not None:
+            self._hook(module)
+
+    def _hook(self, module):
         self._module = module
         self._global.remove()
+        self._global = None
         self._handles = [module.register_forward_pre_hook(self._started, with_kwargs=True),
                          module.register_forward_hook(self._ended)]
-        self._started(module, args, {})  # its own pre-hook runs from the next call on
 
     def _started(self, module, args, kwargs):
         if self._traced():
@@ -74,7 +85,9 @@ class Requests:
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        self._global.remove()
+        if self._global is not None:
+            self._global.remove()
+            self._global = None
 
     # --- torchscope.request() blocks ---
 
