@@ -522,7 +522,8 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
     const std::string schema = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; BEGIN;" +
                                std::string(schemaSql()) + "INSERT INTO run (id, start_ns, start_wall_ns) VALUES (1, " +
                                std::to_string(base::monotonicNow()) + ", " + std::to_string(base::wallNow()) +
-                               "); PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;";
+                               "); PRAGMA user_version = " + std::to_string(kSchemaVersion) +
+                               "; COMMIT; PRAGMA journal_mode = WAL;";
     if (auto created = db->exec(schema); !created) {
       ::unlink(building.c_str());
       return makeError(created.error().code, path + ": cannot create the store (" + created.error().message + ")");
@@ -531,8 +532,10 @@ Result<sqlite::Database> createStoreFile(const std::string& path) {
   if (auto renamed = renameStoreOver(building, path); !renamed) return renamed.error();
   auto db = sqlite::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
-  // temp_store = FILE: building an index at close sorts the whole table; spilled to temporary files
-  // on disk, the sort holds about one page cache of memory instead of a copy of the table.
+  // WAL mode was set on the file before the rename: switching at `path` wrote a rollback journal, and a
+  // process killed then left a hot journal that a read-only reader cannot roll back. temp_store = FILE:
+  // building an index at close sorts the whole table; spilled to temporary files on disk, the sort holds
+  // about one page cache of memory instead of a copy of the table.
   if (auto setup = db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = FILE;");
       !setup) {
     return makeError(setup.error().code, path + ": cannot create the store (" + setup.error().message + ")");
