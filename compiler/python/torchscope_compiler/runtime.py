@@ -216,8 +216,9 @@ def _compile_module(torch, module) -> None:
         module.compile()
 
 
-def _torch_compile() -> None:
-    """Compiles each outermost module the job calls that has parameters, on its first call."""
+def _on_first_outermost_call(seen_attribute: str, act) -> None:
+    """Calls act(torch, module, args, kwargs) once per module, on the first call of it that no other module's call
+    encloses (outside code Dynamo traces)."""
     import torch
 
     original = torch.nn.Module.__call__
@@ -227,10 +228,9 @@ def _torch_compile() -> None:
     def __call__(self, *args, **kwargs):
         if traced():
             return original(self, *args, **kwargs)
-        if state["depth"] == 0 and not getattr(self, "_torchscope_seen", False):
-            object.__setattr__(self, "_torchscope_seen", True)
-            if any(True for _ in self.parameters()) and getattr(self, "_compiled_call_impl", None) is None:
-                _compile_module(torch, self)
+        if state["depth"] == 0 and not getattr(self, seen_attribute, False):
+            object.__setattr__(self, seen_attribute, True)
+            act(torch, self, args, kwargs)
         state["depth"] += 1
         try:
             return original(self, *args, **kwargs)
@@ -238,31 +238,27 @@ def _torch_compile() -> None:
             state["depth"] -= 1
 
     torch.nn.Module.__call__ = __call__
+
+
+def _torch_compile() -> None:
+    """Compiles each outermost module the job calls that has parameters, on its first call."""
+
+    def compile_it(torch, module, args, kwargs):
+        if any(True for _ in module.parameters()) and getattr(module, "_compiled_call_impl", None) is None:
+            _compile_module(torch, module)
+
+    _on_first_outermost_call("_torchscope_seen", compile_it)
 
 
 def _quantize_dynamic() -> None:
     """torch.ao.quantization.quantize_dynamic(module, {nn.Linear, nn.LSTM}, qint8, inplace=True) on the first call of
     each outermost module with parameters that is in eval mode (dynamic quantization is for inference only)."""
-    import torch
 
-    original = torch.nn.Module.__call__
-    traced = traced_check()
-    state = {"depth": 0}
+    def quantize_it(torch, module, args, kwargs):
+        if not module.training and any(True for _ in module.parameters()):
+            _quantize_module(torch, module, args, kwargs)
 
-    def __call__(self, *args, **kwargs):
-        if traced():
-            return original(self, *args, **kwargs)
-        if state["depth"] == 0 and not getattr(self, "_torchscope_quantize_seen", False):
-            object.__setattr__(self, "_torchscope_quantize_seen", True)
-            if not self.training and any(True for _ in self.parameters()):
-                _quantize_module(torch, self, args, kwargs)
-        state["depth"] += 1
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            state["depth"] -= 1
-
-    torch.nn.Module.__call__ = __call__
+    _on_first_outermost_call("_torchscope_quantize_seen", quantize_it)
 
 
 # Fixes that could not act on this job, by id: the reason (the launcher reports them; `fix` says "not applicable").
