@@ -13,6 +13,8 @@
 
 #include "torchscope/gui/ItemModels.h"
 #include "torchscope/gui/MainWindow.h"
+#include "torchscope/gui/RankTable.h"
+#include "torchscope/gui/RunFolderWindow.h"
 #include "torchscope/gui/TimelineView.h"
 #include "torchscope/store/Files.h"
 #include "torchscope/store/Reader.h"
@@ -57,23 +59,48 @@ void selectFirstFinding(MainWindow& window) {
   if (!location.slices.empty()) window.timelineView()->select(location.slices.front(), false);
 }
 
+Result<void> savePicture(QWidget& window, const std::string& path) {
+  QApplication::processEvents();
+  // Written beside the file and renamed over it once complete, as every output of torchscope.
+  QSaveFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
+    return makeError(ErrorCode::kIo, path + ": cannot write the screenshot (" + file.errorString().toStdString() + ")");
+  }
+  return {};
+}
+
 Result<void> renderScreenshot(const GuiOptions& options, const std::vector<std::string>& stores) {
   MainWindow window;
   window.resize(options.width, options.height);
   window.show();
   if (!waitUntilLoaded(window, stores)) {
     return makeError(ErrorCode::kIo, "could not load " + stores.front() +
-                                         (stores.size() > 1 ? " and the other stores" : "") + ": " + window.loadError());
+                                         (stores.size() > 1 ? " and the other stores" : "") + ": " +
+                                         window.loadError());
   }
   selectFirstFinding(window);
-  QApplication::processEvents();
-  // Written beside the file and renamed over it once complete, as every output of torchscope.
-  QSaveFile file(QString::fromStdString(options.screenshot_path));
-  if (!file.open(QIODevice::WriteOnly) || !window.grab().save(&file, "PNG") || !file.commit()) {
+  return savePicture(window, options.screenshot_path);
+}
+
+// A large run folder's picture: its table of ranks once every store's facts are read.
+Result<void> renderRunFolderScreenshot(const GuiOptions& options, const std::vector<std::string>& stores) {
+  RunFolderWindow window;
+  window.resize(options.width, options.height);
+  window.show();
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(&window, &RunFolderWindow::tableReady, &loop, [&](bool ready) {
+    ok = ready;
+    loop.quit();
+  });
+  QTimer::singleShot(kScreenshotLoadTimeoutMs, &loop, &QEventLoop::quit);
+  window.open(options.store_paths.front(), stores);
+  loop.exec();
+  if (!ok) {
     return makeError(ErrorCode::kIo,
-                     options.screenshot_path + ": cannot write the screenshot (" + file.errorString().toStdString() + ")");
+                     "could not read the stores of " + options.store_paths.front() + ": " + window.loadError());
   }
-  return {};
+  return savePicture(window, options.screenshot_path);
 }
 
 }  // namespace
@@ -84,8 +111,10 @@ Result<void> runGui(const GuiOptions& options) {
   if (!options.screenshot_path.empty()) {
     if (auto writable = store::checkOutputFile(options.screenshot_path, *stores); !writable) return writable.error();
   }
-  // Fail on a bad store before any window exists, with the store's own error.
-  for (const std::string& path : *stores) {
+  // A large run folder opens as its table of ranks, where a damaged store is a row that says so.
+  const bool run_folder_view = wantsRunFolderView(options.store_paths, stores->size());
+  // Otherwise fail on a bad store before any window exists, with the store's own error.
+  for (const std::string& path : run_folder_view ? std::vector<std::string>{} : *stores) {
     if (auto reader = store::Reader::open(path); !reader) return reader.error();
   }
   const bool screenshot = !options.screenshot_path.empty();
@@ -98,7 +127,17 @@ Result<void> runGui(const GuiOptions& options) {
   static char* argv[] = {program, nullptr};
   std::optional<QApplication> owned_app;
   if (QApplication::instance() == nullptr) owned_app.emplace(argc, argv);
-  if (screenshot) return renderScreenshot(options, *stores);
+  if (screenshot) {
+    return run_folder_view ? renderRunFolderScreenshot(options, *stores) : renderScreenshot(options, *stores);
+  }
+  if (run_folder_view) {
+    RunFolderWindow window;
+    window.resize(options.width, options.height);
+    window.show();
+    window.open(options.store_paths.front(), *stores);
+    QApplication::exec();
+    return {};
+  }
 
   MainWindow window;
   window.resize(options.width, options.height);

@@ -15,7 +15,8 @@ namespace torchscope::gui {
 
 struct GuiOptions {
   // Stores shown side by side (the ranks of one job); a run folder stands for its stores
-  // (store::expandRunFolders).
+  // (store::expandRunFolders). One run folder of more than kRunFolderViewAboveRanks stores opens as a table of its
+  // ranks instead (RunFolderWindow.h), where a store that cannot be read is a row and no error.
   std::vector<std::string> store_paths;
   std::string screenshot_path;  // non-empty: render offscreen into this PNG and exit
   int width = 1600;
