@@ -92,6 +92,19 @@ TEST(RunFolderView, OnlyOneRunFolderOfMoreRanksThanTheThresholdTakesIt) {
   EXPECT_FALSE(wantsRunFolderView({folder, folder}, 2 * (kRunFolderViewAboveRanks + 1)));
 }
 
+TEST(RunFolderView, AMergedFindingNamesItsLineAndRanksOnce) {
+  analyzer::Finding finding;
+  finding.severity = analyzer::Severity::kWarning;
+  finding.title = "Rank 9 recompiled differently at train.py:41";
+  finding.file = "train.py";
+  finding.line = 41;
+  finding.evidence = {{"ranks", {9, 3}}};
+  EXPECT_EQ(mergedFindingLine(finding), "[warning] Rank 9 recompiled differently at train.py:41 (ranks 3, 9)");
+  finding.title = "Ranks diverge in step time";
+  finding.evidence = {{"rank", 2}};
+  EXPECT_EQ(mergedFindingLine(finding), "[warning] Ranks diverge in step time — train.py:41 (rank 2)");
+}
+
 TEST(RunFolderView, ShowsOneRowPerRankWithTheFiguresOfTheRankFactsAndReadsNoEventsUntilARankIsOpened) {
   TempDir dir;
   const auto stores = writeRanks(dir);

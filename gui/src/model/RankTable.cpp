@@ -220,7 +220,11 @@ std::string rankCell(const RankRow& row, RankColumn column) {
 
 std::string mergedFindingLine(const analyzer::Finding& finding) {
   std::string line = fmt::format("[{}] {}", analyzer::severityName(finding.severity), finding.title);
-  if (const std::string where = sourceLocation(finding.file, finding.line); !where.empty()) line += " — " + where;
+  // Cross-rank titles often name their line already ("... at train.py:41"): said once.
+  if (const std::string where = sourceLocation(finding.file, finding.line);
+      !where.empty() && finding.title.find(where) == std::string::npos) {
+    line += " — " + where;
+  }
   const auto ranks = findingRanks(finding);
   if (!ranks.empty()) line += fmt::format(" (rank{} {})", ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "));
   return line;
