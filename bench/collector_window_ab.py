@@ -34,7 +34,7 @@ environment, 0.5 % of a core by default: --hz is the rate asked, which a machine
 
     .venv/bin/python bench/collector_window_ab.py --library build/dev/lib/libtorchscope_collector.so \
         [--processes 4] [--blocks 40] [--block-steps 50] [--hz 0,100] [--repetitions 6] [--baseline-library LIB] \
-        [--model bench|large]
+        [--model bench|large|request]
 
 Each variant ends with the whole collector against none on the job: the window-gated ratio times the hooks' ratio
 (their intervals' ends multiplied: a wider interval than either).
@@ -53,7 +53,7 @@ import tempfile
 import time
 
 from paired import interleaved, last_json, run_child
-from workloads import MLP_SIZES, THREAD_GROUPS, eager_mlp_loop, thread_cpu
+from workloads import INFERENCE_MODELS, MLP_SIZES, THREAD_GROUPS, job_loop, thread_cpu
 
 def set_window(library, want_open):
     """Toggles the capture window until the collector says it is `want_open` (its thread reads the signal)."""
@@ -97,6 +97,27 @@ def bridge_step_hooks():
     return take_out, put_back
 
 
+def bridge_request_hooks():
+    """(take_out, put_back) as bridge_step_hooks, for an inference job: the forward pre-hook and forward hook the
+    bridge put on the module whose calls are the requests."""
+    requests = sys.modules["torchscope_bridge.hooks"]._requests
+    module = requests._module
+    if module is None:
+        raise RuntimeError("the bridge marks no module's calls as requests")
+    installed = {name: dict(getattr(module, name)) for name in
+                 ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks")}
+
+    def take_out():
+        for name in installed:
+            getattr(module, name).clear()
+
+    def put_back():
+        for name, hooks in installed.items():
+            getattr(module, name).update(hooks)
+
+    return take_out, put_back
+
+
 def measured_block(train, per_block):
     threads, start, wall_start = thread_cpu(), time.process_time(), time.perf_counter()
     train(per_block)
@@ -108,7 +129,7 @@ def measured_block(train, per_block):
 
 
 def ab_worker(blocks, per_block, prime_steps, model):
-    train = eager_mlp_loop(model)
+    train = job_loop(model)
     library = ctypes.CDLL(None)
     library.torchscope_window_open.restype = ctypes.c_int
     train(50)  # warm-up, window closed
@@ -124,7 +145,7 @@ def ab_worker(blocks, per_block, prime_steps, model):
         gated.append({"open": want_open, **measured_block(train, per_block)})
     # The constant part on the job's thread: the window closed, the bridge's hooks in ("open" here) or out.
     set_window(library, False)
-    take_out, put_back = bridge_step_hooks()
+    take_out, put_back = bridge_request_hooks() if model in INFERENCE_MODELS else bridge_step_hooks()
     hooked = []
     for block in range(blocks):
         hooks_in = (block % 4) in (1, 2)
@@ -135,7 +156,7 @@ def ab_worker(blocks, per_block, prime_steps, model):
 
 
 def steady_worker(steps, model):
-    train = eager_mlp_loop(model)
+    train = job_loop(model)
     train(50)
     start = time.process_time()
     train(steps)
@@ -280,7 +301,8 @@ def main():
     parser.add_argument("--steady-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=sorted(MLP_SIZES), default="bench",
-                        help="the job: the bench's MLP or one with steps about eight times longer")
+                        help="the job: the bench's MLP, one with steps about eight times longer, or an inference "
+                        "job of 2 ms requests (each block's steps are then requests, the hooks the request hooks)")
     args = parser.parse_args()
     if args.ab_worker:
         ab_worker(args.blocks, args.block_steps, args.prime_steps, args.model)

@@ -1,7 +1,7 @@
 """What the collector's overhead benches share: their job, an eager MLP training loop (256-512-512-10, batch 64, SGD,
 one intra-op thread, built in the worker process so that its import of torch is part of what a bench measures; or
-the "large" one, 512-1024-1024-10, batch 128, with steps about eight times longer), and
-how they read the CPU time of the job's threads and of the collector's (named torchscope-wr, -mem, -smp)."""
+the "large" one, 512-1024-1024-10, batch 128, with steps about eight times longer; or "request", an inference job
+of 2 ms requests: 512-1024-1024-10, batch 48, forward only under torch.no_grad()), and how they read the CPU time of the job's threads and of the collector's (named torchscope-wr, -mem, -smp)."""
 
 import os
 
@@ -37,7 +37,9 @@ def thread_cpu():
     return totals
 
 
-MLP_SIZES = {"bench": ((256, 512, 512, 10), 64), "large": ((512, 1024, 1024, 10), 128)}  # widths, batch
+MLP_SIZES = {"bench": ((256, 512, 512, 10), 64), "large": ((512, 1024, 1024, 10), 128),
+             "request": ((512, 1024, 1024, 10), 48)}  # widths, batch
+INFERENCE_MODELS = ("request",)  # run forward only: each call of the model is a request (docs/collector.md)
 
 
 def eager_mlp(size="bench"):
@@ -68,6 +70,27 @@ def eager_mlp_loop(size="bench"):
             optimizer.step()
 
     return train
+
+
+def inference_mlp_loop(size="request"):
+    """serve(requests): that many calls of the model on the one batch under torch.no_grad(), the job's requests (no
+    backward, no optimizer: the collector's bridge marks each call of the outermost module as a request)."""
+    import torch
+
+    model, _, inputs, _ = eager_mlp(size)
+    model.eval()
+
+    def serve(requests):
+        with torch.no_grad():
+            for _ in range(requests):
+                model(inputs)
+
+    return serve
+
+
+def job_loop(size):
+    """run(steps) of the job MLP_SIZES[size] names: training steps, or requests for INFERENCE_MODELS."""
+    return inference_mlp_loop(size) if size in INFERENCE_MODELS else eager_mlp_loop(size)
 
 
 def pure_python_loop():
