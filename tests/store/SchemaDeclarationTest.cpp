@@ -243,7 +243,6 @@ TEST_F(SchemaDeclaration, IndexesAreOnDeclaredColumns) {
 struct TwiceNamed {
   std::int64_t a = 0;
   std::int64_t b = 0;
-  static constexpr schema::Table kTable{.name = "twice_named"};
   static constexpr auto columns() {
     return std::tuple{schema::column("a", &TwiceNamed::a), schema::column("a", &TwiceNamed::b)};
   }
@@ -251,7 +250,6 @@ struct TwiceNamed {
 struct TwiceMember {
   std::int64_t a = 0;
   std::string b;
-  static constexpr schema::Table kTable{.name = "twice_member"};
   static constexpr auto columns() {
     return std::tuple{schema::column("a", &TwiceMember::a), schema::column("b", &TwiceMember::b),
                       schema::column("c", &TwiceMember::a)};
@@ -261,7 +259,6 @@ struct MemberWithoutColumn {
   std::int64_t a = 0;
   std::string b;
   bool c = false;
-  static constexpr schema::Table kTable{.name = "member_without_column"};
   static constexpr auto columns() {
     return std::tuple{schema::column("a", &MemberWithoutColumn::a), schema::column("b", &MemberWithoutColumn::b)};
   }
