@@ -19,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "Panels.h"
 #include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/gui/FlameView.h"
 #include "torchscope/gui/ItemModels.h"
@@ -31,32 +32,11 @@ namespace {
 // The statistics follow zoom and pan once the view has been still this long.
 constexpr int kStatisticsDelayMs = 120;
 
-QTableView* makeTable(QAbstractItemModel* model) {
-  auto* table = new QTableView;
-  table->setModel(model);
-  table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table->setSelectionMode(QAbstractItemView::SingleSelection);
-  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table->horizontalHeader()->setStretchLastSection(true);
-  table->verticalHeader()->hide();
-  table->verticalHeader()->setDefaultSectionSize(20);
-  table->setWordWrap(false);
-  return table;
-}
-
 QPlainTextEdit* makeText() {
   auto* text = new QPlainTextEdit;
   text->setReadOnly(true);
   text->setLineWrapMode(QPlainTextEdit::NoWrap);
   return text;
-}
-
-QGroupBox* titled(const QString& title, QWidget* content) {
-  auto* box = new QGroupBox(title);
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(content);
-  return box;
 }
 
 // Slices that match the search in tracks the statistics do not count (steps, compiles, markers).
@@ -78,10 +58,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   findings_ = new FindingsModel(this);
   details_ = new DetailsModel(this);
   stats_ = new StatsModel(this);
-  findings_table_ = makeTable(findings_);
-  auto* details_table = makeTable(details_);
+  findings_table_ = makeRowTable(findings_);
+  auto* details_table = makeRowTable(details_);
   details_table->setSelectionMode(QAbstractItemView::NoSelection);
-  stats_table_ = makeTable(stats_);
+  stats_table_ = makeRowTable(stats_);
   stats_table_->setSortingEnabled(true);
   stats_table_->sortByColumn(StatsTable::kTotal, Qt::DescendingOrder);
   finding_text_ = makeText();
@@ -91,7 +71,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   regions_ = new RegionsModel(this);
   regions_summary_ = new QLabel;
   regions_summary_->setWordWrap(true);
-  regions_tab_ = titled(QString(), makeTable(regions_));
+  regions_tab_ = titled(QString(), makeRowTable(regions_));
   if (auto* layout = regions_tab_->layout()) layout->addWidget(regions_summary_);
 
   flame_ = new FlameView;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 
+#include "Panels.h"
 #include "torchscope/gui/MainWindow.h"
 
 namespace torchscope::gui {
@@ -18,14 +19,6 @@ namespace torchscope::gui {
 namespace {
 
 constexpr int kColumns = static_cast<int>(RankColumn::kCount);
-
-QGroupBox* titled(const QString& title, QWidget* content) {
-  auto* box = new QGroupBox(title);
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(content);
-  return box;
-}
 
 }  // namespace
 
@@ -64,15 +57,7 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
 }
 
 RunFolderWindow::RunFolderWindow(QWidget* parent) : QMainWindow(parent), model_(new RankTableModel(this)) {
-  table_view_ = new QTableView;
-  table_view_->setModel(model_);
-  table_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_view_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_view_->horizontalHeader()->setStretchLastSection(true);
-  table_view_->verticalHeader()->hide();
-  table_view_->verticalHeader()->setDefaultSectionSize(20);
-  table_view_->setWordWrap(false);
+  table_view_ = makeRowTable(model_);
   findings_ = new QListWidget;
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(titled(tr("Findings merged across the ranks"), findings_));
