@@ -102,7 +102,9 @@ std::vector<FindingFix> fixesFromProfile(const RunMeasurement& profile) {
 // Source fixes that rewrite the lines their findings name ("FILE:LINE;FILE:LINE"), and the fix ids of the findings
 // whose lines they take: `.item()` breaks propose capture-scalar-outputs, which item-kept-as-tensor also answers.
 bool takesLinesOf(std::string_view fix_id, std::string_view finding_fix) {
-  if (fix_id == "remove-data-dependent-branch" || fix_id == "print-out-of-compiled") return finding_fix == fix_id;
+  if (fix_id == "remove-data-dependent-branch" || fix_id == "print-out-of-compiled" || fix_id == "sdpa") {
+    return finding_fix == fix_id;
+  }
   if (fix_id == "item-kept-as-tensor") return finding_fix == fix_id || finding_fix == "capture-scalar-outputs";
   return false;
 }

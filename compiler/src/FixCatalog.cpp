@@ -50,7 +50,9 @@ const std::vector<FixSpec>& fixCatalog() {
        "signature (arg: FILE:LINE[;FILE:LINE...], from the "
        "findings)",
        E::kFewerGraphBreaks, R::kCompiledJob},
-      {"sdpa", FixKind::kAdvice, false, "use torch.nn.functional.scaled_dot_product_attention"},
+      {"sdpa", FixKind::kSource, false,
+       "hand-written softmax(q @ k.transpose(-2, -1) * scale) @ v replaced by "
+       "torch.nn.functional.scaled_dot_product_attention (arg: optional FILE:LINE[;...], from the findings)"},
       {"quantize-dynamic", FixKind::kRuntime, false,
        "dynamic int8 quantization (torch.ao) of the nn.Linear/nn.LSTM layers of the eval-mode model, on the CPU"},
   };

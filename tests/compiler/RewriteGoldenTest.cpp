@@ -55,14 +55,16 @@ TEST(RewriteGolden, EveryFixMatchesItsExpectedDiff) {
     EXPECT_FALSE(diff.empty()) << "the fix changes nothing in " << dir;
     ++cases;
   }
-  EXPECT_GE(cases, 8);
+  EXPECT_GE(cases, 9);
 }
 
 // Branches: side effects, returns, attribute updates, names the branches do not share, a name with no
 // value before the `if`, an `if` followed by `elif`s, a line without an `if`. `.item()`: a value used as
-// a Python number, inside another call, assigned twice, a line without one. Each left as it is, with why.
+// a Python number, inside another call, assigned twice, a line without one. Attention: dropout on the weights,
+// weights returned, softmax over another dim or with a dtype, a finite fill, a name rebound between the statements,
+// scores kept, a softmax that is no attention, a line without one. Each left as it is, with why.
 TEST(RewriteGolden, CodeAFixCannotRewriteIsNamedWithWhy) {
-  for (const char* fix : {"remove-data-dependent-branch", "item-kept-as-tensor"}) {
+  for (const char* fix : {"remove-data-dependent-branch", "item-kept-as-tensor", "sdpa"}) {
     const fs::path dir = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / fix / "refused";
     std::string messages;
     EXPECT_EQ(rewriteDiff(dir, std::string(fix) + ":" + trimmed(readTextFile((dir / "arg").string())), &messages), "")
@@ -86,6 +88,20 @@ TEST(RewriteGolden, DataDependentBranchNeedsItsLineAndTorch) {
   // A finding of another file with the same line leaves this one alone, silently.
   EXPECT_EQ(rewriteDiff(dir, "remove-data-dependent-branch:other/input2.py:2", &messages), "");
   EXPECT_EQ(messages, "");
+}
+
+// Without the findings' lines sdpa rewrites every attention of the file, and names only the attention it leaves
+// alone: a softmax that feeds no `@ v` (a classifier's) is not one.
+TEST(RewriteGolden, SdpaWithoutLinesRewritesEveryAttentionOfTheFile) {
+  const fs::path golden = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / "sdpa";
+  std::string messages;
+  EXPECT_EQ(rewriteDiff(golden, "sdpa", &messages), readTextFile((golden / "expected.diff").string()));
+  EXPECT_EQ(messages, "");
+  EXPECT_EQ(rewriteDiff(golden / "refused", "sdpa", &messages), "");
+  EXPECT_EQ(messages.find("input.py:44"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("input.py:14 left alone: the attention weights `weights` go through `self.dropout`"),
+            std::string::npos)
+      << messages;
 }
 
 TEST(RewriteGolden, WithoutOutputSizeRepeatInterleaveIsLeftAlone) {

@@ -2,8 +2,11 @@
 // quantization/candidate and attention/manual.
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 
+#include "../LineTimes.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "torchscope/base/Saturating.h"
@@ -20,6 +23,7 @@ constexpr double kLinearShare = 0.3;
 constexpr double kQuantizationGain = 0.5;  // dynamic int8 runs Linear/LSTM about 2x faster on CPU
 constexpr std::int64_t kMinimumAttentionBlocks = 2;
 constexpr double kSdpaGain = 0.5;
+constexpr std::int64_t kAttentionSpanLines = 4;  // the scores and the product by the values sit this near the softmax
 
 double opSeconds(const Facts& facts, std::initializer_list<std::string_view> names, std::int64_t* count = nullptr) {
   double seconds = 0;
@@ -124,7 +128,50 @@ Result<void> quantizationCandidate(const Context& context, std::vector<Finding>&
   return {};
 }
 
-// Hand-written attention shows as matmul -> softmax -> matmul on one thread, outermost ops only.
+// The text of lines [first, last] of a file (fewer where it is shorter); empty when it cannot be read.
+std::vector<std::string> sourceLines(const std::string& file, std::int64_t first, std::int64_t last) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  std::string text;
+  for (std::int64_t number = 1; number <= last && std::getline(in, text); ++number) {
+    if (number >= first) lines.push_back(text);
+  }
+  return lines;
+}
+
+// The user's line of hand-written attention among the sampled lines, most self time first: one that calls softmax,
+// with a product by the keys transposed and one by the values within kAttentionSpanLines of it, in the job's source.
+struct AttentionSite {
+  const LineTime* softmax = nullptr;
+  double seconds = 0;  // the self time of the sampled lines of its function around it
+};
+
+AttentionSite sampledAttention(const LineTable& table) {
+  AttentionSite site;
+  for (const LineTime& line : table.lines) {
+    const auto text = sourceLines(line.file, line.line, line.line);
+    if (text.empty() || text.front().find("softmax") == std::string::npos) continue;
+    std::string around;
+    for (const auto& near : sourceLines(line.file, line.line - kAttentionSpanLines, line.line + kAttentionSpanLines)) {
+      around += near + "\n";
+    }
+    const bool keys = containsAny(around, {"transpose(", ".mT"});
+    const bool product = containsAny(around, {"@", "matmul(", "bmm("});
+    if (!keys || !product) continue;
+    site.softmax = &line;
+    for (const LineTime& other : table.lines) {
+      if (other.file == line.file && other.function == line.function &&
+          std::abs(other.line - line.line) <= kAttentionSpanLines) {
+        site.seconds += other.self_s;
+      }
+    }
+    return site;
+  }
+  return site;
+}
+
+// Hand-written attention shows as matmul -> softmax -> matmul on one thread, outermost ops only, in a profiler trace;
+// in a run of the collector (no CPU ops) as sampled time on a line that calls softmax between the two products.
 Result<void> manualAttention(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   if (anyName(facts.cpu_op_names, {"scaled_dot_product", "flash_attention", "efficient_attention"}) ||
@@ -155,17 +202,42 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
       state.stage = state.stage == 1 ? 2 : 0;
     }
   }
-  if (blocks < kMinimumAttentionBlocks) return {};
+  AttentionSite site;
+  LineTable table;
+  if (facts.count("stack_samples") > 0) {
+    auto built = buildLineTable(context.reader, facts, context.code);
+    if (!built) return built.error();
+    table = std::move(*built);
+    site = sampledAttention(table);
+  }
+  const bool from_ops = blocks >= kMinimumAttentionBlocks;
+  if (!from_ops && (site.softmax == nullptr || facts.count("cpu_ops") > 0)) return {};
+  const std::string where = site.softmax ? formatLocation(site.softmax->file, site.softmax->line) : "";
+  const std::string seen =
+      from_ops ? fmt::format("The ops show {} attention blocks written as matmul -> softmax -> matmul ({} in total){}.",
+                             blocks, formatSeconds(block_s), where.empty() ? "" : ", the softmax at " + where)
+               : fmt::format(
+                     "The stack sampler puts {} on the lines around {}, a softmax between a product by the "
+                     "keys transposed and one by the values: attention written by hand.",
+                     formatSeconds(site.seconds), where);
   Finding finding = makeFinding(
       "attention/manual", Severity::kInfo, "Hand-written attention (matmul, softmax, matmul)",
-      fmt::format("The ops show {} attention blocks written as matmul -> softmax -> matmul ({} in total). "
-                  "torch.nn.functional.scaled_dot_product_attention runs them as one fused (flash) kernel with "
-                  "less memory.",
-                  blocks, formatSeconds(block_s)),
+      seen + fmt::format(" torch.nn.functional.scaled_dot_product_attention runs {} as one fused (flash) kernel with "
+                         "less memory.",
+                         from_ops ? "them" : "it"),
       {fix::kSdpa, "replace softmax(q @ k.transpose(-2, -1) * scale) @ v by F.scaled_dot_product_attention(q, k, v)"});
-  finding.count = blocks;
-  setImpact(finding, facts, block_s * kSdpaGain);
-  setEvidence(finding, {{"blocks", blocks}, {"block_seconds", block_s}});
+  if (site.softmax != nullptr) {
+    finding.file = site.softmax->file;
+    finding.line = site.softmax->line;
+    finding.function = site.softmax->function;
+  }
+  finding.count = from_ops ? blocks : 1;
+  setImpact(finding, facts, (from_ops ? block_s : site.seconds) * kSdpaGain);
+  if (from_ops) {
+    setEvidence(finding, {{"blocks", blocks}, {"block_seconds", block_s}});
+  } else {
+    setEvidence(finding, {{"source", "stack_samples"}, {"sampled_seconds", site.seconds}});
+  }
   out.push_back(std::move(finding));
   return {};
 }

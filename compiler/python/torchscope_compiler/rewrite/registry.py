@@ -21,6 +21,7 @@ REWRITE_MODULES = (
     "print_out",
     "data_dependent_branch",
     "item_as_tensor",
+    "sdpa",
 )
 
 Rewrite = Callable[[cst.Module, Target], cst.Module]

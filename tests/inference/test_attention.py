@@ -1,0 +1,69 @@
+"""Hand-written attention in a real scoring job: `torchscope advise` finds it at the user's softmax line from the
+sampled stacks, and `torchscope fix --fixes sdpa` rewrites it into scaled_dot_product_attention in its copy, measures
+the request latency and keeps the outputs within the fix's tolerance, leaving the user's file as it was."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BINARY = os.environ.get("TORCHSCOPE_TEST_BINARY", "torchscope")
+
+
+class HandWrittenAttention(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.job = os.path.join(cls.folder.name, "attention_scoring.py")
+        shutil.copy(os.path.join(HERE, "jobs", "attention_scoring.py"), cls.job)
+        with open(cls.job) as source:
+            cls.original = source.read()
+        cls.softmax_line = 1 + cls.original.splitlines().index("        weights = F.softmax(scores, dim=-1)")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def test_advise_finds_the_attention_and_fix_replaces_it_keeping_the_outputs(self):
+        store = os.path.join(self.folder.name, "run.db")
+        subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, self.job], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder.name)
+        advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
+                                           capture_output=True, text=True).stdout)
+        attention = [f for f in advice["findings"] if f["rule"] == "attention/manual"]
+        self.assertEqual(len(attention), 1, advice["findings"])
+        self.assertEqual(attention[0]["location"]["file"], self.job)
+        self.assertEqual(attention[0]["location"]["line"], self.softmax_line)
+        self.assertEqual(attention[0]["fix"]["id"], "sdpa")
+        self.assertEqual(attention[0]["fix"]["kind"], "source")
+
+        report_path = os.path.join(self.folder.name, "fix.json")
+        subprocess.run([BINARY, "fix", "--format", "json", "-o", report_path, "--repetitions", "2", "--fixes", "sdpa",
+                        "--", sys.executable, self.job], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, cwd=self.folder.name)
+        with open(report_path) as report_file:
+            report = json.load(report_file)
+        self.assertEqual(report["verdict_metric"], "request_p50_wall")
+        fix = report["fixes"][0]
+        # Named without lines, the fix took the profile run's finding.
+        self.assertEqual(fix["id"], f"sdpa:{self.job}:{self.softmax_line}")
+        self.assertIn("+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask != 0, "
+                      "scale=1 / math.sqrt(self.head_dim))", fix["diff"])
+        self.assertIn("-        weights = F.softmax(scores, dim=-1)", fix["diff"])
+        self.assertTrue(fix["measured"], fix)
+        # SDPA sums in another order than matmul -> softmax -> matmul: close, not bit-exact.
+        self.assertTrue(fix["parity"]["ok"], fix)
+        self.assertEqual(fix["parity"]["basis"], "outputs")
+        self.assertLess(fix["parity"]["max_rel_diff"], 1e-4)
+        self.assertEqual(fix["parity"]["top1_agreement"], 1.0)
+        self.assertIn("p99", fix["reason"])
+        with open(self.job) as source:
+            self.assertEqual(source.read(), self.original)  # no --write
+
+
+if __name__ == "__main__":
+    unittest.main()
