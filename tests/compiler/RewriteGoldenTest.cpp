@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "torchscope/compiler/Process.h"
 #include "torchscope/testing/TempDir.h"
@@ -102,6 +103,34 @@ TEST(RewriteGolden, SdpaWithoutLinesRewritesEveryAttentionOfTheFile) {
   EXPECT_NE(messages.find("input.py:14 left alone: the attention weights `weights` go through `self.dropout`"),
             std::string::npos)
       << messages;
+}
+
+// The rewritten attention computes what the hand-written one did: each form of the golden input, called on the same
+// weights and inputs before and after the rewrite, within float rounding (SDPA sums in another order).
+TEST(RewriteGolden, SdpaComputesTheSameAttention) {
+  const torchscope::testing::TempDir scratch;
+  const fs::path golden = fs::path(TORCHSCOPE_COMPILER_TESTS) / "golden" / "sdpa";
+  fs::copy_file(golden / "input.py", scratch.path() / "input.py");
+  ProcessSpec rewrite;
+  rewrite.argv = {TORCHSCOPE_PYTHON, "-m", "torchscope_compiler.rewrite", "--fix", "sdpa", "--in-place", "input.py"};
+  rewrite.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
+  rewrite.working_directory = scratch.path().string();
+  rewrite.stdout_path = (scratch.path() / "rewrite.diff").string();
+  ASSERT_TRUE(runProcess(rewrite).ok());
+  ProcessSpec compare;
+  compare.argv = {TORCHSCOPE_PYTHON, TORCHSCOPE_COMPILER_TESTS "/scripts/sdpa_equivalence.py",
+                  (golden / "input.py").string(), (scratch.path() / "input.py").string()};
+  compare.stdout_path = (scratch.path() / "differences.txt").string();
+  compare.stderr_path = (scratch.path() / "differences.stderr").string();
+  auto result = runProcess(compare);
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->exit_code, 0) << readTextFile(compare.stderr_path);
+  std::istringstream differences(readTextFile(compare.stdout_path));
+  int forms = 0;
+  for (std::string name, difference; differences >> name >> difference; ++forms) {
+    EXPECT_LT(std::stod(difference), 1e-5) << name;
+  }
+  EXPECT_EQ(forms, 6);
 }
 
 TEST(RewriteGolden, WithoutOutputSizeRepeatInterleaveIsLeftAlone) {
