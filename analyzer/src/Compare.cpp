@@ -28,7 +28,7 @@ using ProblemKey = std::tuple<std::string, std::string, std::string, std::string
 
 struct Side {
   Analysis analysis;
-  std::map<ProblemKey, ProblemChange> problems;  // of every store
+  std::map<ProblemKey, ProblemChange> problems;            // of every store
   std::map<std::int64_t, std::vector<double>> rank_steps;  // steady-state steps per rank
   std::vector<double> job_steps;  // the steady-state steps of the slowest process, which stand for the job's
   double job_median_s = -1;
@@ -122,30 +122,18 @@ void compareRanks(const Side& base, const Side& candidate, Comparison& result) {
   }
   for (const auto rank : ranks) {
     RankStepChange change{rank, {}, {}, 0};
-    if (const auto it = base.rank_steps.find(rank); it != base.rank_steps.end()) change.base_steps = stepStats(it->second);
-    if (const auto it = candidate.rank_steps.find(rank); it != candidate.rank_steps.end()) change.new_steps = stepStats(it->second);
+    if (const auto it = base.rank_steps.find(rank); it != base.rank_steps.end())
+      change.base_steps = stepStats(it->second);
+    if (const auto it = candidate.rank_steps.find(rank); it != candidate.rank_steps.end())
+      change.new_steps = stepStats(it->second);
     change.change_percent = changePercent(change.base_steps, change.new_steps);
     result.ranks.push_back(change);
   }
-  const auto which = [](std::int64_t rank) { return rank < 0 ? std::string("its only process") : fmt::format("rank {}", rank); };
+  const auto which = [](std::int64_t rank) {
+    return rank < 0 ? std::string("its only process") : fmt::format("rank {}", rank);
+  };
   result.notes.push_back(fmt::format("the job's step time is its slowest rank's: {} in the baseline, {} in the new run",
                                      which(base.slowest_rank), which(candidate.slowest_rank)));
-}
-
-// The ranks a merged finding names: `ranks` of its evidence (merged or divergent), else its `rank` (straggler).
-std::vector<std::int64_t> ranksOf(const Finding& finding) {
-  const nlohmann::json& evidence = finding.evidence;
-  std::vector<std::int64_t> ranks;
-  if (!evidence.is_object()) return ranks;
-  if (const auto it = evidence.find("ranks"); it != evidence.end() && it->is_array()) {
-    for (const auto& rank : *it) {
-      if (rank.is_number_integer()) ranks.push_back(rank.get<std::int64_t>());
-    }
-  } else if (const auto one = evidence.find("rank"); one != evidence.end() && one->is_number_integer()) {
-    ranks.push_back(one->get<std::int64_t>());
-  }
-  std::sort(ranks.begin(), ranks.end());
-  return ranks;
 }
 
 // Findings by rule, file and function (not line, as problems), their counts and ranks added up.
@@ -158,7 +146,7 @@ std::map<std::tuple<RuleId, std::string, std::string>, FindingChange> findingsBy
     if (inserted) change = {finding.rule, finding.title, finding.file, finding.line, finding.function, 0, 0, {}, {}};
     (baseline ? change.base_count : change.new_count) += finding.count;
     auto& ranks = baseline ? change.base_ranks : change.new_ranks;
-    const auto more = ranksOf(finding);
+    const auto more = ranksNamedBy(finding);
     std::set<std::int64_t> all(ranks.begin(), ranks.end());
     all.insert(more.begin(), more.end());
     ranks.assign(all.begin(), all.end());
@@ -203,19 +191,23 @@ Result<Comparison> compareStores(const std::string& base_path, const std::string
   result.new_steps = stepStats(candidate->job_steps);
   for (const auto* side : {&*base, &*candidate}) {
     for (const auto& run : side->analysis.runs) {
-      if (run.partial) result.notes.push_back(run.path + ": the run did not finish; the comparison uses what was recorded");
+      if (run.partial)
+        result.notes.push_back(run.path + ": the run did not finish; the comparison uses what was recorded");
     }
     for (const auto& reason : side->analysis.ranks.partial_reasons) {
       result.notes.push_back(fmt::format("{}: {}", side == &*base ? base_path : new_path, reason));
     }
   }
   if (result.base_steps.steps > 0 && result.new_steps.steps > 0 && result.base_steps.median_s > 0) {
-    result.step_change_percent = (result.new_steps.median_s - result.base_steps.median_s) / result.base_steps.median_s * 100;
+    result.step_change_percent =
+        (result.new_steps.median_s - result.base_steps.median_s) / result.base_steps.median_s * 100;
     result.p_value = mannWhitneyP(base->job_steps, candidate->job_steps);
     const bool testable = result.base_steps.steps >= 3 && result.new_steps.steps >= 3;
-    if (!testable) result.notes.push_back("fewer than 3 steady-state steps on a side: no significance test, the threshold alone decides");
-    result.step_regression = result.step_change_percent > options.threshold_percent &&
-                             (!testable || result.p_value < options.significance);
+    if (!testable)
+      result.notes.push_back(
+          "fewer than 3 steady-state steps on a side: no significance test, the threshold alone decides");
+    result.step_regression =
+        result.step_change_percent > options.threshold_percent && (!testable || result.p_value < options.significance);
   } else {
     result.notes.push_back("no steady-state steps on one side: step time not compared");
   }

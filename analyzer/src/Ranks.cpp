@@ -34,22 +34,21 @@ constexpr base::SteadyStateRule kRankSteadyState{
     .warmup_steps = 1, .min_steps_for_warmup = 2, .all_compiling_fallback = false};
 
 Result<void> loadIdentity(const store::Reader& reader, RankFacts& facts) {
-  auto done = reader.query(
-      "SELECT pid, rank, world_size FROM processes WHERE rank >= 0 ORDER BY start_ns LIMIT 1", [&](const store::Row& row) {
-        facts.summary.pid = row.integer(0);
-        facts.summary.rank = row.integer(1);
-        facts.world_size = row.integer(2);
-      });
+  auto done = reader.query("SELECT pid, rank, world_size FROM processes WHERE rank >= 0 ORDER BY start_ns LIMIT 1",
+                           [&](const store::Row& row) {
+                             facts.summary.pid = row.integer(0);
+                             facts.summary.rank = row.integer(1);
+                             facts.world_size = row.integer(2);
+                           });
   if (!done) return done.error();
   if (facts.summary.rank < 0) {
     facts.summary.rank = store::rankInStoreName(std::filesystem::path(reader.path()).filename().string());
   }
-  return reader.query(
-      "SELECT key, value FROM run_attributes WHERE key IN (?, ?)",
-      [&](const store::Row& row) {
-        (row.text(0) == store::kLauncherAttribute ? facts.launcher : facts.job_id) = row.text(1);
-      },
-      {std::string(store::kLauncherAttribute), std::string(store::kJobIdAttribute)});
+  return reader.query("SELECT key, value FROM run_attributes WHERE key IN (?, ?)",
+                      [&](const store::Row& row) {
+                        (row.text(0) == store::kLauncherAttribute ? facts.launcher : facts.job_id) = row.text(1);
+                      },
+                      {std::string(store::kLauncherAttribute), std::string(store::kJobIdAttribute)});
 }
 
 }  // namespace
@@ -161,8 +160,9 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
       others_compute.push_back(typical);
       others_wait.push_back(median(wait));
     }
-    const bool consistent = candidate.steps_slower >= static_cast<std::int64_t>(kMinimumSteps) &&
-                            static_cast<double>(candidate.steps_slower) >= kConsistentShare * static_cast<double>(candidate.steps_compared);
+    const bool consistent =
+        candidate.steps_slower >= static_cast<std::int64_t>(kMinimumSteps) &&
+        static_cast<double>(candidate.steps_slower) >= kConsistentShare * static_cast<double>(candidate.steps_compared);
     if (!consistent) continue;
     candidate.slower_by_s = median(differences);
     const double typical = median(others_compute);
@@ -170,7 +170,8 @@ std::vector<Straggler> findStragglers(const std::vector<RankSummary>& ranks) {
     candidate.others_wait_s = median(others_wait);
     stragglers.push_back(candidate);
   }
-  std::sort(stragglers.begin(), stragglers.end(), [](const auto& a, const auto& b) { return a.slower_by_s > b.slower_by_s; });
+  std::sort(stragglers.begin(), stragglers.end(),
+            [](const auto& a, const auto& b) { return a.slower_by_s > b.slower_by_s; });
   return stragglers;
 }
 
@@ -182,8 +183,8 @@ std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
   std::map<OccurrenceKey, std::vector<const Occurrence*>> per_key;  // per rank index, null where the rank had none
   for (std::size_t r = 0; r < occurrences.size(); ++r) {
     for (const auto& occurrence : occurrences[r]) {
-      auto& per_rank = per_key[{occurrence.rule, occurrence.file, occurrence.line, occurrence.function,
-                                occurrence.registry_id}];
+      auto& per_rank =
+          per_key[{occurrence.rule, occurrence.file, occurrence.line, occurrence.function, occurrence.registry_id}];
       per_rank.resize(ranks.size(), nullptr);
       per_rank[r] = &occurrence;
     }
@@ -198,7 +199,8 @@ std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
                                            [](const auto& a, const auto& b) { return a.second < b.second; });
     // No majority (two ranks of two disagree): the ranks that have more are the divergent ones.
     std::int64_t typical = majority->first;
-    if (std::count_if(histogram.begin(), histogram.end(), [&](const auto& e) { return e.second == majority->second; }) > 1) {
+    if (std::count_if(histogram.begin(), histogram.end(), [&](const auto& e) { return e.second == majority->second; }) >
+        1) {
       typical = histogram.begin()->first;
     }
     Divergence divergence;
@@ -215,7 +217,8 @@ std::vector<Divergence> findDivergences(const std::vector<RankSummary>& ranks,
     }
     // The words of a rank that had it: the divergent ranks' first, else the majority's.
     for (const auto* occurrence : per_rank) {
-      if (occurrence && (divergence.detail.empty() || count(occurrence) != typical)) divergence.detail = occurrence->detail;
+      if (occurrence && (divergence.detail.empty() || count(occurrence) != typical))
+        divergence.detail = occurrence->detail;
     }
     divergences.push_back(std::move(divergence));
   }
@@ -235,9 +238,9 @@ std::string rankList(const std::vector<std::int64_t>& ranks) {
 std::vector<std::pair<std::int64_t, std::int64_t>> missingRanks(const std::set<std::int64_t>& present,
                                                                 std::int64_t world_size) {
   std::vector<std::pair<std::int64_t, std::int64_t>> missing;
-  std::int64_t next = 0;  // the lowest rank not accounted for yet
+  std::int64_t next = 0;                     // the lowest rank not accounted for yet
   for (const std::int64_t rank : present) {  // in order, none negative
-    if (rank >= world_size) break;  // outside the world it declared
+    if (rank >= world_size) break;           // outside the world it declared
     if (rank > next) missing.emplace_back(next, rank - 1);
     next = rank + 1;
   }
@@ -318,8 +321,8 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedSt
     if (analysis.launcher.empty()) analysis.launcher = facts.launcher;
     if (analysis.job_id.empty()) analysis.job_id = facts.job_id;
     if (facts.summary.partial) {
-      analysis.partial_reasons.push_back(fmt::format("rank {} did not finish (its store did not close: crash or kill)",
-                                                     facts.summary.rank));
+      analysis.partial_reasons.push_back(
+          fmt::format("rank {} did not finish (its store did not close: crash or kill)", facts.summary.rank));
     }
     analysis.ranks.push_back(std::move(facts.summary));
     rank_occurrences.push_back(std::move(facts.occurrences));
@@ -327,7 +330,8 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedSt
   // By rank, with the occurrences in the same order.
   std::vector<std::size_t> order(analysis.ranks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return analysis.ranks[a].rank < analysis.ranks[b].rank; });
+  std::sort(order.begin(), order.end(),
+            [&](auto a, auto b) { return analysis.ranks[a].rank < analysis.ranks[b].rank; });
   std::vector<RankSummary> sorted_ranks;
   std::vector<std::vector<Occurrence>> sorted_occurrences;
   for (const auto i : order) {
@@ -362,10 +366,13 @@ RankAnalysis analyzeRanks(std::vector<RankFacts> ranks, std::vector<UnanalysedSt
   return analysis;
 }
 
-std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged, double run_seconds) {
+std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vector<Finding>& merged,
+                                  double run_seconds) {
   std::vector<Finding> out;
   if (analysis.empty()) return out;
-  const auto fraction = [&](double seconds) { return run_seconds > 0 ? std::clamp(seconds / run_seconds, 0.0, 1.0) : 0.0; };
+  const auto fraction = [&](double seconds) {
+    return run_seconds > 0 ? std::clamp(seconds / run_seconds, 0.0, 1.0) : 0.0;
+  };
   for (const auto& straggler : analysis.stragglers) {
     const auto& rank = *std::find_if(analysis.ranks.begin(), analysis.ranks.end(),
                                      [&](const auto& r) { return r.rank == straggler.rank; });
@@ -390,21 +397,29 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     finding.function = fmt::format("rank {}", straggler.rank);
     finding.impact_seconds = straggler.slower_by_s * static_cast<double>(straggler.steps_compared);
     finding.impact_fraction = fraction(finding.impact_seconds);
-    setEvidence(finding, {{"rank", straggler.rank}, {"host", rank.host}, {"slower_by_seconds", straggler.slower_by_s},
-                          {"slower_fraction", straggler.slower_fraction}, {"steps_slower", straggler.steps_slower},
-                          {"steps_compared", straggler.steps_compared}, {"others_wait_seconds", straggler.others_wait_s}});
+    setEvidence(finding, {{"rank", straggler.rank},
+                          {"host", rank.host},
+                          {"slower_by_seconds", straggler.slower_by_s},
+                          {"slower_fraction", straggler.slower_fraction},
+                          {"steps_slower", straggler.steps_slower},
+                          {"steps_compared", straggler.steps_compared},
+                          {"others_wait_seconds", straggler.others_wait_s}});
     out.push_back(std::move(finding));
   }
   for (const auto& divergence : analysis.divergences) {
     const bool recompile = divergence.rule.family() == "recompile";
     const auto original = std::find_if(merged.begin(), merged.end(), [&](const Finding& f) {
-      return f.rule == divergence.rule && f.file == divergence.file && f.line == divergence.line && f.function == divergence.function;
+      return f.rule == divergence.rule && f.file == divergence.file && f.line == divergence.line &&
+             f.function == divergence.function;
     });
     const bool has_original = original != merged.end();
     std::string divergent;
     double longest_compile_s = 0;
     for (std::size_t i = 0; i < divergence.ranks.size(); ++i) {
-      divergent += fmt::format("{}rank {} ({})", i == 0 ? "" : i + 1 == divergence.ranks.size() ? " and " : ", ",
+      divergent += fmt::format("{}rank {} ({})",
+                               i == 0                             ? ""
+                               : i + 1 == divergence.ranks.size() ? " and "
+                                                                  : ", ",
                                divergence.ranks[i], timesOrNever(divergence.counts[i]));
       longest_compile_s = std::max(longest_compile_s, divergence.compile_seconds[i]);
     }
@@ -473,6 +488,21 @@ std::vector<Finding> rankFindings(const RankAnalysis& analysis, const std::vecto
     }
   }
   return out;
+}
+
+std::vector<std::int64_t> ranksNamedBy(const Finding& finding) {
+  const nlohmann::json& evidence = finding.evidence;
+  std::vector<std::int64_t> ranks;
+  if (!evidence.is_object()) return ranks;
+  if (const auto it = evidence.find("ranks"); it != evidence.end() && it->is_array()) {
+    for (const auto& rank : *it) {
+      if (rank.is_number_integer()) ranks.push_back(rank.get<std::int64_t>());
+    }
+  } else if (const auto one = evidence.find("rank"); one != evidence.end() && one->is_number_integer()) {
+    ranks.push_back(one->get<std::int64_t>());
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
 }
 
 }  // namespace torchscope::analyzer

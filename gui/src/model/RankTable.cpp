@@ -128,22 +128,6 @@ void fillDistanceFromMedian(std::vector<RankRow>& rows) {
 
 std::string seconds(double value) { return formatDuration(static_cast<base::Nanos>(std::llround(value * 1e9))); }
 
-// The ranks a merged finding names: `ranks` of its evidence (merged or divergent), else its `rank` (straggler).
-std::vector<std::int64_t> findingRanks(const analyzer::Finding& finding) {
-  std::vector<std::int64_t> ranks;
-  const json& evidence = finding.evidence;
-  if (!evidence.is_object()) return ranks;
-  if (const auto all = evidence.find("ranks"); all != evidence.end() && all->is_array()) {
-    for (const auto& rank : *all) {
-      if (rank.is_number_integer()) ranks.push_back(rank.get<std::int64_t>());
-    }
-  } else if (const auto one = evidence.find("rank"); one != evidence.end() && one->is_number_integer()) {
-    ranks.push_back(one->get<std::int64_t>());
-  }
-  std::sort(ranks.begin(), ranks.end());
-  return ranks;
-}
-
 }  // namespace
 
 Result<RankTable> buildRankTable(const std::vector<std::string>& stores, const std::function<bool()>& stale) {
@@ -225,7 +209,7 @@ std::string mergedFindingLine(const analyzer::Finding& finding) {
       !where.empty() && finding.title.find(where) == std::string::npos) {
     line += " — " + where;
   }
-  const auto ranks = findingRanks(finding);
+  const auto ranks = analyzer::ranksNamedBy(finding);
   if (!ranks.empty()) line += fmt::format(" (rank{} {})", ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "));
   return line;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "torchscope/analyzer/Finding.h"
 #include "torchscope/analyzer/RuleTable.h"
 
 namespace torchscope::analyzer {
@@ -17,7 +18,7 @@ struct RankSummary {
   std::string path;  // the rank's store
   std::string host;
   std::int64_t pid = 0;
-  bool partial = false;  // the rank's store did not close (crash, kill)
+  bool partial = false;                 // the rank's store did not close (crash, kill)
   std::vector<double> step_seconds;     // every step, in order
   std::vector<double> exposed_seconds;  // per step: time the rank's training thread waited for collectives
   double step_median_s = 0;             // steps after the first
@@ -35,11 +36,11 @@ struct RankSummary {
 // A rank consistently slower than the others outside collectives.
 struct Straggler {
   std::int64_t rank = -1;
-  double slower_by_s = 0;        // median over steps of its compute time minus the median rank's
-  double slower_fraction = 0;    // the same relative to the median rank's compute time
+  double slower_by_s = 0;         // median over steps of its compute time minus the median rank's
+  double slower_fraction = 0;     // the same relative to the median rank's compute time
   std::int64_t steps_slower = 0;  // steps where it was the slow one
   std::int64_t steps_compared = 0;
-  double others_wait_s = 0;      // median per step of the other ranks' exposed collective time
+  double others_wait_s = 0;  // median per step of the other ranks' exposed collective time
 };
 
 // A graph break or recompile that some ranks had and others did not (or had a different number of times),
@@ -49,9 +50,9 @@ struct Divergence {
   std::string file;
   std::int64_t line = -1;
   std::string function;
-  std::vector<std::int64_t> ranks;   // the ranks that differ from the majority
-  std::vector<std::int64_t> counts;  // their occurrences, same order
-  std::int64_t majority_count = 0;   // occurrences on the other ranks
+  std::vector<std::int64_t> ranks;           // the ranks that differ from the majority
+  std::vector<std::int64_t> counts;          // their occurrences, same order
+  std::int64_t majority_count = 0;           // occurrences on the other ranks
   std::vector<std::int64_t> majority_ranks;  // the other ranks
   std::string registry_id;  // graph breaks: torch's registry id (else the break type) counted; "" for recompiles
   std::string detail;       // what happened there, in words: the break type, or the recompile's cause
@@ -79,5 +80,9 @@ struct RankAnalysis {
   std::vector<UnanalysedStore> unanalysed;  // left out of everything above, named in partial_reasons
   [[nodiscard]] bool empty() const { return ranks.size() < 2; }
 };
+
+// The ranks a cross-rank finding names, in order: `ranks` of its evidence (merged or divergent), else its `rank`
+// (a straggler); none for a finding of one process.
+[[nodiscard]] std::vector<std::int64_t> ranksNamedBy(const Finding& finding);
 
 }  // namespace torchscope::analyzer
