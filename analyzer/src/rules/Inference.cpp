@@ -202,6 +202,9 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
       state.stage = state.stage == 1 ? 2 : 0;
     }
   }
+  // CPU ops without the pattern: the ops are the better evidence, and the line table is not built for nothing.
+  const bool from_ops = blocks >= kMinimumAttentionBlocks;
+  if (!from_ops && facts.count("cpu_ops") > 0) return {};
   AttentionSite site;
   LineTable table;
   if (facts.count("stack_samples") > 0) {
@@ -210,8 +213,7 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
     table = std::move(*built);
     site = sampledAttention(table);
   }
-  const bool from_ops = blocks >= kMinimumAttentionBlocks;
-  if (!from_ops && (site.softmax == nullptr || facts.count("cpu_ops") > 0)) return {};
+  if (!from_ops && site.softmax == nullptr) return {};
   const std::string where = site.softmax ? formatLocation(site.softmax->file, site.softmax->line) : "";
   const std::string seen =
       from_ops ? fmt::format("The ops show {} attention blocks written as matmul -> softmax -> matmul ({} in total){}.",
