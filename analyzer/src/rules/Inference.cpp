@@ -2,6 +2,7 @@
 // quantization/candidate and attention/manual.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -25,23 +26,52 @@ constexpr std::int64_t kMinimumAttentionBlocks = 2;
 constexpr double kSdpaGain = 0.5;
 constexpr std::int64_t kAttentionSpanLines = 4;  // the scores and the product by the values sit this near the softmax
 
+// The steady-state steps' time and count, what the op census's one step stands for.
+double steadySeconds(const Facts& facts) {
+  double seconds = 0;
+  for (const double step_s : facts.steady_step_seconds) seconds += step_s;
+  return seconds;
+}
+
+// A run of the collector records no CPU ops (a profiler trace does): its op census of one step (one request) stands
+// in, each op's share of that step times the steady-state steps' time. The census keeps the step's most frequent op
+// names (docs/FORMAT.md), which a model's convolutions and matmuls are.
+bool fromCensus(const Facts& facts) { return facts.cpu_op_names.empty() && facts.census && facts.census->step_ns > 0; }
+
 double opSeconds(const Facts& facts, std::initializer_list<std::string_view> names, std::int64_t* count = nullptr) {
   double seconds = 0;
+  const auto matches = [&](std::string_view op) { return std::find(names.begin(), names.end(), op) != names.end(); };
+  if (fromCensus(facts)) {
+    const OpCensus& census = *facts.census;
+    const double steady_s = steadySeconds(facts);
+    for (const auto& op : census.frequent_ops) {
+      if (!matches(op.name)) continue;
+      seconds += static_cast<double>(op.nanos) / static_cast<double>(census.step_ns) * steady_s;
+      if (count) *count += op.count * static_cast<std::int64_t>(facts.steady_step_seconds.size());
+    }
+    return seconds;
+  }
   for (const auto& stat : facts.cpu_op_names) {
-    for (std::string_view name : names) {
-      if (stat.name == name) {
-        seconds += stat.seconds;
-        if (count) *count += stat.count;
-      }
+    if (matches(stat.name)) {
+      seconds += stat.seconds;
+      if (count) *count += stat.count;
     }
   }
   return seconds;
 }
 
 std::int64_t atenOps(const Facts& facts) {
+  if (fromCensus(facts)) return facts.census->ops * static_cast<std::int64_t>(facts.steady_step_seconds.size());
   std::int64_t ops = 0;
   for (const auto& stat : facts.cpu_op_names) ops += stat.name.rfind("aten::", 0) == 0 ? stat.count : 0;
   return ops;
+}
+
+// A finding from the census is the model's: at the user's line that called it.
+void atModelCall(Finding& finding, const Facts& facts) {
+  if (!fromCensus(facts) || facts.census->model_file.empty()) return;
+  finding.file = facts.census->model_file;
+  finding.line = facts.census->model_line;
 }
 
 bool anyName(const std::vector<NameStat>& stats, std::initializer_list<std::string_view> needles) {
@@ -56,11 +86,19 @@ Result<void> noInferenceMode(const Context& context, std::vector<Finding>& out) 
   const std::int64_t ops = atenOps(facts);
   if (facts.training || ops < kMinimumInferenceOps) return {};
   if (anyName(facts.cpu_op_names, {"inference_mode", "inferencemode", "no_grad"})) return {};
-  auto marked = queryTexts(context.reader,
-                           "SELECT key FROM run_attributes WHERE (key LIKE '%inference_mode%' AND value IN ('1', 'true')) "
-                           "OR (key LIKE '%grad_enabled%' AND value IN ('0', 'false'))");
+  auto marked =
+      queryTexts(context.reader,
+                 "SELECT key FROM run_attributes WHERE (key LIKE '%inference_mode%' AND value IN ('1', 'true')) "
+                 "OR (key LIKE '%grad_enabled%' AND value IN ('0', 'false'))");
   if (!marked) return marked.error();
   if (!marked->empty()) return {};
+  // The census cannot tell no_grad from autograd: the bridge's note of autograd at the first request must say so.
+  if (fromCensus(facts)) {
+    auto recording = queryTexts(context.reader,
+                                "SELECT key FROM run_attributes WHERE key = 'requests.grad_enabled' AND value = '1'");
+    if (!recording) return recording.error();
+    if (recording->empty()) return {};
+  }
   Finding finding = makeFinding(
       "inference/no-inference-mode", Severity::kInfo, "Inference runs with autograd enabled",
       fmt::format("The job ran {} aten ops and no backward pass, with no sign of torch.inference_mode(). Autograd "
@@ -68,6 +106,7 @@ Result<void> noInferenceMode(const Context& context, std::vector<Finding>& out) 
                   ops),
       {fix::kInferenceMode, "wrap the inference loop in `with torch.inference_mode():`"});
   finding.count = ops;
+  atModelCall(finding, facts);
   setImpact(finding, facts, static_cast<double>(ops) * kAutogradOverheadPerOp);
   setEvidence(finding, {{"aten_ops", ops}, {"backward_ops", 0}});
   out.push_back(std::move(finding));
@@ -98,9 +137,11 @@ Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
                   conversion_s > 0 ? fmt::format(", plus {} converting layouts", formatSeconds(conversion_s)) : ""),
       {fix::kChannelsLast, "model.to(memory_format=torch.channels_last) and the same for the inputs"});
   finding.count = convolutions;
+  atModelCall(finding, facts);
   setImpact(finding, facts, conv_s * kChannelsLastGain + conversion_s);
-  setEvidence(finding, {{"convolutions", convolutions}, {"convolution_seconds", conv_s},
-                        {"layout_conversion_seconds", conversion_s}});
+  setEvidence(
+      finding,
+      {{"convolutions", convolutions}, {"convolution_seconds", conv_s}, {"layout_conversion_seconds", conversion_s}});
   out.push_back(std::move(finding));
   return {};
 }
@@ -122,6 +163,7 @@ Result<void> quantizationCandidate(const Context& context, std::vector<Finding>&
       {fix::kQuantizeDynamic,
        "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)"});
   finding.count = calls;
+  atModelCall(finding, facts);
   setImpact(finding, facts, linear_s * kQuantizationGain);
   setEvidence(finding, {{"linear_seconds", linear_s}, {"share_of_run", share}, {"calls", calls}});
   out.push_back(std::move(finding));

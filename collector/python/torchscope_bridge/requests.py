@@ -15,6 +15,9 @@ backward() or an optimizer was seen) the module's hooks come out too.
 import time
 
 ITEMS_ATTRIBUTE = "requests.items"
+# Autograd's state at the first request, for the analyzer's inference/no-inference-mode (docs/FORMAT.md).
+GRAD_ENABLED_ATTRIBUTE = "requests.grad_enabled"
+INFERENCE_MODE_ATTRIBUTE = "requests.inference_mode"
 
 
 def _now():
@@ -33,6 +36,8 @@ class Requests:
         self._start_ns = None
         self._items = -1
         self._marked = False  # a torchscope.request() block is open
+        self._torch = torch
+        self._grad_mode_noted = False
         self._global = torch.nn.modules.module.register_module_forward_pre_hook(self._first_call)
 
     # --- detected calls ---
@@ -61,6 +66,8 @@ class Requests:
             return
         self._start_ns = _now()
         self._items = self.items_of(args, kwargs)
+        if not self._grad_mode_noted:
+            self._note_grad_mode()
 
     def _ended(self, module, args, output):
         if self._traced() or self._start_ns is None or self._marked:
@@ -74,6 +81,13 @@ class Requests:
             if isinstance(value, self._tensor):
                 return int(value.shape[0]) if value.dim() > 0 else 1
         return -1
+
+    def _note_grad_mode(self):
+        self._grad_mode_noted = True
+        torch = self._torch
+        for key, enabled in ((GRAD_ENABLED_ATTRIBUTE, torch.is_grad_enabled()),
+                             (INFERENCE_MODE_ATTRIBUTE, torch.is_inference_mode_enabled())):
+            self._record("run_attributes", {"key": key, "value": "1" if enabled else "0"})
 
     def _answer(self, ended):
         if ended is False:
@@ -93,6 +107,8 @@ class Requests:
 
     def block_started(self):
         self._marked = True
+        if not self._grad_mode_noted:
+            self._note_grad_mode()
         return _now()
 
     def block_ended(self, start_ns, items):

@@ -1,0 +1,59 @@
+"""Inference rules on a real CNN scoring job under `torchscope run`, which records no CPU ops: the op census of one
+request stands in, so that vision/channels-last and inference/no-inference-mode fire at the user's line that calls
+the model, and no-inference-mode stays silent once the loop runs under torch.no_grad()."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BINARY = os.environ.get("TORCHSCOPE_TEST_BINARY", "torchscope")
+
+
+class CnnScoring(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.job = os.path.join(cls.folder.name, "cnn_classifier.py")
+        shutil.copy(os.path.join(HERE, "jobs", "cnn_classifier.py"), cls.job)
+        with open(cls.job) as source:
+            cls.model_call = 1 + source.read().splitlines().index("        scores = model(images)")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def findings(self, name, **env):
+        store = os.path.join(self.folder.name, f"{name}.db")
+        subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, self.job], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder.name,
+                       env={**os.environ, **env})
+        advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
+                                           capture_output=True, text=True).stdout)
+        return {finding["rule"]: finding for finding in advice["findings"]}
+
+    def test_channels_last_and_inference_mode_are_found_at_the_model_call(self):
+        found = self.findings("autograd")
+        for rule in ("vision/channels-last", "inference/no-inference-mode"):
+            self.assertIn(rule, found, list(found))
+            self.assertEqual(found[rule]["location"]["file"], self.job)
+            self.assertEqual(found[rule]["location"]["line"], self.model_call)
+        convolutions = found["vision/channels-last"]["evidence"]["convolutions"]
+        # Four convolutions a request, over the steady-state requests (the first requests warm up).
+        self.assertEqual(convolutions % 4, 0)
+        self.assertGreater(convolutions, 4 * 100)
+        self.assertEqual(found["vision/channels-last"]["fix"]["id"], "channels-last")
+        self.assertEqual(found["inference/no-inference-mode"]["fix"]["id"], "inference-mode")
+
+    def test_a_loop_under_no_grad_is_not_told_to_leave_autograd(self):
+        found = self.findings("no_grad", CNN_NO_GRAD="1")
+        self.assertIn("vision/channels-last", found, list(found))
+        self.assertNotIn("inference/no-inference-mode", found)
+
+
+if __name__ == "__main__":
+    unittest.main()
