@@ -23,6 +23,7 @@
 #include "torchscope/gui/Timeline.h"
 #include "torchscope/gui/TimelineView.h"
 #include "torchscope/store/RunFolder.h"
+#include "torchscope/testing/Subprocess.h"
 
 namespace torchscope::gui::testing {
 namespace {
@@ -90,6 +91,15 @@ TEST(RunFolderView, OnlyOneRunFolderOfMoreRanksThanTheThresholdTakesIt) {
   EXPECT_FALSE(wantsRunFolderView({folder}, kRunFolderViewAboveRanks));
   EXPECT_FALSE(wantsRunFolderView({dir.file("run.rank0.1.db")}, kRunFolderViewAboveRanks + 1));
   EXPECT_FALSE(wantsRunFolderView({folder, folder}, 2 * (kRunFolderViewAboveRanks + 1)));
+}
+
+// The command line does not link the GUI: its help spells the threshold out, and this keeps the two the same.
+TEST(RunFolderView, TheGuiCommandsHelpStatesTheThreshold) {
+  const auto help = torchscope::testing::runTorchscope("gui --help");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("one run folder of more than " + std::to_string(kRunFolderViewAboveRanks) + " stores"),
+            std::string::npos)
+      << help.out;
 }
 
 TEST(RunFolderView, AMergedFindingNamesItsLineAndRanksOnce) {
