@@ -86,7 +86,8 @@ OutputTolerance outputTolerance(const std::vector<std::string>& fix_ids) {
   for (const std::string& spec : fix_ids) {
     const std::string id = spec.substr(0, spec.find(':'));
     OutputTolerance tolerance{1e-4, 1.0, ""};
-    if (id == "inference-mode" || id == "channels-last") tolerance = {0, 1.0, ""};
+    if (id == "inference-mode") tolerance = {0, 1.0, ""};
+    if (id == "channels-last") tolerance = {1e-5, 1.0, ""};
     if (id == "bf16-autocast") tolerance = {5e-2, 0.95, ""};
     if (id == "quantize-dynamic") tolerance = {1e-1, 0.90, ""};
     loosest.relative = std::max(loosest.relative, tolerance.relative);
