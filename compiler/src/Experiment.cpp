@@ -121,8 +121,8 @@ Result<std::vector<Arm>> prepareArms(const std::vector<Candidate>& candidates, c
       outcome.reason = "cannot act: " + cannot_act;
     } else if (candidate.impact_fraction >= 0 && candidate.impact_fraction < options.min_impact &&
                request.effect != Effect::kFewerGraphBreaks) {
-      // A graph break's impact is only the compile time of the frame torch resumes in; what the split graph costs
-      // every step is not in it (the RDL sample's branch: 3.1 % estimated, 1.32x measured), so it is not held back.
+      // A graph break's impact is the compile time it causes; what the split graph costs every step is not in it
+      // (docs/rules.md), so it is not held back.
       outcome.reason = fmt::format("its findings cost {:.1f} % of the run, less than --min-impact {:.0f} %: no "
                                    "gain it could bring would be worth the runs",
                                    candidate.impact_fraction * 100, options.min_impact * 100);

@@ -1,7 +1,8 @@
 // The line and region tables of real jobs, recorded once with the stack sampler at 100 Hz (tests/analyzer/real/,
 // record.sh says how): an eager LSTM language model with a manual SGD update, the RDL sample written for
 // torch.compile, a compiled transformer block, and a tiny compiled model run for six steps (with its run with
-// compilation off, where compiling does not pay). Their text and JSON against golden/real/ (TORCHSCOPE_UPDATE_GOLDEN=1
+// compilation off, where compiling does not pay), and the RDL sample's profile by `torchscope demo`, whose graph break
+// costs what it causes. Their text and JSON against golden/real/ (TORCHSCOPE_UPDATE_GOLDEN=1
 // rewrites them), and their figures adding up: the lines' self times to the sampled time and the steps, the regions'
 // run times to the steps, their compile times to the run's.
 #include <filesystem>
@@ -12,9 +13,11 @@
 
 #include "LineTableOf.h"
 #include "TestSupport.h"
+#include "torchscope/analyzer/Analyzer.h"
 #include "torchscope/analyzer/LineTable.h"
 #include "torchscope/analyzer/Regions.h"
 #include "torchscope/analyzer/Report.h"
+#include "torchscope/store/Reader.h"
 
 namespace torchscope::analyzer::testing {
 namespace {
@@ -204,6 +207,50 @@ TEST(RealJobTables, TinyModelWhereCompilingDoesNotPay) {
   const LineTable lines = linesOf(storeCopy(dir, "tiny_compiled"));
   checkLineSums(lines);
   expectGoldens(regions, lines, "tiny_compiled");
+}
+
+// The RDL sample's data-dependent break (model.py:41) as `torchscope demo --profile-only` recorded it: it costs every
+// compilation it causes, summed here from the store's own rows: the compiles that broke there (their share), every
+// resume function at the line with its recompiles, and the frame torch could not resume after it (model.py:99, which
+// broke in a dict comprehension). That is more than the resume functions alone, and ranks the fix above dynamic-shapes
+// in the demo's list (what measuring it showed: docs/performance.md).
+TEST(RealJobTables, RdlBreakCostsTheCompilationsItCauses) {
+  TempDir dir;
+  const std::string store = storeCopy(dir, "rdl_demo");
+  auto reader = store::Reader::open(store);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  const auto secondsOf = [&](const std::string& sql) {
+    double seconds = -1;
+    auto done = (*reader)->query(sql, [&](const store::Row& row) { seconds = row.real(0) / 1e9; });
+    EXPECT_TRUE(done.ok()) << sql;
+    return seconds;
+  };
+  const std::string break_share =
+      "SELECT total((c.end_ns - c.start_ns) * 1.0 / (SELECT count(*) FROM graph_breaks o WHERE o.pid = b.pid AND "
+      "o.frame_id = b.frame_id AND o.frame_compile_id = b.frame_compile_id)) FROM graph_breaks b JOIN compiles c ON "
+      "c.pid = b.pid AND c.frame_id = b.frame_id AND c.frame_compile_id = b.frame_compile_id WHERE ";
+  const double broken_s = secondsOf(break_share + "b.line = 41 AND b.frame_skipped = 0");
+  const double fallback_s = secondsOf(break_share + "b.line = 99 AND b.frame_skipped = 1");
+  const double resume_s =
+      secondsOf("SELECT total(end_ns - start_ns) FROM compiles WHERE co_name = 'torch_dynamo_resume_in_forward_at_41'");
+  ASSERT_GT(broken_s, 0);
+  ASSERT_GT(fallback_s, 0);
+  ASSERT_GT(resume_s, 0);
+
+  auto analysis = analyze({store});
+  ASSERT_TRUE(analysis.ok()) << analysis.error().message;
+  const Finding* branch = nullptr;
+  const Finding* dynamic_shapes = nullptr;
+  for (const Finding& finding : analysis->findings) {
+    if (finding.rule == "graph-break/data-dependent-branch" && finding.line == 41) branch = &finding;
+    if (finding.fix_id == "dynamic-shapes") dynamic_shapes = &finding;
+  }
+  ASSERT_NE(branch, nullptr);
+  ASSERT_NE(dynamic_shapes, nullptr);
+  EXPECT_NEAR(branch->impact_seconds, broken_s + resume_s + fallback_s, 1e-6);
+  EXPECT_NEAR(branch->evidence.at("resume_compile_seconds").get<double>(), resume_s, 1e-6);
+  EXPECT_NEAR(branch->evidence.at("fallback_compile_seconds").get<double>(), fallback_s, 1e-6);
+  EXPECT_GT(branch->impact_seconds, dynamic_shapes->impact_seconds);
 }
 
 }  // namespace

@@ -177,9 +177,19 @@ Result<std::map<Site, BreakGroup>> groupBreaks(const Context& context) {
   const bool no_graph = compiledNoGraph(facts.compiles);
   for (auto& [site, group] : groups) {
     group.run_compiled_no_graph = no_graph;
-    // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>": that
-    // compile time is what the break costs. Without such frames, the break's share of its compilation stands in.
+    // The code after a break is compiled as its own frame, "torch_dynamo_resume_in_<function>_at_<line>", once per
+    // frame that broke there and again at each recompile.
     group.resume_s = resumeCompileSeconds(facts, group.where.function, group.where.line);
+  }
+  // An eager fallback is the cause's cost too: without the break torch would have compiled that frame whole.
+  for (const auto& [site, group] : groups) {
+    if (site.rule != "graph-break/eager-fallback" || !group.caused_by.known()) continue;
+    for (auto& [cause_site, cause] : groups) {
+      if (cause_site.rule != "graph-break/eager-fallback" && cause.where == group.caused_by) {
+        cause.fallback_s += group.costSeconds();
+        break;
+      }
+    }
   }
   return groups;
 }

@@ -1,6 +1,9 @@
 #include "GraphBreakAdvice.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "RecompileAdvice.h"
 #include "torchscope/analyzer/FixIds.h"
@@ -41,10 +44,16 @@ std::string typesText(const BreakGroup& group) {
 }
 
 std::string costText(const BreakGroup& group) {
-  return fmt::format("{} {}{}", group.resume_s > 0 ? "compiling the code after it took" : "its share of the compile time is",
-                     formatSeconds(group.costSeconds()),
-                     group.sync_s > 0 ? fmt::format(" and the line blocked the host {} in syncs", formatSeconds(group.sync_s))
-                                      : "");
+  std::vector<std::string> parts;
+  if (group.compile_s > 0) parts.push_back(formatSeconds(group.compile_s) + " in the compilations that broke here");
+  if (group.resume_s > 0) parts.push_back(formatSeconds(group.resume_s) + " compiling the code after it");
+  if (group.fallback_s > 0) {
+    parts.push_back(formatSeconds(group.fallback_s) + " in the frames torch could not resume after it");
+  }
+  return fmt::format(
+      "the break cost {} of compilation{}{}", formatSeconds(group.costSeconds()),
+      parts.size() > 1 ? fmt::format(" ({})", fmt::join(parts, ", ")) : "",
+      group.sync_s > 0 ? fmt::format(" and the line blocked the host {} in syncs", formatSeconds(group.sync_s)) : "");
 }
 
 std::string optimizerGradModeText(const BreakGroup& group) {
@@ -201,7 +210,9 @@ void BreakGroup::addBreak(const store::GraphBreak& row) {
 nlohmann::json BreakGroup::evidence() const {
   return {{"breaks", breaks},
           {"compile_seconds", costSeconds()},
+          {"broken_compile_seconds", compile_s},
           {"resume_compile_seconds", resume_s},
+          {"fallback_compile_seconds", fallback_s},
           {"sync_seconds", sync_s},
           {"library_frame", locationJson(library_site)},
           {"caused_by", locationJson(caused_by)}};

@@ -42,8 +42,9 @@ struct BreakGroup {
   std::map<Designed, Location> designed_sites;       // and torch's line of each
   FixProposal fix;
   std::int64_t count = 0;
-  double compile_s = 0;   // the breaks' shares of their compilations
-  double resume_s = 0;    // compile time of the code after the break
+  double compile_s = 0;   // the breaks' shares of the compilations that broke (torch analysed them twice, split them)
+  double resume_s = 0;    // compile time of the code after the break (every resume function, with its recompiles)
+  double fallback_s = 0;  // what the eager fallbacks this break caused cost: torch could not resume after it
   double sync_s = 0;      // host time blocked in syncs at the line
   bool in_comprehension = false;
   bool run_compiled_no_graph = false;  // every compilation of the run produced no graph: all of it ran eagerly
@@ -58,7 +59,8 @@ struct BreakGroup {
   std::map<std::string, RegistryCount> by_registry_id;
 
   void addBreak(const store::GraphBreak& row);
-  [[nodiscard]] double costSeconds() const { return resume_s > 0 ? resume_s : compile_s; }
+  // The compile time the break adds to the run (docs/rules.md, graph-break/*).
+  [[nodiscard]] double costSeconds() const { return compile_s + resume_s + fallback_s; }
   [[nodiscard]] nlohmann::json evidence() const;
 };
 

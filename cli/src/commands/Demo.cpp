@@ -209,9 +209,9 @@ void addDemoCommand(CLI::App& app) {
   cmd->add_option("--workdir", options->workdir, "Where the store and the reports go (default: a new temp folder)");
   cmd->add_option(
          "--max-fixes", options->max_fixes,
-         "How many of the fixes with the most impact to measure (default 1: the demo in minutes; 2 also measures "
-         "tensor-lr, "
-         "3 also the source fix of the data-dependent branch at model.py:41, each about 3 minutes more on 2 CPUs)")
+         "How many of the fixes with the most impact to measure (default 1: the demo in minutes; the first two are "
+         "the source fix of the data-dependent branch at model.py:41 and tensor-lr, in the order the profile "
+         "estimates them, 3 also measures dynamic-shapes, each about 3 minutes more on 2 CPUs)")
       ->check(numberIn(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
   cmd->add_flag("--keep-temp", options->keep_temp, "Keep every run's copies and outputs in the temporary folder");

@@ -2,7 +2,8 @@
 # Records the stores RealJobTablesTest reads (once: they are committed gzipped, and the goldens in ../golden/real/
 # follow from them). Usage, from the repository root after a dev build:
 #   bash tests/analyzer/real/record.sh && TORCHSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/dev -R RealJobTables
-# The test's kRecordedRoot must name the repository root the jobs ran from.
+# The test's kRecordedRoot must name the repository root the jobs ran from. rdl_demo.db.gz is the profile of
+# `torchscope demo --profile-only --workdir DIR` (DIR/rdl_hm.db, vacuumed and gzipped the same way).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$root"
