@@ -1,4 +1,4 @@
-// The runtime patches of torchscope_compiler.runtime, checked in a real interpreter (no compiling).
+// The runtime patches of torchscope_compiler.runtime, checked in a real interpreter (no Inductor compiling).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -91,6 +91,30 @@ for model in (torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()), Net()
     print(type(model).__name__, dict(dynamo_utils.counters["stats"]).get("unique_graphs", 0))
 )";
 
+// torch.compile(module) under the launcher's request recorder and the torch-compile fix, both wrappers of
+// nn.Module.__call__: Dynamo must compile the module's forward, not a wrapper (whose one code object every compiled
+// module would share, with its cache and recompile limit). Backend "eager": Dynamo traces, nothing is compiled.
+constexpr const char* kCompiledUnderWrappers = R"(
+import torch
+from torchscope_compiler import runtime
+from torchscope_compiler.requests import RequestRecorder
+recorder = RequestRecorder(0.0)
+recorder.install(torch, runtime.traced_check())
+wrappers = [torch.nn.Module.__call__]
+runtime.apply("torch-compile")
+wrappers.append(torch.nn.Module.__call__)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+    def forward(self, x):
+        return self.lin(x).relu()
+model = torch.compile(Net(), backend="eager")
+model(torch.randn(2, 4))
+entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list
+print(len(entries(Net.forward.__code__)), [len(entries(w.__code__)) for w in wrappers], len(recorder.spans))
+)";
+
 std::string runChecks(const char* code) {
   const torchscope::testing::TempDir scratch;
   const auto& dir = scratch.path();
@@ -101,7 +125,8 @@ std::string runChecks(const char* code) {
   spec.stderr_path = (dir / "err.txt").string();
   auto result = runProcess(spec);
   if (!result.ok()) return "could not run Python: " + result.error().message;
-  if (result->exit_code != 0) return "exit code " + std::to_string(result->exit_code) + ": " + readTextFile(spec.stderr_path);
+  if (result->exit_code != 0)
+    return "exit code " + std::to_string(result->exit_code) + ": " + readTextFile(spec.stderr_path);
   return readTextFile(spec.stdout_path);
 }
 
@@ -109,6 +134,11 @@ TEST(RuntimeFixes, PatchTorchAsDocumented) { EXPECT_EQ(runChecks(kCheck), "ok\n"
 
 TEST(RuntimeFixes, TorchCompileCompilesTheOutermostModuleOfTorchsOwnClassesToo) {
   EXPECT_EQ(runChecks(kCompilesTopModules), "Sequential 1\nNet 1\n");
+}
+
+TEST(RuntimeFixes, DynamoCompilesTheModulesForwardNotTheWrappersOfModuleCall) {
+  // Cache entries of forward, of the request recorder's wrapper and of the fix's; requests recorded.
+  EXPECT_EQ(runChecks(kCompiledUnderWrappers), "1 [0, 0] 1\n");
 }
 
 TEST(RuntimeFixes, ApplyOnAThreadThatRunsWhileAnotherCompiles) {

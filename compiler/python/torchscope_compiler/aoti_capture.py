@@ -18,6 +18,7 @@ import sys
 import traceback
 
 from torchscope_compiler.aoti_program import first_line
+from torchscope_compiler.runtime import DynamoSkip
 
 
 class Capture:
@@ -35,6 +36,8 @@ class Capture:
         capture = self
 
         def call(module, *args, **kwargs):
+            if not skip.done:
+                skip()
             if capture.depth == 0 and (capture.module is None or module is capture.module):
                 capture.record(torch, module, args, kwargs, sys._getframe(1))
             capture.depth += 1
@@ -43,6 +46,7 @@ class Capture:
             finally:
                 capture.depth -= 1
 
+        skip = DynamoSkip(call)
         torch.nn.Module.__call__ = call
 
     def record(self, torch, module, args, kwargs, caller):

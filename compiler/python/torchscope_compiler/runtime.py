@@ -51,6 +51,30 @@ def traced_check():
     return getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 
+class DynamoSkip:
+    """Keeps torch.compile from compiling a wrapper of nn.Module.__call__ as the module's frame.
+
+    torch.compile(module) compiles the first frame under module.__call__ that lies outside torch's own files: the
+    wrapper's, unless Dynamo skips it. One code object would then serve every compiled module: their guards and
+    recompiles pile up in its one cache (ten modules hit the recompile limit of eight, and run eager) and the findings
+    name the wrapper's line. The wrapper calls this at each call until `done`: the skip is registered once Dynamo is
+    loaded, without importing it (about 1 s) into a job that never compiles.
+    """
+
+    def __init__(self, wrapper) -> None:
+        self._code = wrapper.__code__
+        self.done = False
+
+    def __call__(self) -> None:
+        eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+        if eval_frame is None:
+            return
+        self.done = True
+        skip_code = getattr(eval_frame, "skip_code", None)
+        if skip_code is not None:
+            skip_code(self._code)
+
+
 def _torch_dir() -> str:
     import torch
 
@@ -226,6 +250,8 @@ def _on_first_outermost_call(seen_attribute: str, act) -> None:
     state = {"depth": 0}
 
     def __call__(self, *args, **kwargs):
+        if not skip.done:
+            skip()
         if traced():
             return original(self, *args, **kwargs)
         if state["depth"] == 0 and not getattr(self, seen_attribute, False):
@@ -237,6 +263,7 @@ def _on_first_outermost_call(seen_attribute: str, act) -> None:
         finally:
             state["depth"] -= 1
 
+    skip = DynamoSkip(__call__)
     torch.nn.Module.__call__ = __call__
 
 
