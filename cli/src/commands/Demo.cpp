@@ -109,7 +109,8 @@ void profileOnly(const std::string& self, const std::vector<std::string>& job, c
 
 // The sample needs torch and torch_geometric: say so before the first run instead of after it.
 void checkSamplePython(const std::string& python) {
-  const std::string log = (std::filesystem::temp_directory_path() / fmt::format("torchscope-demo-python-{}", getpid())).string();
+  const std::string log =
+      (std::filesystem::temp_directory_path() / fmt::format("torchscope-demo-python-{}", getpid())).string();
   tc::ProcessSpec spec;
   // find_spec looks for the packages without importing them (seconds for torch).
   spec.argv = {python, "-c",
@@ -138,9 +139,10 @@ void runDemo(const DemoOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const Installation& paths = installation();
   const std::string self = paths.executable_dir + "/torchscope";
-  const std::string workdir = options.workdir.empty()
-                                  ? (std::filesystem::temp_directory_path() / fmt::format("torchscope-demo-{}", getpid())).string()
-                                  : options.workdir;
+  const std::string workdir =
+      options.workdir.empty()
+          ? (std::filesystem::temp_directory_path() / fmt::format("torchscope-demo-{}", getpid())).string()
+          : options.workdir;
   std::error_code error;
   std::filesystem::create_directories(workdir, error);
   if (error) fail(kExitUsage, fmt::format("cannot create {}: {}", workdir, error.message()));
@@ -153,7 +155,8 @@ void runDemo(const DemoOptions& options) {
   }
 
   stage(1, fmt::format("Profile the RDL sample (PyG, H&M-like data, scale '{}') under the collector; this run is "
-                       "also the first baseline run of the measurement", options.scale));
+                       "also the first baseline run of the measurement",
+                       options.scale));
   tc::FixOptions fix;
   locateFixTools(fix);
   fix.job_argv = job;
@@ -168,7 +171,8 @@ void runDemo(const DemoOptions& options) {
   fix.on_profiled = [&](const std::string& profile_store) {
     std::error_code copy_error;
     if (profile_store.empty() ||
-        !std::filesystem::copy_file(profile_store, store, std::filesystem::copy_options::overwrite_existing, copy_error)) {
+        !std::filesystem::copy_file(profile_store, store, std::filesystem::copy_options::overwrite_existing,
+                                    copy_error)) {
       std::cout << "torchscope demo: no store of the profile run (is libtorchscope_collector.so built?)\n";
       return;
     }
@@ -188,9 +192,10 @@ void runDemo(const DemoOptions& options) {
     std::cerr << "torchscope demo: results not saved in the store: " << saved.error().message << "\n";
   }
   const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / 60;
-  std::cout << fmt::format("\nDemo finished in {:.1f} minutes ({} runs of the sample). Store and reports: {} "
-                           "(rdl_hm.db, fix.json)\n",
-                           minutes, report->runs, workdir);
+  std::cout << fmt::format(
+      "\nDemo finished in {:.1f} minutes ({} runs of the sample). Store and reports: {} "
+      "(rdl_hm.db, fix.json)\n",
+      minutes, report->runs, workdir);
 }
 
 }  // namespace
@@ -209,9 +214,9 @@ void addDemoCommand(CLI::App& app) {
   cmd->add_option("--workdir", options->workdir, "Where the store and the reports go (default: a new temp folder)");
   cmd->add_option(
          "--max-fixes", options->max_fixes,
-         "How many of the fixes with the most impact to measure (default 1: the demo in minutes; the first two are "
-         "the source fix of the data-dependent branch at model.py:41 and tensor-lr, in the order the profile "
-         "estimates them, 3 also measures dynamic-shapes, each about 3 minutes more on 2 CPUs)")
+         "How many of the fixes with the most impact to measure (default 1: the demo in minutes; the first three are "
+         "dynamic-shapes, the source fix of the data-dependent branch at model.py:41 and tensor-lr, in the order "
+         "the profile estimates them; each about 2 minutes more on 2 CPUs)")
       ->check(numberIn(1, 20));
   cmd->add_flag("--profile-only", options->profile_only, "Stop after the findings; do not apply fixes");
   cmd->add_flag("--keep-temp", options->keep_temp, "Keep every run's copies and outputs in the temporary folder");
