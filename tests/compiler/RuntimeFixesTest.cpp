@@ -113,6 +113,12 @@ model = torch.compile(Net(), backend="eager")
 model(torch.randn(2, 4))
 entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list
 print(len(entries(Net.forward.__code__)), [len(entries(w.__code__)) for w in wrappers], len(recorder.spans))
+inner = Net()
+@torch.compile(backend="eager")
+def scaled(x):
+    return inner(x) * 2  # a module called inside compiled code: the wrappers are inlined, nothing breaks the graph
+scaled(torch.randn(2, 4))
+print(sum(torch._dynamo.utils.counters["graph_break"].values()), len(recorder.spans))
 )";
 
 std::string runChecks(const char* code) {
@@ -137,8 +143,9 @@ TEST(RuntimeFixes, TorchCompileCompilesTheOutermostModuleOfTorchsOwnClassesToo) 
 }
 
 TEST(RuntimeFixes, DynamoCompilesTheModulesForwardNotTheWrappersOfModuleCall) {
-  // Cache entries of forward, of the request recorder's wrapper and of the fix's; requests recorded.
-  EXPECT_EQ(runChecks(kCompiledUnderWrappers), "1 [0, 0] 1\n");
+  // Cache entries of forward, of the request recorder's wrapper and of the fix's; requests recorded. Then graph
+  // breaks and requests after a compiled function that calls a module.
+  EXPECT_EQ(runChecks(kCompiledUnderWrappers), "1 [0, 0] 1\n0 1\n");
 }
 
 TEST(RuntimeFixes, ApplyOnAThreadThatRunsWhileAnotherCompiles) {

@@ -18,7 +18,7 @@ import sys
 import traceback
 
 from torchscope_compiler.aoti_program import first_line
-from torchscope_compiler.runtime import DynamoSkip
+from torchscope_compiler.runtime import DynamoSkip, traced_check
 
 
 class Capture:
@@ -34,8 +34,11 @@ class Capture:
     def install(self, torch):
         original = torch.nn.Module.__call__
         capture = self
+        traced = traced_check()
 
         def call(module, *args, **kwargs):
+            if traced():  # a module called inside compiled code: not the job's call of its model
+                return original(module, *args, **kwargs)
             if not skip.done:
                 skip()
             if capture.depth == 0 and (capture.module is None or module is capture.module):

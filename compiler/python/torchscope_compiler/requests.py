@@ -87,9 +87,11 @@ class RequestRecorder:
         state = {"depth": 0}
 
         def __call__(module, *args, **kwargs):  # noqa: N807 - replaces nn.Module.__call__
+            if traced():
+                return original(module, *args, **kwargs)
             if not skip.done:
                 skip()
-            if state["depth"] or traced() or not recorder._has_parameters(module):
+            if state["depth"] or not recorder._has_parameters(module):
                 return original(module, *args, **kwargs)
             state["depth"] = 1
             if module.__dict__.get("_torchscope_trial"):  # a fix trying its change on a copy of the model

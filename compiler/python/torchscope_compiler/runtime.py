@@ -57,8 +57,9 @@ class DynamoSkip:
     torch.compile(module) compiles the first frame under module.__call__ that lies outside torch's own files: the
     wrapper's, unless Dynamo skips it. One code object would then serve every compiled module: their guards and
     recompiles pile up in its one cache (ten modules hit the recompile limit of eight, and run eager) and the findings
-    name the wrapper's line. The wrapper calls this at each call until `done`: the skip is registered once Dynamo is
-    loaded, without importing it (about 1 s) into a job that never compiles.
+    name the wrapper's line. The wrapper calls this at each call outside traced code until `done` (in traced code the
+    call would break the graph): the skip is registered once Dynamo is loaded, without importing it (about 1 s) into a
+    job that never compiles.
     """
 
     def __init__(self, wrapper) -> None:
@@ -250,10 +251,10 @@ def _on_first_outermost_call(seen_attribute: str, act) -> None:
     state = {"depth": 0}
 
     def __call__(self, *args, **kwargs):
-        if not skip.done:
-            skip()
         if traced():
             return original(self, *args, **kwargs)
+        if not skip.done:
+            skip()
         if state["depth"] == 0 and not getattr(self, seen_attribute, False):
             object.__setattr__(self, seen_attribute, True)
             act(torch, self, args, kwargs)
