@@ -104,6 +104,7 @@ Result<Facts> collectFacts(const store::Reader& reader) {
     facts.steady_step_seconds.push_back(toSeconds(static_cast<double>(base::spanNanos(step.start_ns, step.end_ns))));
   }
   facts.steady_step_median_s = median(facts.steady_step_seconds);
+  for (const double seconds : facts.steady_step_seconds) facts.steady_step_total_s += seconds;
   if (!facts.steady_steps.empty()) {
     facts.steady_begin_ns = facts.steps[facts.steady_steps.front()].start_ns;
     facts.steady_end_ns = facts.steps[facts.steady_steps.back()].end_ns;

@@ -134,9 +134,7 @@ Result<LineTable> buildLineTable(const store::Reader& reader, const Facts& facts
   table.steps = any_steady ? static_cast<std::int64_t>(steady.size()) : 0;
   table.unsampled_steady_steps = any_steady ? 0 : static_cast<std::int64_t>(steady.size());
   // The mean, not the median: a line's time per step is its share of the mean step, a mean too.
-  double steady_s = 0;
-  for (double seconds : facts.steady_step_seconds) steady_s += seconds;
-  table.step_s = any_steady ? steady_s / static_cast<double>(steady.size()) : 0;
+  table.step_s = any_steady ? facts.steady_step_total_s / static_cast<double>(steady.size()) : 0;
 
   struct Sums {
     std::int64_t self_samples = 0, total_samples = 0, self_ns = 0, total_ns = 0, self_cpu_ns = 0;

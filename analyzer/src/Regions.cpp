@@ -268,7 +268,7 @@ Result<RegionTable> buildRegionTable(const std::string& path) {
   table.steps = facts->stepCount();
   table.steady_steps = static_cast<std::int64_t>(facts->steady_step_seconds.size());
   table.steady_step_s = facts->steady_step_median_s;
-  for (const double seconds : facts->steady_step_seconds) table.steady_total_s += seconds;
+  table.steady_total_s = facts->steady_step_total_s;
   table.compiled_run_measured = !rows->empty();
 
   std::set<std::int64_t> claimed;

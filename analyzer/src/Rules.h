@@ -44,6 +44,7 @@ struct Facts {
   base::Nanos steady_end_ns = 0;
   std::vector<double> steady_step_seconds;
   double steady_step_median_s = 0;
+  double steady_step_total_s = 0;  // the sum of steady_step_seconds
   bool compiled = false;   // torch.compile ran at least once
   double compile_seconds = 0;  // compileWallSeconds(compiles)
   std::vector<store::Compile> compiles;      // small tables, loaded whole

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -250,9 +249,7 @@ Result<void> notCompiled(const Context& context, std::vector<Finding>& out) {
   const bool many = steps > 0 ? ops / steps >= kOpsPerStep : ops >= kOpsWithoutSteps;
   const double small_share = ops > 0 ? static_cast<double>(small_ops) / static_cast<double>(ops) : 0;
   if (!many || small_share < kSmallOpShare) return {};
-  const double steady_s = facts.steady_step_seconds.empty()
-                              ? facts.duration_s
-                              : std::accumulate(facts.steady_step_seconds.begin(), facts.steady_step_seconds.end(), 0.0);
+  const double steady_s = facts.steady_step_seconds.empty() ? facts.duration_s : facts.steady_step_total_s;
   Finding finding = makeFinding(
       "compile/not-compiled", Severity::kWarning, "Eager job with many small ops: torch.compile would fuse them",
       fmt::format("The job ran {} aten ops{} without torch.compile; {} of them took under {}. Each small op pays "

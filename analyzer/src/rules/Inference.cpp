@@ -26,13 +26,6 @@ constexpr std::int64_t kMinimumAttentionBlocks = 2;
 constexpr double kSdpaGain = 0.5;
 constexpr std::int64_t kAttentionSpanLines = 4;  // the scores and the product by the values sit this near the softmax
 
-// The steady-state steps' time and count, what the op census's one step stands for.
-double steadySeconds(const Facts& facts) {
-  double seconds = 0;
-  for (const double step_s : facts.steady_step_seconds) seconds += step_s;
-  return seconds;
-}
-
 // A run of the collector records no CPU ops (a profiler trace does): its op census of one step (one request) stands
 // in, each op's share of that step times the steady-state steps' time. The census keeps the step's most frequent op
 // names (docs/FORMAT.md), which a model's convolutions and matmuls are.
@@ -43,7 +36,7 @@ double opSeconds(const Facts& facts, std::initializer_list<std::string_view> nam
   const auto matches = [&](std::string_view op) { return std::find(names.begin(), names.end(), op) != names.end(); };
   if (fromCensus(facts)) {
     const OpCensus& census = *facts.census;
-    const double steady_s = steadySeconds(facts);
+    const double steady_s = facts.steady_step_total_s;
     for (const auto& op : census.frequent_ops) {
       if (!matches(op.name)) continue;
       seconds += static_cast<double>(op.nanos) / static_cast<double>(census.step_ns) * steady_s;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -382,8 +381,7 @@ Result<void> notCompiledFromCensus(const Context& context, std::vector<Finding>&
   if (census.ops < kCensusOpsPerStep || short_share < kCensusSmallOpShare || overhead_share < kDispatchBoundShare) {
     return {};
   }
-  const double steady_total =
-      measured_step ? std::accumulate(facts.steady_step_seconds.begin(), facts.steady_step_seconds.end(), 0.0) : step_s;
+  const double steady_total = measured_step ? facts.steady_step_total_s : step_s;
   const std::vector<OpGroup> groups =
       census.sites.empty() ? std::vector<OpGroup>{wholeStep(census)} : groupSites(census);
   base::Nanos sites_overhead_ns = 0;
