@@ -4,29 +4,23 @@ the request latency and keeps the outputs within the fix's tolerance, leaving th
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BINARY = os.environ.get("TORCHSCOPE_TEST_BINARY", "torchscope")
+from job_copy import BINARY, JobCopy
 
 
 class HandWrittenAttention(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.folder = tempfile.TemporaryDirectory()
-        cls.job = os.path.join(cls.folder.name, "attention_scoring.py")
-        shutil.copy(os.path.join(HERE, "jobs", "attention_scoring.py"), cls.job)
-        with open(cls.job) as source:
-            cls.original = source.read()
-        cls.softmax_line = 1 + cls.original.splitlines().index("        weights = F.softmax(scores, dim=-1)")
+        cls.copy = JobCopy("attention_scoring.py")
+        cls.folder, cls.job, cls.original = cls.copy.folder, cls.copy.path, cls.copy.source
+        cls.softmax_line = cls.copy.line_of("        weights = F.softmax(scores, dim=-1)")
 
     @classmethod
     def tearDownClass(cls):
-        cls.folder.cleanup()
+        cls.copy.cleanup()
 
     def test_advise_finds_the_attention_and_fix_replaces_it_keeping_the_outputs(self):
         store = os.path.join(self.folder.name, "run.db")

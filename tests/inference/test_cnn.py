@@ -4,28 +4,23 @@ the model, and no-inference-mode stays silent once the loop runs under torch.no_
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BINARY = os.environ.get("TORCHSCOPE_TEST_BINARY", "torchscope")
+from job_copy import BINARY, JobCopy
 
 
 class CnnScoring(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.folder = tempfile.TemporaryDirectory()
-        cls.job = os.path.join(cls.folder.name, "cnn_classifier.py")
-        shutil.copy(os.path.join(HERE, "jobs", "cnn_classifier.py"), cls.job)
-        with open(cls.job) as source:
-            cls.model_call = 1 + source.read().splitlines().index("        scores = model(images)")
+        cls.copy = JobCopy("cnn_classifier.py")
+        cls.folder, cls.job = cls.copy.folder, cls.copy.path
+        cls.model_call = cls.copy.line_of("        scores = model(images)")
 
     @classmethod
     def tearDownClass(cls):
-        cls.folder.cleanup()
+        cls.copy.cleanup()
 
     def findings(self, name, **env):
         store = os.path.join(self.folder.name, f"{name}.db")
