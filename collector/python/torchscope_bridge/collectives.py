@@ -5,11 +5,20 @@ completion, on the monotonic clock of the store. DDP's reducer calls the process
 its all-reduces are seen through a communication hook: right after `DistributedDataParallel` is
 built, a hook that runs the default all-reduce (or the hook the user registers later, which takes
 its place) and notes when each bucket's future completes. Nothing is recorded while Dynamo traces.
+
+Completion is noted by a Python callback on the collective's future, which the backend's thread (gloo's run
+loop, NCCL's watchdog) runs and then frees, each time taking the GIL. A thread that takes the GIL once the
+interpreter finalises is ended by pthread_exit, here inside torch's noexcept destructor of the callback:
+std::terminate, and the job dies by SIGABRT at its exit ("terminate called without an active exception",
+seen on a DDP rank that ended while gloo still freed its last bucket's callback). So every callback is
+counted until it is freed, and the interpreter's exit waits for the count to reach zero (`_drain`).
 """
 
+import atexit
 import functools
 import threading
 import time
+import weakref
 
 from . import tracing
 
@@ -22,6 +31,29 @@ _record = None
 _torch = None
 _traced = tracing.not_traced
 _inside = threading.local()  # set while a timed collective runs: the collectives it calls are its own
+# Weak references to the completion callbacks not yet freed by the thread that completes their future.
+_live_callbacks = set()
+# The longest the interpreter's exit waits for them: a collective whose peers died never completes.
+_DRAIN_LIMIT_S = 2.0
+
+
+def _then(future, callback):
+    """future.then(callback), the callback counted until it is freed."""
+    reference = weakref.ref(callback, _live_callbacks.discard)
+    _live_callbacks.add(reference)
+    try:
+        return future.then(callback)
+    except Exception:
+        _live_callbacks.discard(reference)
+        raise
+
+
+def _drain(limit_s=_DRAIN_LIMIT_S):
+    """Waits, with the GIL let go, until the backends' threads have run and freed every completion callback."""
+    deadline = time.monotonic() + limit_s
+    while _live_callbacks and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return not _live_callbacks
 
 
 def _tensor_bytes(value):
@@ -64,7 +96,7 @@ def _timed(name, original):
                    "bytes": _tensor_bytes(args[0]) if args else 0, "async": bool(kwargs.get("async_op"))}
         if result is not None and kwargs.get("async_op") and hasattr(result, "get_future"):
             try:
-                result.get_future().then(lambda future: _emit(name, start_ns, tid, details))
+                _then(result.get_future(), lambda future: _emit(name, start_ns, tid, details))
                 return result
             except Exception:
                 pass
@@ -87,23 +119,30 @@ def _bucket_hook(slot, bucket):
     tid = threading.get_native_id()
     _inside.active = True
     try:
-        if slot.hook is None:
-            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-            future = default_hooks.allreduce_hook(slot.state, bucket)
-        else:
-            future = slot.hook(slot.state, bucket)
+        future = _average(slot.state, bucket) if slot.hook is None else slot.hook(slot.state, bucket)
     finally:
         _inside.active = False
     buffer = bucket.buffer()
     details = {"op": "allreduce", "backend": _backend(slot.state if slot.hook is None else None), "source": "ddp",
                "bytes": buffer.numel() * buffer.element_size(), "bucket": bucket.index(),
                "last_bucket": bool(bucket.is_last())}
+    default = slot.hook is None
 
     def completed(done):
         _emit("ddp:allreduce", start_ns, tid, details)
-        return done.value()
+        # The default all-reduce's future holds the list of its one tensor; a hook's, the tensor.
+        return done.value()[0] if default else done.value()
 
-    return future.then(completed)
+    return _then(future, completed)
+
+
+def _average(process_group, bucket):
+    """DDP's default all-reduce of a bucket (default_hooks.allreduce_hook) without its own Python callback, which
+    would be one more that the backend's thread frees uncounted."""
+    group = process_group if process_group is not None else _torch.distributed.group.WORLD
+    tensor = bucket.buffer()
+    tensor.div_(group.size())  # first, as torch does: no overflow in half precision
+    return _torch.distributed.all_reduce(tensor, group=group, async_op=True).get_future()
 
 
 def _hook_ddp(ddp_class):
@@ -169,3 +208,4 @@ def install(torch, record):
             setattr(distributed, name, _timed(name, original))
     from torch.nn.parallel import distributed as ddp_module
     _hook_ddp(ddp_module.DistributedDataParallel)
+    atexit.register(_drain)  # exit functions run before the interpreter finalises
