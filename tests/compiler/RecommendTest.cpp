@@ -7,7 +7,8 @@
 namespace torchscope::compiler {
 namespace {
 
-OptimizeVariant measured(std::string name, double p50_ms, double half_width_ms, double rel_diff, bool parity_ok = true) {
+OptimizeVariant measured(std::string name, double p50_ms, double half_width_ms, double rel_diff,
+                         bool parity_ok = true) {
   OptimizeVariant v;
   v.name = std::move(name);
   v.p50 = {p50_ms, p50_ms - half_width_ms, p50_ms + half_width_ms};
@@ -41,11 +42,12 @@ TEST(Recommend, AnExactVariantAsFastAsTheFastestWithinTheIntervalsIsRecommended)
 }
 
 TEST(Recommend, AFasterApproximateVariantWhoseIntervalIsApartIsRecommended) {
-  OptimizeReport report = reportOf({measured("eager (exported program)", 10, 1, 0), measured("aoti", 4, 0.2, 0),
-                                    measured("bf16", 2, 0.2, 5e-3)});
+  OptimizeReport report = reportOf(
+      {measured("eager (exported program)", 10, 1, 0), measured("aoti", 4, 0.2, 0), measured("bf16", 2, 0.2, 5e-3)});
   recommend(report);
   EXPECT_EQ(report.recommendation, "bf16");
-  EXPECT_EQ(report.recommendation_reason.rfind("the fastest within tolerance: ", 0), 0u) << report.recommendation_reason;
+  EXPECT_EQ(report.recommendation_reason.rfind("the fastest within tolerance: ", 0), 0u)
+      << report.recommendation_reason;
 }
 
 TEST(Recommend, AVariantOutsideItsToleranceIsNeverTheExactChoiceNorTheFastest) {

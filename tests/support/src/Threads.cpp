@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace torchscope::testing {
 
@@ -17,6 +18,15 @@ std::int64_t wakeUpsOf(const std::string& name) {
     }
   }
   return -1;
+}
+
+bool threadGone(const std::string& name, std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (wakeUpsOf(name) != -1) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 }  // namespace torchscope::testing
