@@ -120,10 +120,17 @@ void fields(V& v, FlameNode& x) {  // without its children (flameJson)
 }
 
 template <class V>
+void fields(V& v, TransformerFastPath& x) {
+  v("layer_calls", x.layer_calls), v("fast_path_calls", x.fast_path_calls), v("reason", x.reason);
+  v("layer_share", x.layer_share);
+}
+
+template <class V>
 void fields(V& v, RequestSummary& x) {
   v("recorded", x.recorded), v("requests", x.requests), v("steady", x.steady), v("p50_s", x.p50_s);
   v("p90_s", x.p90_s), v("p99_s", x.p99_s), v("max_s", x.max_s), v("busy_s", x.busy_s), v("span_s", x.span_s);
   v("requests_per_s", x.requests_per_s), v("items", x.items), v("items_per_s", x.items_per_s);
+  v("transformer", x.transformer);
 }
 
 template <class V>

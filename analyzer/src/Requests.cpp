@@ -41,7 +41,31 @@ std::int64_t itemsOf(const std::map<std::int64_t, std::int64_t>& runs, std::int6
   return std::prev(after)->second;
 }
 
+template <class Number>
+Number parsed(const std::string& text, Number otherwise) {
+  Number value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc{} && end == text.data() + text.size() ? value : otherwise;
+}
+
 }  // namespace
+
+TransformerFastPath transformerFastPath(const store::Reader& reader) {
+  std::map<std::string, std::string, std::less<>> values;
+  (void)reader.query("SELECT key, value FROM run_attributes WHERE key LIKE 'transformer.%'",
+                     [&](const store::Row& row) { values[row.text(0)] = row.text(1); });
+  const auto text = [&](std::string_view key) {
+    const auto found = values.find(key);
+    return found == values.end() ? std::string() : found->second;
+  };
+  TransformerFastPath fast_path;
+  fast_path.layer_calls = std::max<std::int64_t>(parsed<std::int64_t>(text(kLayerCallsAttribute), 0), 0);
+  fast_path.fast_path_calls =
+      std::clamp<std::int64_t>(parsed<std::int64_t>(text(kFastPathCallsAttribute), 0), 0, fast_path.layer_calls);
+  fast_path.reason = text(kFastPathReasonAttribute);
+  fast_path.layer_share = std::clamp(parsed<double>(text(kLayerShareAttribute), 0.0), 0.0, 1.0);
+  return fast_path;
+}
 
 RequestSummary summarizeRequests(const store::Reader& reader, const Facts& facts) {
   RequestSummary summary;
@@ -49,6 +73,7 @@ RequestSummary summarizeRequests(const store::Reader& reader, const Facts& facts
   summary.requests = std::count_if(facts.steps.begin(), facts.steps.end(), is_request);
   if (summary.requests == 0) return summary;
   summary.recorded = true;
+  summary.transformer = transformerFastPath(reader);
   const auto runs = itemRuns(reader);
   std::vector<double> latencies;
   std::int64_t items = 0;

@@ -35,6 +35,21 @@ std::string span(const RequestSummary& requests) {
   return text;
 }
 
+// "The transformer encoder's fast path ...": one sentence, "" when the probe saw no encoder layer.
+std::string fastPath(const TransformerFastPath& fast_path) {
+  if (fast_path.layer_calls == 0) return "";
+  if (!fast_path.missed()) {
+    return fmt::format(
+        "The transformer encoder's fast path (fused kernel) was taken by all {} encoder layer calls of the first "
+        "request",
+        fast_path.layer_calls);
+  }
+  return fmt::format(
+      "The transformer encoder's fast path (fused kernel) was taken by {} of {} encoder layer calls of the first "
+      "request; torch's reason: \"{}\" (inference/transformer-fast-path)",
+      fast_path.fast_path_calls, fast_path.layer_calls, fast_path.reason);
+}
+
 }  // namespace
 
 nlohmann::json requestsJson(const RequestSummary& requests) {
@@ -51,6 +66,13 @@ nlohmann::json requestsJson(const RequestSummary& requests) {
     out["items"] = requests.items;
     out["items_per_second"] = requests.items_per_s;
   }
+  if (const TransformerFastPath& fast_path = requests.transformer; fast_path.layer_calls > 0) {
+    out["transformer_fast_path"] = {
+        {"layer_calls", fast_path.layer_calls},
+        {"fast_path_calls", fast_path.fast_path_calls},
+        {"reason", fast_path.reason.empty() ? nlohmann::json() : nlohmann::json(fast_path.reason)},
+        {"layer_share", fast_path.layer_share}};
+  }
   return out;
 }
 
@@ -58,9 +80,10 @@ std::string requestsText(const RequestSummary& requests) {
   if (!requests.recorded) return "";
   if (requests.steady == 0)
     return fmt::format("  {} request(s), none of them in the steady state\n", requests.requests);
-  return fmt::format("  requests: latency p50 {}, p90 {}, p99 {}, max {}; {}\n  ({}; time by line is per request)\n",
+  const std::string fast_path = fastPath(requests.transformer);
+  return fmt::format("  requests: latency p50 {}, p90 {}, p99 {}, max {}; {}\n  ({}; time by line is per request)\n{}",
                      ms(requests.p50_s), ms(requests.p90_s), ms(requests.p99_s), ms(requests.max_s),
-                     throughput(requests), span(requests));
+                     throughput(requests), span(requests), fast_path.empty() ? "" : "  " + fast_path + "\n");
 }
 
 std::string requestsMarkdown(const RequestSummary& requests, const std::string& run) {
@@ -69,17 +92,22 @@ std::string requestsMarkdown(const RequestSummary& requests, const std::string& 
   out += "| p50 | p90 | p99 | max | throughput |\n|---|---|---|---|---|\n";
   out += fmt::format("| {} | {} | {} | {} | {} |\n\n", ms(requests.p50_s), ms(requests.p90_s), ms(requests.p99_s),
                      ms(requests.max_s), throughput(requests));
-  return out + escapeMarkdown(span(requests)) + "; time by line is per request.\n\n";
+  out += escapeMarkdown(span(requests)) + "; time by line is per request.\n\n";
+  if (const std::string fast_path = fastPath(requests.transformer); !fast_path.empty()) {
+    out += escapeMarkdown(fast_path) + ".\n\n";
+  }
+  return out;
 }
 
 std::string requestsHtml(const RequestSummary& requests) {
   if (!requests.recorded || requests.steady == 0) return "";
+  const std::string fast_path = fastPath(requests.transformer);
   return fmt::format(
       "<h3>Requests</h3>\n<table class=\"memory\"><tr><th>p50</th><th>p90</th><th>p99</th><th>max</th>"
       "<th>Throughput</th></tr>\n<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n</table>\n"
-      "<p class=\"legend\">{}; time by line is per request.</p>\n",
+      "<p class=\"legend\">{}; time by line is per request.{}</p>\n",
       ms(requests.p50_s), ms(requests.p90_s), ms(requests.p99_s), ms(requests.max_s), escapeXml(throughput(requests)),
-      escapeXml(span(requests)));
+      escapeXml(span(requests)), fast_path.empty() ? "" : " " + escapeXml(fast_path) + ".");
 }
 
 }  // namespace torchscope::analyzer::report

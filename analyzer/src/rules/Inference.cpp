@@ -1,5 +1,5 @@
 // Model-level advice from op and kernel names: inference/no-inference-mode, vision/channels-last,
-// quantization/candidate and attention/manual.
+// quantization/candidate and attention/manual; inference/transformer-fast-path from the bridge's probe.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <map>
 
 #include "../LineTimes.h"
+#include "../RequestFacts.h"
 #include "../Rules.h"
 #include "torchscope/analyzer/FixIds.h"
 #include "torchscope/base/Saturating.h"
@@ -25,6 +26,9 @@ constexpr double kQuantizationGain = 0.5;  // dynamic int8 runs Linear/LSTM abou
 constexpr std::int64_t kMinimumAttentionBlocks = 2;
 constexpr double kSdpaGain = 0.5;
 constexpr std::int64_t kAttentionSpanLines = 4;  // the scores and the product by the values sit this near the softmax
+// The fused layer over the layer op by op on this CPU: 2-8 % of the layers' time at the median, up to 18 % in a round
+// (bench/transformer_fast_path.py, docs/performance.md); torch reports up to 2x on GPUs with padded batches.
+constexpr double kFastPathGain = 0.05;
 
 // A run of the collector records no CPU ops (a profiler trace does): its op census of one step (one request) stands
 // in, each op's share of that step times the steady-state steps' time. The census keeps the step's most frequent op
@@ -139,26 +143,42 @@ Result<void> channelsLast(const Context& context, std::vector<Finding>& out) {
   return {};
 }
 
+bool servesRequests(const Facts& facts) {
+  return std::any_of(facts.steps.begin(), facts.steps.end(),
+                     [](const store::Step& step) { return step.source == kRequestSource; });
+}
+
 Result<void> quantizationCandidate(const Context& context, std::vector<Finding>& out) {
   const Facts& facts = context.facts;
   // Dynamic quantization targets CPU inference.
   if (facts.training || facts.count("kernels") > 0) return {};
   std::int64_t calls = 0;
+  // The census counts ops below autograd, where nn.Linear is aten::addmm and nn.LSTM on the CPU is oneDNN's
+  // aten::mkldnn_rnn_layer, which is left out: dynamic int8 LSTMs ran slower than it (docs/rules.md).
   double linear_s = opSeconds(facts, {"aten::linear", "aten::lstm", "aten::gru"}, &calls);
   if (calls == 0) linear_s = opSeconds(facts, {"aten::addmm"}, &calls);
-  const double share = facts.windowFraction(linear_s);
+  // From the census, the share of the steady-state requests' time: the model's make-up, not the run's start-up.
+  const double share = fromCensus(facts) ? (facts.steady_step_total_s > 0 ? linear_s / facts.steady_step_total_s : 0)
+                                         : facts.windowFraction(linear_s);
   if (calls == 0 || share < kLinearShare) return {};
   Finding finding = makeFinding(
       "quantization/candidate", Severity::kInfo, "Linear/LSTM-heavy inference: a candidate for dynamic quantization",
-      fmt::format("Linear and recurrent layers took {} of this CPU inference run ({} calls). Dynamic int8 "
+      fmt::format("Linear and recurrent layers took {} of this CPU inference {} ({} calls). Dynamic int8 "
                   "quantization runs them 2-4x faster with a small accuracy cost; check accuracy after.",
-                  formatPercent(share), calls),
+                  formatPercent(share),
+                  !fromCensus(facts)      ? "run"
+                  : servesRequests(facts) ? "job's steady-state requests"
+                                          : "job's steady-state steps",
+                  calls),
       {fix::kQuantizeDynamic,
        "torch.ao.quantization.quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)"});
   finding.count = calls;
   atModelCall(finding, facts);
   setImpact(finding, facts, linear_s * kQuantizationGain);
-  setEvidence(finding, {{"linear_seconds", linear_s}, {"share_of_run", share}, {"calls", calls}});
+  nlohmann::json evidence = {
+      {"linear_seconds", linear_s}, {"share_of_run", facts.windowFraction(linear_s)}, {"calls", calls}};
+  if (fromCensus(facts)) evidence["share_of_steady_steps"] = share;
+  setEvidence(finding, std::move(evidence));
   out.push_back(std::move(finding));
   return {};
 }
@@ -279,10 +299,65 @@ Result<void> manualAttention(const Context& context, std::vector<Finding>& out) 
   return {};
 }
 
+// What to change for torch's reason (torch/nn/modules/transformer.py, TransformerEncoderLayer.forward), and the fix
+// that does it where there is one.
+FixProposal fastPathRemedy(const std::string& reason) {
+  const auto says = [&](std::string_view words) { return reason.find(words) != std::string::npos; };
+  if (says("grad is enabled")) {
+    return {fix::kInferenceMode, "run the requests under `with torch.inference_mode():`"};
+  }
+  if (says("training is enabled")) return {"", "call model.eval() before serving (it also turns dropout off)"};
+  if (says("batch_first")) {
+    return {"", "build the layers with batch_first=True and pass (batch, sequence, features) inputs"};
+  }
+  if (says("num_head is odd")) return {"", "use an even number of attention heads"};
+  if (says("activation_relu_or_gelu")) return {"", "use activation=\"relu\" or \"gelu\" in the encoder layers"};
+  if (says("autocast")) return {"", "cast the model (model.to(torch.bfloat16)) instead of running it under autocast"};
+  if (says("hooks")) return {"", "remove the forward hooks from the encoder layers while serving"};
+  if (says("get_fastpath_enabled")) return {"", "leave torch.backends.mha.set_fastpath_enabled(True) on"};
+  if (says("bias=False")) return {"", "keep the attention's bias (bias=True, the default)"};
+  if (says("eps")) return {"", "give norm1 and norm2 the same eps"};
+  return {"", "change what torch's reason names"};
+}
+
+// nn.TransformerEncoderLayer has a fused inference kernel (torch._transformer_encoder_layer_fwd) that torch takes only
+// under conditions the job may miss (eval, no grad, batch_first, ...); the bridge reads torch's own reason.
+Result<void> transformerFastPath(const Context& context, std::vector<Finding>& out) {
+  const Facts& facts = context.facts;
+  if (facts.training) return {};
+  const TransformerFastPath fast_path = analyzer::transformerFastPath(context.reader);
+  if (!fast_path.missed()) return {};
+  const std::int64_t missed = fast_path.layer_calls - fast_path.fast_path_calls;
+  const FixProposal remedy = fastPathRemedy(fast_path.reason);
+  Finding finding = makeFinding(
+      "inference/transformer-fast-path", Severity::kInfo,
+      "The transformer encoder layers miss their fused inference kernel",
+      fmt::format("At the first request {} of {} nn.TransformerEncoderLayer calls ran the layer op by op instead of "
+                  "torch's fused kernel (torch._transformer_encoder_layer_fwd); torch's reason: \"{}\". The layers "
+                  "took {} of that request. To take the fast path: {}.",
+                  missed, fast_path.layer_calls, fast_path.reason, formatPercent(fast_path.layer_share),
+                  remedy.summary),
+      remedy);
+  finding.count = missed;
+  if (facts.census && !facts.census->model_file.empty()) {
+    finding.file = facts.census->model_file;
+    finding.line = facts.census->model_line;
+    finding.function = facts.census->model_function;
+  }
+  const double missed_share = static_cast<double>(missed) / static_cast<double>(fast_path.layer_calls);
+  setImpact(finding, facts, facts.steady_step_total_s * fast_path.layer_share * missed_share * kFastPathGain);
+  setEvidence(finding, {{"layer_calls", fast_path.layer_calls},
+                        {"fast_path_calls", fast_path.fast_path_calls},
+                        {"reason", fast_path.reason},
+                        {"layer_share", fast_path.layer_share}});
+  out.push_back(std::move(finding));
+  return {};
+}
+
 }  // namespace
 
 Result<void> inferenceRules(const Context& context, std::vector<Finding>& out) {
-  for (auto rule : {noInferenceMode, channelsLast, quantizationCandidate, manualAttention}) {
+  for (auto rule : {noInferenceMode, channelsLast, quantizationCandidate, manualAttention, transformerFastPath}) {
     if (auto done = rule(context, out); !done) return done;
   }
   return {};

@@ -9,10 +9,13 @@ The module is found by a global forward pre-hook that runs only until the first 
 then hooks that module alone and takes itself out, before anything is compiled (Dynamo would guard on a global hook
 it traced). A module given to torch.compile before its first call is taken at once (what torch.compile returns warns
 the job at each call while a global hook is set). Each request then costs two hook calls and one builtin call; once requests can never be steps (a
-backward() or an optimizer was seen) the module's hooks come out too.
+backward() or an optimizer was seen) the module's hooks come out too. The first request also tells whether the
+transformer encoder's fast path ran, and why not (fastpath.py).
 """
 
 import time
+
+from . import fastpath
 
 ITEMS_ATTRIBUTE = "requests.items"
 # Autograd's state at the first request, for the analyzer's inference/no-inference-mode (docs/FORMAT.md).
@@ -38,6 +41,7 @@ class Requests:
         self._marked = False  # a torchscope.request() block is open
         self._torch = torch
         self._grad_mode_noted = False
+        self._probe = fastpath.FastPathProbe(torch, record)
         self._global = torch.nn.modules.module.register_module_forward_pre_hook(self._first_call)
 
     # --- detected calls ---
@@ -52,6 +56,7 @@ class Requests:
         """torch.compile(module) before the first call: that module's calls are the requests. The global hook goes
         now, since a module torch.compile returns warns the job at each call while any global hook is set."""
         if self._module is None and self._global is not None and next(module.parameters(), None) is not None:
+            self._probe.skip()  # a compiled model runs no layer's Python forward
             self._hook(module)
 
     def _hook(self, module):
@@ -66,13 +71,16 @@ class Requests:
             return
         self._start_ns = _now()
         self._items = self.items_of(args, kwargs)
+        self._probe.stop()  # still watching: the first request raised before its forward hook ran
         if not self._grad_mode_noted:
             self._note_grad_mode()
+            self._probe.start(module)
 
     def _ended(self, module, args, output):
         if self._traced() or self._start_ns is None or self._marked:
             return
         start_ns, self._start_ns = self._start_ns, None
+        self._probe.stop()
         self._answer(self._marks.request(start_ns, self._items, 0))
 
     def items_of(self, args, kwargs):
@@ -118,6 +126,7 @@ class Requests:
 
     def finish(self):
         """The last request, and the requests' batch sizes as a run attribute (docs/FORMAT.md)."""
+        self._probe.stop()
         ended = self._marks.flush_request()
         if ended is not None:
             self._step_ended(*ended)

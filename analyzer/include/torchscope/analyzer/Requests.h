@@ -3,11 +3,22 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "torchscope/base/Result.h"
 #include "torchscope/store/Reader.h"
 
 namespace torchscope::analyzer {
+
+// Whether nn.TransformerEncoderLayer ran torch's fused kernel at the first request, from the bridge's probe
+// (docs/FORMAT.md, run attributes `transformer.*`).
+struct TransformerFastPath {
+  std::int64_t layer_calls = 0;      // the layer calls the probe saw; 0: no encoder layer, or not watched
+  std::int64_t fast_path_calls = 0;  // of them, those that took the fast path
+  std::string reason;                // torch's reason for the most frequent miss, "" when none missed
+  double layer_share = 0;            // the layers' share of that request's time, in [0, 1]
+  [[nodiscard]] bool missed() const { return fast_path_calls < layer_calls; }
+};
 
 struct RequestSummary {
   bool recorded = false;      // the run's steps are requests
@@ -22,6 +33,7 @@ struct RequestSummary {
   double requests_per_s = 0;  // over the busy time: a serving loop's wait for input is left out
   std::int64_t items = -1;    // the items (batch sizes) they held, -1 unknown
   double items_per_s = -1;    // over the busy time, -1 unknown
+  TransformerFastPath transformer;
   // The share of their span spent between requests (waiting for input, or the job's own work around the calls).
   [[nodiscard]] double waitShare() const { return span_s > 0 ? 1.0 - busy_s / span_s : 0.0; }
 };

@@ -54,6 +54,7 @@ inline constexpr RuleInfo kRuleTable[] = {
     {"vision/channels-last", "vision", "inference"},
     {"quantization/candidate", "quantization", "inference"},
     {"attention/manual", "attention", "inference"},
+    {"inference/transformer-fast-path", "inference", "inference"},
     {"memory/growth", "memory", "memory"},
     {"memory/allocator-churn", "memory", "memory"},
     {"memory/fragmentation", "memory", "memory"},

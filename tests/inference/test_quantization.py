@@ -1,0 +1,51 @@
+"""quantization/candidate on real scoring jobs under `torchscope run`, from the op census of one request: a
+Linear-heavy MLP ranker is told to quantize at the line that calls the model; an LSTM tagger (oneDNN's LSTM, which
+dynamic int8 does not beat on the CPU) and a CNN are not."""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from job_copy import BINARY, JobCopy
+
+RULE = "quantization/candidate"
+
+
+def findings_of(copy, name):
+    store = os.path.join(copy.folder.name, f"{name}.db")
+    subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, copy.path], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=copy.folder.name)
+    advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
+                                       capture_output=True, text=True).stdout)
+    return {finding["rule"]: finding for finding in advice["findings"]}
+
+
+class QuantizationCandidate(unittest.TestCase):
+    def test_a_linear_heavy_ranker_is_told_to_quantize_at_the_model_call(self):
+        copy = JobCopy("ranking_mlp.py")
+        self.addCleanup(copy.cleanup)
+        found = findings_of(copy, "ranker")
+        self.assertIn(RULE, found, list(found))
+        finding = found[RULE]
+        self.assertEqual(finding["location"]["file"], copy.path)
+        self.assertEqual(finding["location"]["line"],
+                         copy.line_of("            scores = ranker(user_ids, item_ids, features)"))
+        self.assertEqual(finding["fix"]["id"], "quantize-dynamic")
+        # Four Linear layers a request; most of each request is theirs, whatever the run's start-up weighs.
+        self.assertEqual(finding["evidence"]["calls"] % 4, 0)
+        self.assertGreater(finding["evidence"]["share_of_steady_steps"], 0.5)
+        self.assertLess(finding["evidence"]["share_of_run"], finding["evidence"]["share_of_steady_steps"])
+        self.assertIn("steady-state requests", finding["message"])
+
+    def test_an_lstm_tagger_and_a_cnn_are_not(self):
+        for job in ("lstm_tagger.py", "cnn_classifier.py"):
+            with self.subTest(job=job):
+                copy = JobCopy(job)
+                self.addCleanup(copy.cleanup)
+                self.assertNotIn(RULE, findings_of(copy, job[:-3]))
+
+
+if __name__ == "__main__":
+    unittest.main()
