@@ -23,11 +23,7 @@ class HandWrittenAttention(unittest.TestCase):
         cls.copy.cleanup()
 
     def test_advise_finds_the_attention_and_fix_replaces_it_keeping_the_outputs(self):
-        store = os.path.join(self.folder.name, "run.db")
-        subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, self.job], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder.name)
-        advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
-                                           capture_output=True, text=True).stdout)
+        _, _, advice = self.copy.run_and_advise("run")
         attention = [f for f in advice["findings"] if f["rule"] == "attention/manual"]
         self.assertEqual(len(attention), 1, advice["findings"])
         self.assertEqual(attention[0]["location"]["file"], self.job)

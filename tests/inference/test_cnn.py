@@ -2,33 +2,17 @@
 request stands in, so that vision/channels-last and inference/no-inference-mode fire at the user's line that calls
 the model, and no-inference-mode stays silent once the loop runs under torch.no_grad()."""
 
-import json
-import os
-import subprocess
-import sys
 import unittest
 
-from job_copy import BINARY, JobCopy
+from job_copy import JobCopyTest
 
 
-class CnnScoring(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.copy = JobCopy("cnn_classifier.py")
-        cls.folder, cls.job = cls.copy.folder, cls.copy.path
-        cls.model_call = cls.copy.line_of("        scores = model(images)")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.copy.cleanup()
+class CnnScoring(JobCopyTest):
+    JOB = "cnn_classifier.py"
+    MODEL_CALL = "        scores = model(images)"
 
     def findings(self, name, **env):
-        store = os.path.join(self.folder.name, f"{name}.db")
-        subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, self.job], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder.name,
-                       env={**os.environ, **env})
-        advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
-                                           capture_output=True, text=True).stdout)
+        _, _, advice = self.copy.run_and_advise(name, **env)
         return {finding["rule"]: finding for finding in advice["findings"]}
 
     def test_channels_last_and_inference_mode_are_found_at_the_model_call(self):

@@ -2,23 +2,15 @@
 Linear-heavy MLP ranker is told to quantize at the line that calls the model; an LSTM tagger (oneDNN's LSTM, which
 dynamic int8 does not beat on the CPU) and a CNN are not."""
 
-import json
-import os
-import subprocess
-import sys
 import unittest
 
-from job_copy import BINARY, JobCopy
+from job_copy import JobCopy
 
 RULE = "quantization/candidate"
 
 
 def findings_of(copy, name):
-    store = os.path.join(copy.folder.name, f"{name}.db")
-    subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, copy.path], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=copy.folder.name)
-    advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
-                                       capture_output=True, text=True).stdout)
+    _, _, advice = copy.run_and_advise(name)
     return {finding["rule"]: finding for finding in advice["findings"]}
 
 

@@ -2,36 +2,23 @@
 it, at the user's line that calls the model, with the fix or the change it asks for; the Requests section says
 whether it was taken; and the probe leaves the job's output as it was."""
 
-import json
-import os
 import subprocess
 import sys
 import unittest
 
-from job_copy import BINARY, JobCopy
+from job_copy import JobCopyTest
 
 RULE = "inference/transformer-fast-path"
 
 
-class ReviewScoring(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.copy = JobCopy("review_scoring.py")
-        cls.folder, cls.job = cls.copy.folder, cls.copy.path
-        cls.model_call = cls.copy.line_of("            scores = model(tokens)")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.copy.cleanup()
+class ReviewScoring(JobCopyTest):
+    JOB = "review_scoring.py"
+    MODEL_CALL = "            scores = model(tokens)"
 
     def run_job(self, name, **env):
         """The job's printed output and advise's JSON report of its store."""
-        store = os.path.join(self.folder.name, f"{name}.db")
-        job = subprocess.run([BINARY, "run", "-o", store, "--", sys.executable, self.job], check=True,
-                             capture_output=True, text=True, cwd=self.folder.name, env={**os.environ, **env})
-        advice = json.loads(subprocess.run([BINARY, "advise", store, "--format", "json"], check=True,
-                                           capture_output=True, text=True).stdout)
-        return job.stdout, advice
+        _, output, advice = self.copy.run_and_advise(name, **env)
+        return output, advice
 
     def fast_path(self, advice):
         return advice["runs"][0]["requests"].get("transformer_fast_path")
@@ -44,7 +31,7 @@ class ReviewScoring(unittest.TestCase):
     def test_autograd_on_is_torchs_reason_and_inference_mode_the_fix(self):
         output, advice = self.run_job("autograd")
         plain = subprocess.run([sys.executable, self.job], check=True, capture_output=True, text=True,
-                               cwd=self.folder.name)
+                               cwd=self.copy.folder.name)
         self.assertEqual(output, plain.stdout)  # the probe changed nothing the job computes
         self.assertEqual(self.fast_path(advice)["layer_calls"], 3)  # three layers, one request watched
         self.assertEqual(self.fast_path(advice)["fast_path_calls"], 0)
