@@ -4,10 +4,13 @@ shows the figures."""
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import unittest
+
+from job_copy import JobCopy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "jobs", "encoder_scoring.py")
@@ -77,6 +80,32 @@ class EncoderScoring(unittest.TestCase):
             self.assertIn(expected, output, report_format)
             self.assertIn("went between requests", output, report_format)
 
+
+class CensusOfARequest(unittest.TestCase):
+    """The library answers a request at the end of the next one; the op census must still count the request it names,
+    not the next one's ops against the previous one's time: on a job whose consecutive requests differ 100-fold
+    (one item, then 512), and on a generation loop whose every request is longer than the one before."""
+
+    def census_of(self, job):
+        copy = JobCopy(job)
+        self.addCleanup(copy.cleanup)
+        store, _, advice = copy.run_and_advise(job[:-3])
+        with sqlite3.connect(store) as db:
+            census = db.execute("SELECT step, start_ns, step_ns, op_ns FROM op_census").fetchone()
+            self.assertIsNotNone(census)
+            row = db.execute("SELECT start_ns, end_ns - start_ns FROM steps WHERE step = ?", (census[0],)).fetchone()
+        return census, row, advice
+
+    def test_the_census_counts_the_request_it_names(self):
+        for job in ("mixed_batches.py", "token_generator.py"):
+            with self.subTest(job=job):
+                (_, start_ns, step_ns, op_ns), (row_start_ns, row_ns), advice = self.census_of(job)
+                self.assertEqual(start_ns, row_start_ns)
+                self.assertLess(abs(step_ns - row_ns), 1_000_000)  # two clocks read at the request's end
+                self.assertLessEqual(op_ns, step_ns)  # the ops timed ran inside that request
+                for finding in advice["findings"]:
+                    if finding["rule"] == "quantization/candidate":
+                        self.assertLessEqual(finding["evidence"]["share_of_steady_steps"], 1.0)
 
 if __name__ == "__main__":
     unittest.main()

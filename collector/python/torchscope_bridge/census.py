@@ -249,11 +249,16 @@ class Census:
         self._hooks = []
         self.done = False
 
-    def step_stored(self, index, start_ns, end_ns, frame):
+    def step_stored(self, index, start_ns, end_ns, frame, running=None):
+        """Step `index` ran from start_ns to end_ns. `running`: the (start_ns, end_ns) of step index + 1, a request
+        that ended just now: the library answers a request at the end of the next one (requests.py), so the ops
+        counted since the previous answer are that one's."""
         if self.done:
             return
         try:
             if self._mode is not None:
+                if running is not None:
+                    index, (start_ns, end_ns) = index + 1, running
                 self._finish(index, start_ns, end_ns, frame)
                 return
             self._stored += 1

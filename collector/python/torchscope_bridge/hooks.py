@@ -258,11 +258,13 @@ def _attach_trace_handler():
 # --- steps, optimizers and torch.compile calls ----------------------------------------------
 
 
-def _step_ended(index, start_ns, end_ns, stored):
+def _step_ended(index, start_ns, end_ns, stored, running=None):
     """The bridge's own work at a step end, when due (steps.py): the regions' calls and the op census of that step
     (dropped when it is outside the capture window, `stored` False: their compiled frames wait for the next row),
     the CUDA allocator's figures and the leak evidence (memory.py). The native side records the step and the host
-    RSS. Then asks for the next step that has work."""
+    RSS. Then asks for the next step that has work. `running`: a request is answered one behind, at the end of the
+    next one (requests.py), whose (start_ns, end_ns) this is: the regions' calls and the ops the census counted since
+    are that one's."""
     frame = sys._getframe(1)
     if not stored:
         if _regions is not None and _regions.regions:
@@ -271,9 +273,9 @@ def _step_ended(index, start_ns, end_ns, stored):
             _census.skip()
     else:
         if _regions is not None and _regions.regions:
-            _regions.write(index)
+            _regions.write(index if running is None else index + 1)
         if _census is not None and not _census.done:
-            _census.step_stored(index, start_ns, end_ns, frame)
+            _census.step_stored(index, start_ns, end_ns, frame, running)
         if _memory is not None:
             try:
                 _memory.step_ended(index, end_ns, frame)

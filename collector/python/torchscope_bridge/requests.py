@@ -81,7 +81,7 @@ class Requests:
             return
         start_ns, self._start_ns = self._start_ns, None
         self._probe.stop()
-        self._answer(self._marks.request(start_ns, self._items, 0))
+        self._answer(self._marks.request(start_ns, self._items, 0), (start_ns, _now()))
 
     def items_of(self, args, kwargs):
         """The batch size: the first dimension of the first tensor argument, -1 when none shows it."""
@@ -97,11 +97,12 @@ class Requests:
                              (INFERENCE_MODE_ATTRIBUTE, torch.is_inference_mode_enabled())):
             self._record("run_attributes", {"key": key, "value": "1" if enabled else "0"})
 
-    def _answer(self, ended):
+    def _answer(self, ended, running):
+        """The library's answer to a request that ran over `running` (start_ns, end_ns): the one before it."""
         if ended is False:
             self.unhook()
         elif ended is not None:
-            self._step_ended(*ended)
+            self._step_ended(*ended, running=running)
 
     def unhook(self):
         for handle in self._handles:
@@ -120,7 +121,7 @@ class Requests:
         return _now()
 
     def block_ended(self, start_ns, items):
-        self._answer(self._marks.request(start_ns, -1 if items is None else int(items), 1))
+        self._answer(self._marks.request(start_ns, -1 if items is None else int(items), 1), (start_ns, _now()))
 
     # --- exit ---
 
