@@ -25,10 +25,10 @@ class QuantizationCandidate(unittest.TestCase):
         self.assertEqual(finding["location"]["line"],
                          copy.line_of("            scores = ranker(user_ids, item_ids, features)"))
         self.assertEqual(finding["fix"]["id"], "quantize-dynamic")
-        # Four Linear layers a request; most of each request is theirs, whatever the run's start-up weighs.
+        # Four Linear layers a request. Their share is of the requests, whatever the run's start-up weighs (about
+        # 0.8 of the requests against 0.13 of the run on a quiet machine; the finding needs 0.3 of the requests).
         self.assertEqual(finding["evidence"]["calls"] % 4, 0)
-        self.assertGreater(finding["evidence"]["share_of_steady_steps"], 0.5)
-        self.assertLess(finding["evidence"]["share_of_run"], finding["evidence"]["share_of_steady_steps"])
+        self.assertGreater(finding["evidence"]["share_of_steady_steps"], 2 * finding["evidence"]["share_of_run"])
         self.assertIn("steady-state requests", finding["message"])
 
     def test_an_lstm_tagger_and_a_cnn_are_not(self):
