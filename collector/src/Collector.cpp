@@ -137,17 +137,19 @@ Collector& Collector::instance() {
   return *collector;
 }
 
-void Collector::start(bool python) {
+void Collector::start(bool python, bool native_libtorch) {
   std::lock_guard lock(mutex_);
   if (owner_pid_.load() == getpid()) return;
   python_ = python;
   verbose_ = settingOn(settings::kVerbose);
-  // A process outside Python only has GPU activity to record, and only with an NVIDIA driver.
-  if (!python && !(kGpuTracingBuiltIn && nvidiaDriverPresent())) return;
+  // A process outside Python has GPU activity to record with an NVIDIA driver, and libtorch's requests and
+  // operators when it has libtorch loaded (`native_libtorch`: the plugin, attached once the store is open,
+  // Lifecycle.cpp).
+  if (!python && !native_libtorch && !(kGpuTracingBuiltIn && nvidiaDriverPresent())) return;
   openStore();
   startGpu();
   warnOfAnUnseenProfilerRange();
-  if (!python && !gpu_started_) {
+  if (!python && !native_libtorch && !gpu_started_) {
     // Nothing to record here (no GPU): leave no empty store behind.
     owner_pid_ = -1;
     closeAndRemove(writer_.exchange(nullptr));

@@ -38,8 +38,9 @@ class Collector {
  public:
   static Collector& instance();
 
-  // Opens this process's store (once per process). `python` says whether the bridge will run.
-  void start(bool python);
+  // Opens this process's store (once per process). `python` says whether the bridge will run; `native_libtorch`
+  // that a program without Python has libtorch loaded (the libtorch plugin records into the store).
+  void start(bool python, bool native_libtorch = false);
   // Commits the rest, records how the process ends (`exit_code`: the exit status, 128+n for
   // signal n, -1 unknown) and closes the store; only the process that opened it does anything.
   void shutdown(int exit_code = -1);

@@ -9,6 +9,7 @@
 
 #include "Collector.h"
 #include "Environment.h"
+#include "Libtorch.h"
 #include "ProcessIds.h"
 #include "Signals.h"
 #include "torchscope/collector/collector.h"
@@ -69,7 +70,8 @@ void initialize() {
   const bool python = isPythonProcess();
   if (python) prepareBridgePath();
   Collector& collector = Collector::instance();
-  collector.start(python);
+  const bool native_libtorch = !python && libtorchLoaded();
+  collector.start(python, native_libtorch);
   // Registered after the store opened, so that it runs before the destructors of anything the
   // store created.
   static bool registered = false;
@@ -80,6 +82,12 @@ void initialize() {
   }
   // In Python the bridge installs them once the interpreter's own SIGINT handler is in place.
   if (!python && collector.active()) installSignalHandlers();
+  // After start(): the plugin records through the C ABI, which takes the collector's lock.
+  if (native_libtorch && collector.active()) {
+    if (const std::string why = attachLibtorchPlugin(); !why.empty()) {
+      collector.diagnostic("collector", "warning", "libtorch's requests and operators are not recorded: " + why);
+    }
+  }
 }
 
 __attribute__((constructor)) void loadCollector() {

@@ -302,8 +302,8 @@ void addRunCommand(CLI::App& app) {
       std::cerr << "torchscope: " << ranks << " stores written next to " << store_path.string() << "\n";
     } else {
       std::cerr << "torchscope: " << store_path.string()
-                << ": no store was written (the job is not a Python process, Python ran with -S/-I/-E, or the "
-                   "collector could not write it: see the job's stderr)\n";
+                << ": no store was written (the job is neither a Python process nor a program with libtorch or a GPU, "
+                   "Python ran with -S/-I/-E, or the collector could not write it: see the job's stderr)\n";
     }
     throw CommandExit{exit_code};
   });

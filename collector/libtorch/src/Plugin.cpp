@@ -1,0 +1,161 @@
+// The plugin's entry point: checks that the program's libtorch is the one the plugin was built with, then routes
+// the program's calls of AOTIModelPackageLoader::run and ::boxed_run through timed copies (CallRedirect.h) and
+// installs the RecordFunction callbacks (Requests.h).
+#include <ATen/Tensor.h>
+#include <dlfcn.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/headeronly/version.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "CallRedirect.h"
+#include "Requests.h"
+#include "torchscope/collector/libtorch_plugin.h"
+
+namespace torchscope::collector::libtorch {
+namespace {
+
+namespace fs = std::filesystem;
+using Loader = torch::inductor::AOTIModelPackageLoader;
+using Tensors = std::vector<at::Tensor>;
+
+// The mangled names of the two calls, for the signatures the static_asserts pin: a libtorch that changes either
+// fails to build the plugin rather than being redirected to a function of another signature.
+constexpr char kRunSymbol[] = "_ZN5torch8inductor22AOTIModelPackageLoader3runERKSt6vectorIN2at6TensorESaIS4_EEPv";
+constexpr char kBoxedRunSymbol[] =
+    "_ZN5torch8inductor22AOTIModelPackageLoader9boxed_runEOSt6vectorIN2at6TensorESaIS4_EEPv";
+static_assert(std::is_same_v<decltype(&Loader::run), Tensors (Loader::*)(const Tensors&, void*)>);
+static_assert(std::is_same_v<decltype(&Loader::boxed_run), Tensors (Loader::*)(Tensors&&, void*)>);
+constexpr char kModel[] = "torch::inductor::AOTIModelPackageLoader";
+
+// A non-virtual member function is called as a function of `this` and its arguments (Itanium C++ ABI), so the
+// replacement takes the loader first and the slot holds a plain function.
+using RunFunction = Tensors (*)(Loader*, const Tensors&, void*);
+using BoxedRunFunction = Tensors (*)(Loader*, Tensors&&, void*);
+
+RequestRecorder* package_requests = nullptr;
+RunFunction real_run = nullptr;
+BoxedRunFunction real_boxed_run = nullptr;
+
+std::int64_t batchItems(const Tensors& inputs) {
+  if (inputs.empty() || !inputs.front().defined() || inputs.front().dim() == 0) return -1;
+  return inputs.front().size(0);
+}
+
+Tensors timedRun(Loader* loader, const Tensors& inputs, void* stream) {
+  const RequestRecorder::Scope request(*package_requests, batchItems(inputs), kModel);
+  return real_run(loader, inputs, stream);
+}
+
+Tensors timedBoxedRun(Loader* loader, Tensors&& inputs, void* stream) {
+  const RequestRecorder::Scope request(*package_requests, batchItems(inputs), kModel);
+  return real_boxed_run(loader, std::move(inputs), stream);
+}
+
+std::string loadedLibrary(const void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "";
+  std::error_code error;
+  const fs::path path = fs::canonical(info.dli_fname, error);
+  return error ? std::string(info.dli_fname) : path.string();
+}
+
+// The release of the libtorch at `library` (.../torch/lib/libtorch_cpu.so of a wheel, .../libtorch/lib/... of
+// the C++ distribution), "" when no file beside it says.
+std::string releaseBeside(const fs::path& library) {
+  const fs::path root = library.parent_path().parent_path();
+  std::ifstream build_version(root / "build-version");
+  std::string line;
+  if (build_version && std::getline(build_version, line)) return line;
+  std::ifstream version_py(root / "version.py");
+  while (version_py && std::getline(version_py, line)) {
+    const auto quote = line.find('\'');
+    if (line.rfind("__version__", 0) == 0 && quote != std::string::npos) {
+      return line.substr(quote + 1, line.find('\'', quote + 1) - quote - 1);
+    }
+  }
+  return "";
+}
+
+// "" when the program's libtorch is the plugin's, else why not.
+std::string libtorchMismatch() {
+  const std::string loaded = loadedLibrary(reinterpret_cast<const void*>(&at::addGlobalCallback));
+  if (loaded == TORCHSCOPE_LIBTORCH_LIBRARY) return "";
+  const std::string release = releaseBeside(loaded);
+  const std::string built = TORCH_VERSION;
+  // A local suffix (+cpu, +cu128) changes what is linked in, not the C++ interface.
+  if (!release.empty() && release.substr(0, release.find('+')) == built) return "";
+  return "the program's libtorch (" + loaded + ", release " + (release.empty() ? "unknown" : release) +
+         ") is not the one this plugin was built with (" + built + ")";
+}
+
+// Registered after the collector's own exit handler, so it runs before the store closes.
+void writeItemsAtExit() {
+  try {
+    package_requests->writeItems();
+  } catch (...) {
+  }
+}
+
+void report(char* why, std::size_t size, const std::string& text) {
+  if (why != nullptr && size > 0) std::snprintf(why, size, "%s", text.c_str());
+}
+
+}  // namespace
+}  // namespace torchscope::collector::libtorch
+
+extern "C" __attribute__((visibility("default"))) int torchscope_libtorch_attach(
+    const TorchscopeCollectorApi* collector, char* why, size_t why_size) {
+  using namespace torchscope::collector::libtorch;
+  try {
+    if (collector == nullptr || collector->record_json == nullptr || collector->record_step == nullptr ||
+        collector->diagnostic == nullptr) {
+      report(why, why_size, "no collector to record into");
+      return -1;
+    }
+    if (package_requests != nullptr) return 0;  // attached already
+    if (const std::string mismatch = libtorchMismatch(); !mismatch.empty()) {
+      report(why, why_size, mismatch);
+      return -1;
+    }
+    real_run = reinterpret_cast<RunFunction>(dlsym(RTLD_DEFAULT, kRunSymbol));
+    real_boxed_run = reinterpret_cast<BoxedRunFunction>(dlsym(RTLD_DEFAULT, kBoxedRunSymbol));
+    package_requests = new RequestRecorder(*collector);  // never freed: calls may run until the process ends
+    package_requests->installCallbacks();
+    std::atexit(&writeItemsAtExit);
+    // The calls of the library that defines them and of this plugin stay as they are.
+    const std::vector<std::string> skip = {loadedLibrary(reinterpret_cast<const void*>(&at::addGlobalCallback)),
+                                           loadedLibrary(reinterpret_cast<const void*>(&torchscope_libtorch_attach))};
+    bool redirected_any = false;
+    for (const auto& [symbol, replacement, real] :
+         {std::tuple{kRunSymbol, reinterpret_cast<void*>(&timedRun), reinterpret_cast<void*>(real_run)},
+          std::tuple{kBoxedRunSymbol, reinterpret_cast<void*>(&timedBoxedRun),
+                     reinterpret_cast<void*>(real_boxed_run)}}) {
+      if (real == nullptr) continue;
+      const Redirected redirected = redirectCalls(symbol, replacement, skip);
+      redirected_any = redirected_any || !redirected.objects.empty();
+      for (const std::string& failure : redirected.failures) {
+        collector->diagnostic("warning", ("AOTInductor package calls not timed in " + failure).c_str());
+      }
+    }
+    if (!redirected_any) {
+      collector->diagnostic("info",
+                            "the program calls no AOTIModelPackageLoader::run or ::boxed_run (or calls them from a "
+                            "library it loaded later): its requests are its RECORD_USER_SCOPE(\"torchscope.request\") "
+                            "blocks");
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    report(why, why_size, error.what());
+  } catch (...) {
+    report(why, why_size, "an unknown error");
+  }
+  return -1;
+}
