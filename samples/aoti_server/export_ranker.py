@@ -1,7 +1,7 @@
 """Builds the package aoti_server serves: a ranking MLP (embedding-free, 64 features -> 10 scores) exported with a
 dynamic batch and compiled ahead of time by AOTInductor.
 
-    python export_ranker.py ranker.pt2 [--features 64]
+    python export_ranker.py ranker.pt2 [--features 64] [--device cpu|cuda]
 """
 
 import argparse
@@ -24,12 +24,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("package", help="the .pt2 to write (refused when it exists)")
     parser.add_argument("--features", type=int, default=64)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the package runs")
     args = parser.parse_args()
     if os.path.exists(args.package):
         parser.error(f"{args.package} exists: not overwritten")
     torch.manual_seed(0)
-    model = Ranker(args.features).eval()
-    example = (torch.randn(8, args.features),)
+    model = Ranker(args.features).eval().to(args.device)
+    example = (torch.randn(8, args.features, device=args.device),)
     program = torch.export.export(model, example, dynamic_shapes={"x": {0: torch.export.Dim.DYNAMIC}})
     torch._inductor.aoti_compile_and_package(program, package_path=args.package)
     print(args.package)

@@ -1,9 +1,11 @@
 // Serves a ranking model compiled ahead of time by AOTInductor (a .pt2 package, export_ranker.py) from C++ alone:
 // requests of alternating batch sizes, seeded, each scored by the package's run(), timed by the server itself.
 //
-//   aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] [--marker]
-// --marker wraps each request (its input built, then scored) in RECORD_USER_SCOPE("torchscope.request"): what a
-// server does when a request is more than one call of the package.
+//   aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] [--device cpu|cuda] [--marker]
+// A request takes its features from host memory to the package's device and its scores back (the copies are no-ops
+// on the CPU). --device is the package's (export_ranker.py --device). --marker wraps each request in
+// RECORD_USER_SCOPE("torchscope.request"): what a server does when a request is more than one call of the package;
+// on a GPU that also makes the request cover its kernels, since run() returns once they are queued.
 // Prints one JSON line: requests, latency p50/p99 and their sum in ms, and a checksum of the top-scored items.
 // Exit codes: 0 done, 1 the package failed, 2 bad arguments.
 #include <ATen/record_function.h>
@@ -26,6 +28,7 @@ struct Options {
   long requests = 200;
   std::vector<long> batch_sizes = {1, 16, 64};
   long features = 64;
+  std::string device = "cpu";
   bool marker = false;
 };
 
@@ -51,6 +54,8 @@ bool parse(int argc, char** argv, Options* options) {
       if (!parseSizes(argv[++i], &options->batch_sizes)) return false;
     } else if (std::strcmp(argv[i], "--features") == 0 && has_value) {
       options->features = std::strtol(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--device") == 0 && has_value) {
+      options->device = argv[++i];
     } else if (std::strcmp(argv[i], "--marker") == 0) {
       options->marker = true;
     } else if (options->package.empty() && argv[i][0] != '-') {
@@ -59,7 +64,8 @@ bool parse(int argc, char** argv, Options* options) {
       return false;
     }
   }
-  return !options->package.empty() && options->requests > 0 && options->features > 0;
+  return !options->package.empty() && options->requests > 0 && options->features > 0 &&
+         (options->device == "cpu" || options->device == "cuda");
 }
 
 double percentile(std::vector<double> values, double share) {
@@ -74,30 +80,33 @@ int main(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, &options)) {
     std::fprintf(stderr,
-                 "usage: aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] [--marker]\n");
+                 "usage: aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] "
+                 "[--device cpu|cuda] [--marker]\n");
     return 2;
   }
   try {
     torch::NoGradGuard no_grad;
     torch::inductor::AOTIModelPackageLoader loader(options.package);
     torch::manual_seed(0);
+    const torch::Device device(options.device);
+    const auto serve = [&](const at::Tensor& features) {
+      return loader.run({features.to(device)}).at(0).to(torch::kCPU);
+    };
     std::vector<double> latency_ms;
     std::int64_t checksum = 0;
     for (long request = 0; request < options.requests; ++request) {
       const long batch = options.batch_sizes[static_cast<std::size_t>(request) % options.batch_sizes.size()];
       const auto started = std::chrono::steady_clock::now();
-      std::vector<at::Tensor> outputs;
+      at::Tensor scores;
       if (options.marker) {
         RECORD_USER_SCOPE("torchscope.request");
-        const at::Tensor features = torch::randn({batch, options.features});
-        outputs = loader.run({features});
+        scores = serve(torch::randn({batch, options.features}));
       } else {
-        const at::Tensor features = torch::randn({batch, options.features});
-        outputs = loader.run({features});
+        scores = serve(torch::randn({batch, options.features}));
       }
       latency_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-      checksum += outputs.at(0).argmax(1).sum().item<std::int64_t>();
+      checksum += scores.argmax(1).sum().item<std::int64_t>();
     }
     double total_ms = 0;
     for (const double ms : latency_ms) total_ms += ms;

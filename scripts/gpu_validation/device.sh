@@ -4,13 +4,15 @@
 # with the tree that scripts/gpu_validation/bundle.sh built here (.gpu, or TORCHSCOPE_BUNDLE).
 #   scripts/gpu_validation/device.sh checks OUT   # checks 1-3, 5, 6 of run_all.sh and extra_checks.py
 #   scripts/gpu_validation/device.sh rdl OUT      # samples/rdl_hm profiled, advised and fixed on the GPU
+#   scripts/gpu_validation/device.sh aoti OUT     # check 7: samples/aoti_server, a C++ AOTInductor server, profiled
 # OUT receives a summary (summary.txt, also printed), results-<phase>.tar.gz with every result file and log,
 # and the stores the timeline screenshots need, gzipped. Environment: PYTHON (python3), STEPS (100),
-# ITERATIONS (20), REPETITIONS (3), RDL_SCALE (small), RDL_FIXES (the findings' fixes), RDL_REPETITIONS (3).
+# ITERATIONS (20), REPETITIONS (3), RDL_SCALE (small), RDL_FIXES (the findings' fixes), RDL_REPETITIONS (3),
+# REQUESTS (300).
 # Exit code: 0 when every check of the phase passed, 1 otherwise, 2 when it could not start.
 set -uo pipefail
-phase=${1:?usage: device.sh checks|rdl OUT}
-out=$(realpath -m "${2:?usage: device.sh checks|rdl OUT}")
+phase=${1:?usage: device.sh checks|rdl|aoti OUT}
+out=$(realpath -m "${2:?usage: device.sh checks|rdl|aoti OUT}")
 here=$(dirname "$(realpath "$0")")
 root=$(dirname "$(dirname "$here")")
 bundle=$(realpath -m "${TORCHSCOPE_BUNDLE:-$root/.gpu}")
@@ -106,8 +108,33 @@ for fix in report.get("fixes", []) + ([report["combined"]] if report.get("combin
 EOF
     [[ -f $work/rdl/profile.db ]] && gzip -c "$work/rdl/profile.db" >"$out/rdl_profile.db.gz"
     ;;
+  aoti)
+    # The plugin and the server link libtorch, so they are compiled here against this machine's torch (the bundle
+    # has neither); the package is compiled for this machine's GPU.
+    device=$("$PYTHON" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')
+    note "device for the package: $device"
+    step build_libtorch_parts bash "$here/build_libtorch_parts.sh" "$PYTHON" "$bundle"
+    step export_package "$PYTHON" "$root/samples/aoti_server/export_ranker.py" "$work/ranker.pt2" --device "$device"
+    server=("$bundle/bin/aoti_server" "$work/ranker.pt2" --requests "${REQUESTS:-300}" --device "$device")
+    served() {  # served OUTPUT COMMAND...: the server's JSON line in OUTPUT
+      local output=$1; shift
+      "$@" >"$output"
+    }
+    mkdir -p "$work/aoti/run" "$work/aoti/marker"
+    step serve_alone served "$work/aoti/alone.json" "${server[@]}"
+    step serve_traced served "$work/aoti/run/served.json" torchscope run -o "$work/aoti/run/run.db" -- "${server[@]}"
+    step serve_traced_marker served "$work/aoti/marker/served.json" torchscope run -o "$work/aoti/marker/run.db" -- \
+      "${server[@]}" --marker
+    step check_aoti_server "$PYTHON" "$here/check_aoti_server.py" --alone "$work/aoti/alone.json" \
+      --run "$work/aoti/run=$work/aoti/run/served.json" --run "$work/aoti/marker=$work/aoti/marker/served.json" \
+      --out "$work/aoti/result.json"
+    [[ -f $work/aoti/result.json ]] && note "aoti: $(head -c 600 "$work/check_aoti_server.log" | tr '\n' ' ')"
+    [[ -f $work/aoti/run/run.db ]] && torchscope advise "$work/aoti/run/run.db" --format json \
+      >"$work/aoti/advise.json" 2>"$work/aoti/advise.err"
+    [[ -f $work/aoti/run/run.db ]] && gzip -c "$work/aoti/run/run.db" >"$out/aoti_server.db.gz"
+    ;;
   *)
-    echo "device: unknown phase $phase (checks or rdl)"
+    echo "device: unknown phase $phase (checks, rdl or aoti)"
     exit 2
     ;;
 esac

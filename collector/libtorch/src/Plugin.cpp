@@ -4,7 +4,13 @@
 #include <ATen/Tensor.h>
 #include <dlfcn.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+// TORCH_VERSION moved to the header-only part of torch; older releases (the plugin is also built against the
+// torch of a lent GPU machine, scripts/gpu_validation/build_libtorch_parts.sh) have it in torch/version.h.
+#if __has_include(<torch/headeronly/version.h>)
 #include <torch/headeronly/version.h>
+#else
+#include <torch/version.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
