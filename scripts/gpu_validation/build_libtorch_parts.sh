@@ -21,7 +21,7 @@ torch_libs+=(-Wl,--as-needed)
 
 g++ "${common[@]}" -shared -fvisibility=hidden -fvisibility-inlines-hidden -isystem "$bundle/include" \
   -I"$root/collector/libtorch/include" "-DTORCHSCOPE_LIBTORCH_LIBRARY=\"$(realpath "$lib/libtorch_cpu.so")\"" \
-  "$root"/collector/libtorch/src/{CallRedirect,Plugin,Requests}.cpp -L"$lib" "-Wl,-rpath,$lib" -ltorch_cpu -lc10 -ldl \
+  "$root"/collector/libtorch/src/{CallRedirect,LibtorchRelease,Plugin,Requests}.cpp -L"$lib" "-Wl,-rpath,$lib" -ltorch_cpu -lc10 -ldl \
   -Wl,--exclude-libs,ALL -Wl,-z,defs -o "$bundle/lib/libtorchscope_libtorch.so" &
 plugin=$!
 g++ "${common[@]}" "$root/samples/aoti_server/server.cpp" "${torch_libs[@]}" -o "$bundle/bin/aoti_server" &

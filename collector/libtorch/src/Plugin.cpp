@@ -15,13 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "CallRedirect.h"
+#include "LibtorchRelease.h"
 #include "Requests.h"
 #include "torchscope/collector/libtorch_plugin.h"
 
@@ -73,34 +73,7 @@ std::string loadedLibrary(const void* symbol) {
   return error ? std::string(info.dli_fname) : path.string();
 }
 
-// The release of the libtorch at `library` (.../torch/lib/libtorch_cpu.so of a wheel, .../libtorch/lib/... of
-// the C++ distribution), "" when no file beside it says.
-std::string releaseBeside(const fs::path& library) {
-  const fs::path root = library.parent_path().parent_path();
-  std::ifstream build_version(root / "build-version");
-  std::string line;
-  if (build_version && std::getline(build_version, line)) return line;
-  std::ifstream version_py(root / "version.py");
-  while (version_py && std::getline(version_py, line)) {
-    const auto quote = line.find('\'');
-    if (line.rfind("__version__", 0) == 0 && quote != std::string::npos) {
-      return line.substr(quote + 1, line.find('\'', quote + 1) - quote - 1);
-    }
-  }
-  return "";
-}
-
-// "" when the program's libtorch is the plugin's, else why not.
-std::string libtorchMismatch() {
-  const std::string loaded = loadedLibrary(reinterpret_cast<const void*>(&at::addGlobalCallback));
-  if (loaded == TORCHSCOPE_LIBTORCH_LIBRARY) return "";
-  const std::string release = releaseBeside(loaded);
-  const std::string built = TORCH_VERSION;
-  // A local suffix (+cpu, +cu128) changes what is linked in, not the C++ interface.
-  if (!release.empty() && release.substr(0, release.find('+')) == built) return "";
-  return "the program's libtorch (" + loaded + ", release " + (release.empty() ? "unknown" : release) +
-         ") is not the one this plugin was built with (" + built + ")";
-}
+std::string programsLibtorch() { return loadedLibrary(reinterpret_cast<const void*>(&at::addGlobalCallback)); }
 
 // Registered after the collector's own exit handler, so it runs before the store closes.
 void writeItemsAtExit() {
@@ -127,7 +100,8 @@ extern "C" __attribute__((visibility("default"))) int torchscope_libtorch_attach
       return -1;
     }
     if (package_requests != nullptr) return 0;  // attached already
-    if (const std::string mismatch = libtorchMismatch(); !mismatch.empty()) {
+    if (const std::string mismatch = libtorchMismatch(programsLibtorch(), TORCHSCOPE_LIBTORCH_LIBRARY, TORCH_VERSION);
+        !mismatch.empty()) {
       report(why, why_size, mismatch);
       return -1;
     }
@@ -137,7 +111,7 @@ extern "C" __attribute__((visibility("default"))) int torchscope_libtorch_attach
     package_requests->installCallbacks();
     std::atexit(&writeItemsAtExit);
     // The calls of the library that defines them and of this plugin stay as they are.
-    const std::vector<std::string> skip = {loadedLibrary(reinterpret_cast<const void*>(&at::addGlobalCallback)),
+    const std::vector<std::string> skip = {programsLibtorch(),
                                            loadedLibrary(reinterpret_cast<const void*>(&torchscope_libtorch_attach))};
     bool redirected_any = false;
     for (const auto& [symbol, replacement, real] :
