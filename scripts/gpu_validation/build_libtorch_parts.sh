@@ -20,7 +20,7 @@ torch_libs=(-L"$lib" "-Wl,-rpath,$lib" -Wl,--no-as-needed -ltorch -ltorch_cpu -l
 torch_libs+=(-Wl,--as-needed)
 
 g++ "${common[@]}" -shared -fvisibility=hidden -fvisibility-inlines-hidden -isystem "$bundle/include" \
-  -I"$root/collector/libtorch/include" "-DTORCHSCOPE_LIBTORCH_LIBRARY=\"$(realpath "$lib/libtorch_cpu.so")\"" \
+  -I"$root/collector/libtorch/include" \
   "$root"/collector/libtorch/src/{CallRedirect,LibtorchRelease,Plugin,Requests}.cpp -L"$lib" "-Wl,-rpath,$lib" -ltorch_cpu -lc10 -ldl \
   -Wl,--exclude-libs,ALL -Wl,-z,defs -o "$bundle/lib/libtorchscope_libtorch.so" &
 plugin=$!

@@ -41,6 +41,20 @@ if [[ -x "$prefix/bin/torchscope-optimize" ]]; then
   fi
 fi
 
+# The moved collector loads its libtorch plugin (beside it) into a native program with libtorch: a server whose
+# package is missing fails, and its store says whether the plugin attached (a warning when not).
+if [[ -f "$prefix/lib/libtorchscope_libtorch.so" && -x "$build_dir/bin/aoti_server" ]]; then
+  if torchscope run -o "$job/server.db" -- "$build_dir/bin/aoti_server" "$job/missing.pt2" >/dev/null 2>&1; then
+    fail "aoti_server served a missing package"
+  fi
+  "$python" - "$job/server.db" <<'EOF_PY' || fail "the moved collector did not attach its libtorch plugin"
+import sqlite3, sys
+warnings = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT message FROM diagnostics WHERE message LIKE '%requests and operators are not recorded%'").fetchall()
+sys.exit(f"{warnings}" if warnings else 0)
+EOF_PY
+fi
+
 # torchscope-gui, when built, starts from the moved tree (offscreen).
 if [[ -x "$prefix/bin/torchscope-gui" ]]; then
   QT_QPA_PLATFORM=offscreen torchscope gui "$job/run.db" --screenshot "$job/timeline.png" >/dev/null 2>&1 \

@@ -21,14 +21,12 @@ std::string releaseBeside(const fs::path& library) {
   return "";
 }
 
-std::string libtorchMismatch(const std::string& loaded, const std::string& built_library,
-                             const std::string& built_release) {
-  if (loaded == built_library) return "";
+std::string libtorchMismatch(const std::string& loaded, const std::string& built_release) {
   const std::string release = releaseBeside(loaded);
   const auto withoutLocal = [](const std::string& version) { return version.substr(0, version.find('+')); };
   if (!release.empty() && withoutLocal(release) == withoutLocal(built_release)) return "";
   return "the program's libtorch (" + loaded + ", release " + (release.empty() ? "unknown" : release) +
-         ") is not the one this plugin was built with (" + built_release + ")";
+         ") is not of the release this plugin was built for (" + built_release + ")";
 }
 
 }  // namespace torchscope::collector::libtorch

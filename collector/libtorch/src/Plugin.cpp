@@ -1,4 +1,4 @@
-// The plugin's entry point: checks that the program's libtorch is the one the plugin was built with, then routes
+// The plugin's entry point: checks that the program's libtorch is of the release the plugin was built for, then routes
 // the program's calls of AOTIModelPackageLoader::run and ::boxed_run through timed copies (CallRedirect.h) and
 // installs the RecordFunction callbacks (Requests.h).
 #include <ATen/Tensor.h>
@@ -100,8 +100,7 @@ extern "C" __attribute__((visibility("default"))) int torchscope_libtorch_attach
       return -1;
     }
     if (package_requests != nullptr) return 0;  // attached already
-    if (const std::string mismatch = libtorchMismatch(programsLibtorch(), TORCHSCOPE_LIBTORCH_LIBRARY, TORCH_VERSION);
-        !mismatch.empty()) {
+    if (const std::string mismatch = libtorchMismatch(programsLibtorch(), TORCH_VERSION); !mismatch.empty()) {
       report(why, why_size, mismatch);
       return -1;
     }
