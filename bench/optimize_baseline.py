@@ -16,7 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from optimize_models import EncoderClassifier, LstmClassifier, MlpRecommender, ResNetSmall  # noqa: E402
+from optimize_models import export, models  # noqa: E402
 
 
 def per_call_ms(module, inputs, iterations):
@@ -36,19 +36,10 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    batch = torch.export.Dim("batch", min=1, max=1024)
-    models = {
-        "resnet_small": (ResNetSmall(), (torch.randn(8, 3, 32, 32),)),
-        "encoder_classifier": (EncoderClassifier(), (torch.randint(0, 5000, (8, 64)),)),
-        "lstm_classifier": (LstmClassifier(), (torch.randint(0, 5000, (8, 64)),)),
-        "mlp_recommender": (MlpRecommender(), (torch.randint(0, 10000, (256,)), torch.randint(0, 5000, (256,)))),
-    }
     print("| model | nn.Module ms | ExportedProgram.module() ms | ratio, median [min, max] over rounds |")
     print("| --- | --- | --- | --- |")
-    for name, (model, inputs) in models.items():
-        model.eval()
-        exported = torch.export.export(model, inputs, dynamic_shapes=tuple({0: batch} for _ in inputs)).module()
+    for name, (model, inputs) in models().items():
+        exported = export(model, inputs).module()
         forms = {"module": model, "exported": exported}
         for form in forms.values():  # warm-up: the allocator, oneDNN's primitives
             per_call_ms(form, inputs, 5)

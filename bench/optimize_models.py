@@ -73,19 +73,28 @@ class MlpRecommender(nn.Module):
         return self.mlp(torch.cat([self.users(user), self.items(item)], dim=1)).squeeze(1)
 
 
-def main(out_dir):
-    os.makedirs(out_dir, exist_ok=True)
+def models():
+    """name -> (the model in eval mode, its example inputs), seeded."""
     torch.manual_seed(0)
-    batch = torch.export.Dim("batch", min=1, max=1024)
-    models = {
+    built = {
         "resnet_small": (ResNetSmall(), (torch.randn(8, 3, 32, 32),)),
         "encoder_classifier": (EncoderClassifier(), (torch.randint(0, 5000, (8, 64)),)),
         "lstm_classifier": (LstmClassifier(), (torch.randint(0, 5000, (8, 64)),)),
         "mlp_recommender": (MlpRecommender(), (torch.randint(0, 10000, (256,)), torch.randint(0, 5000, (256,)))),
     }
-    for name, (model, args) in models.items():
-        program = torch.export.export(model.eval(), args, dynamic_shapes=tuple({0: batch} for _ in args))
-        torch.export.save(program, os.path.join(out_dir, f"{name}.pt2"))
+    return {name: (model.eval(), args) for name, (model, args) in built.items()}
+
+
+def export(model, args):
+    """The program optimize measures: the batch dimension of every input dynamic."""
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    return torch.export.export(model, args, dynamic_shapes=tuple({0: batch} for _ in args))
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name, (model, args) in models().items():
+        torch.export.save(export(model, args), os.path.join(out_dir, f"{name}.pt2"))
         print(name)
 
 
