@@ -2,10 +2,12 @@
 // requests of alternating batch sizes, seeded, each scored by the package's run(), timed by the server itself.
 //
 //   aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] [--device cpu|cuda] [--marker]
+//               [--runner]
 // A request takes its features from host memory to the package's device and its scores back (the copies are no-ops
 // on the CPU). --device is the package's (export_ranker.py --device). --marker wraps each request in
 // RECORD_USER_SCOPE("torchscope.request"): what a server does when a request is more than one call of the package;
-// on a GPU that also makes the request cover its kernels, since run() returns once they are queued.
+// on a GPU that also makes the request cover its kernels, since run() returns once they are queued. --runner calls
+// the package's AOTIModelContainerRunner (get_runner()) instead of the loader, as a program on a model .so does.
 // Prints one JSON line: requests, latency p50/p99 and their sum in ms, and a checksum of the top-scored items.
 // Exit codes: 0 done, 1 the package failed, 2 bad arguments.
 #include <ATen/record_function.h>
@@ -30,6 +32,7 @@ struct Options {
   long features = 64;
   std::string device = "cpu";
   bool marker = false;
+  bool runner = false;
 };
 
 bool parseSizes(const char* text, std::vector<long>* sizes) {
@@ -58,6 +61,8 @@ bool parse(int argc, char** argv, Options* options) {
       options->device = argv[++i];
     } else if (std::strcmp(argv[i], "--marker") == 0) {
       options->marker = true;
+    } else if (std::strcmp(argv[i], "--runner") == 0) {
+      options->runner = true;
     } else if (options->package.empty() && argv[i][0] != '-') {
       options->package = argv[i];
     } else {
@@ -81,7 +86,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, &options)) {
     std::fprintf(stderr,
                  "usage: aoti_server PACKAGE.pt2 [--requests N] [--batch-sizes 1,16,64] [--features F] "
-                 "[--device cpu|cuda] [--marker]\n");
+                 "[--device cpu|cuda] [--marker] [--runner]\n");
     return 2;
   }
   try {
@@ -90,7 +95,9 @@ int main(int argc, char** argv) {
     torch::manual_seed(0);
     const torch::Device device(options.device);
     const auto serve = [&](const at::Tensor& features) {
-      return loader.run({features.to(device)}).at(0).to(torch::kCPU);
+      const std::vector<at::Tensor> inputs = {features.to(device)};
+      const std::vector<at::Tensor> scores = options.runner ? loader.get_runner()->run(inputs) : loader.run(inputs);
+      return scores.at(0).to(torch::kCPU);
     };
     std::vector<double> latency_ms;
     std::int64_t checksum = 0;

@@ -82,6 +82,16 @@ class AotiServer(unittest.TestCase):
         self.assertIn("aten::randn", [op["name"] for op in json.loads(frequent)])
         self.assertEqual(served["requests"], 30)
 
+    def test_the_packages_runner_called_directly_is_a_request_too(self):
+        store, served = self.profile("runner", "--requests", "20", "--runner")
+        through_loader = serve(self.package, "--batch-sizes", ",".join(map(str, BATCH_SIZES)), "--requests", "20")
+        self.assertEqual(served["checksum"], through_loader["checksum"])
+        with sqlite3.connect(store) as db:
+            requests = db.execute("SELECT count(*) FROM steps WHERE source = 'request'").fetchone()[0]
+            census = db.execute("SELECT step, model FROM op_census").fetchall()
+        self.assertEqual(requests, 20)
+        self.assertEqual(census, [(2, "torch::inductor::AOTIModelContainerRunner")])
+
     def test_a_server_that_fails_keeps_its_exit_code_and_message(self):
         store = os.path.join(self.folder.name, "missing.db")
         missing = os.path.join(self.folder.name, "missing.pt2")
