@@ -241,10 +241,13 @@ TEST(StackSampler, AForkChildSamplesIntoItsOwnStoreAndLeavesThroughExit) {
   ASSERT_TRUE(table.recorded);
   ASSERT_FALSE(table.lines.empty());
   EXPECT_EQ(table.lines.front().line, scriptLine(kScript, "child"));
-  // The parent goes on sampling its own lines.
+  // The parent goes on sampling its own lines, and none of the child's. Not "the hot line first": in this short job
+  // the parent's `import torch` outweighed it once under a clean-clone check's load.
   auto parent = openStore(store);
   ASSERT_TRUE(parent);
-  EXPECT_EQ(linesOf(*parent).lines.front().line, scriptLine(kScript, "hot"));
+  const analyzer::LineTable parent_table = linesOf(*parent);
+  EXPECT_NE(findLine(parent_table, scriptLine(kScript, "hot")), nullptr);
+  EXPECT_EQ(findLine(parent_table, scriptLine(kScript, "child")), nullptr);
 }
 
 TEST(StackSampler, OnlyTheCaptureWindowIsSampled) {
