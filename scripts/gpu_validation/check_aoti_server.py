@@ -35,8 +35,8 @@ def kernel_checks(connection, requests):
         next_start = starts[at + 1] if at + 1 < len(starts) else float("inf")
         between += kernel_start < next_start
         within += kernel_end <= requests[at][2]
-    # AOTInductor launches its Triton kernels with cuLaunchKernel (the driver API, not traced by default): the
-    # share of kernels whose launch has a row tells whether the API rows explain them.
+    # AOTInductor launches its Triton kernels with cuLaunchKernel, a driver API call: the collector records the
+    # driver's launch calls one by one (cuptiActivityEnableDriverApi), so each kernel should join its launch row.
     launched = connection.execute("SELECT COUNT(*) FROM kernels k JOIN api_calls a ON a.correlation_id = "
                                   "k.correlation_id AND a.pid = k.pid").fetchone()[0]
     return {"kernels": len(kernels), "start_between_their_request_and_the_next": between,
@@ -63,6 +63,7 @@ def check_run(directory, served, alone, marker):
         "no warning": not warnings,
         "the checksum unchanged": served["checksum"] == alone["checksum"],
         "the package's kernels recorded": result["kernels"] > 0,
+        "kernels joined to their launch": result["with_a_launch_row"] >= 0.99 * max(result["kernels"], 1),
         # The package's set-up may run a few kernels before the first request: 99 %, not all.
         "kernels start in their request's turn": result["start_between_their_request_and_the_next"] >= 0.99 * max(
             result["kernels"], 1),

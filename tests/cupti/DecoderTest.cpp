@@ -259,21 +259,31 @@ TEST(CuptiDecoder, RuntimeApiNamesAndNoise) {
   EXPECT_EQ(batch.api_calls[1].name, "cbid_" + std::to_string(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020));
 }
 
-TEST(CuptiDecoder, DriverApiOnlyWhenAsked) {
-  auto driver = runtimeRecord(5, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, 2);
-  driver.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-  auto noisy = runtimeRecord(6, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 1, 2);
-  noisy.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+// Triton launches its kernels with cuLaunchKernel: those rows are kept always, other driver calls only when asked.
+TEST(CuptiDecoder, DriverLaunchesAlwaysOtherDriverCallsOnlyWhenAsked) {
+  auto driverRecord = [](std::uint32_t correlation, CUpti_CallbackId cbid) {
+    auto record = runtimeRecord(correlation, cbid, 1, 2);
+    record.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    return record;
+  };
+  const auto launch = driverRecord(5, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  const auto launch_ex = driverRecord(6, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+  const auto alloc = driverRecord(7, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
+  const auto noisy = driverRecord(8, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent);
+
   auto without = makeDecoder();
-  DecodedBatch none;
-  without.decode(asActivity(driver), none);
-  EXPECT_TRUE(none.api_calls.empty());
+  DecodedBatch launches;
+  for (const auto& record : {launch, launch_ex, alloc, noisy}) without.decode(asActivity(record), launches);
+  ASSERT_EQ(launches.api_calls.size(), 2u);
+  EXPECT_EQ(launches.api_calls[0].api, "driver");
+  EXPECT_EQ(launches.api_calls[0].correlation_id, 5);
+  EXPECT_EQ(launches.api_calls[1].cbid, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+
   auto with = makeDecoder(0, {}, DecoderOptions{77, true, 16});
-  DecodedBatch some;
-  with.decode(asActivity(driver), some);
-  with.decode(asActivity(noisy), some);
-  ASSERT_EQ(some.api_calls.size(), 1u);
-  EXPECT_EQ(some.api_calls[0].api, "driver");
+  DecodedBatch all;
+  for (const auto& record : {launch, launch_ex, alloc, noisy}) with.decode(asActivity(record), all);
+  ASSERT_EQ(all.api_calls.size(), 3u) << "noise stays out even when every driver call is asked for";
+  EXPECT_EQ(all.api_calls[2].correlation_id, 7);
 }
 
 TEST(CuptiDecoder, NvtxMarksAndRanges) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "CuptiTestSupport.h"
 #include "torchscope/cupti/FakeCupti.h"
@@ -82,12 +83,18 @@ TEST_F(CuptiTracer, StartEnablesKindsAndStopReleasesCupti) {
     EXPECT_EQ(kinds.count(kind), 1u) << kind;
   }
   EXPECT_EQ(kinds.count(CUPTI_ACTIVITY_KIND_DRIVER), 0u);
+  const auto launches = fake_->driverApiRecords();
+  EXPECT_EQ(launches.count(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 1u) << "Triton's kernels launch through it";
+  EXPECT_EQ(launches.count(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx), 1u);
+  EXPECT_EQ(launches.count(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch), 1u);
+  EXPECT_EQ(launches.count(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), 0u);
   EXPECT_TRUE(fake_->callbackEnabled(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
   EXPECT_TRUE(gpuTracingStats().active);
   EXPECT_TRUE(gpuTracingStats().clock_from_callback);
   EXPECT_FALSE(start()) << "a second start must be refused";
   stopGpuTracing();
   EXPECT_TRUE(fake_->enabledKinds().empty());
+  EXPECT_TRUE(fake_->driverApiRecords().empty());
   EXPECT_FALSE(fake_->subscribed());
   EXPECT_FALSE(gpuTracingStats().active);
   stopGpuTracing();  // twice is fine
@@ -129,6 +136,59 @@ TEST_F(CuptiTracer, OutOfOrderBuffersRoundTripWithCorrelation) {
   ASSERT_EQ(joined.size(), 2u);
   EXPECT_EQ(joined[0], std::make_pair(std::string("cudaLaunchKernel"), std::string("early_kernel")));
   EXPECT_EQ(joined[1], std::make_pair(std::string("cudaLaunchKernel"), std::string("late_kernel")));
+}
+
+// A Triton kernel (torch.compile, AOTInductor on a GPU) is launched by cuLaunchKernel: its launch row comes from the
+// driver records the tracer enables one by one, and joins the kernel as a runtime launch does.
+TEST_F(CuptiTracer, KernelsLaunchedThroughTheDriverJoinTheirLaunch) {
+  ASSERT_TRUE(start());
+  auto triton_launch = runtimeRecord(9, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 3'000, 3'050);
+  triton_launch.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  triton_launch.processId = static_cast<std::uint32_t>(getpid());
+  auto alloc = triton_launch;
+  alloc.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2;
+  alloc.correlationId = 10;
+  SyntheticBuffer buffer;
+  buffer.add(triton_launch).add(alloc).add(kernelRecord(9, 3'100, 3'900, "triton_poi_fused_add_0"));
+  ASSERT_TRUE(fake_->deliver(buffer.bytes()));
+  auto reader = closeAndRead();
+  std::vector<std::tuple<std::string, std::string, std::string>> joined;
+  auto query = reader->query(
+      "SELECT a.name, a.api, k.name FROM api_calls_v a JOIN kernels_v k "
+      "ON k.pid = a.pid AND k.correlation_id = a.correlation_id",
+      [&](const store::Row& row) { joined.emplace_back(row.text(0), row.text(1), row.text(2)); });
+  ASSERT_TRUE(query) << query.error().message;
+  ASSERT_EQ(joined.size(), 1u);
+  EXPECT_EQ(joined[0], std::make_tuple(std::string("cuLaunchKernel"), std::string("driver"),
+                                       std::string("triton_poi_fused_add_0")));
+  EXPECT_EQ(load<store::ApiCall>(*reader).size(), 1u) << "other driver calls stay out without trace_driver_api";
+}
+
+// With trace_driver_api the DRIVER kind records every driver call, the noise silenced at the source, also after a
+// capture window reopens (enabling the kind again turns every call back on).
+TEST_F(CuptiTracer, EveryDriverCallOnlyWhenAskedAndItsNoiseSilenced) {
+  GpuTracingOptions options;
+  options.trace_driver_api = true;
+  ASSERT_TRUE(start(options));
+  EXPECT_EQ(fake_->enabledKinds().count(CUPTI_ACTIVITY_KIND_DRIVER), 1u);
+  EXPECT_TRUE(fake_->driverApiRecords().empty());
+  EXPECT_EQ(fake_->silencedDriverApis().count(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent), 1u);
+  setGpuTracingCapture(false);
+  EXPECT_EQ(fake_->enabledKinds().count(CUPTI_ACTIVITY_KIND_DRIVER), 0u);
+  setGpuTracingCapture(true);
+  EXPECT_EQ(fake_->silencedDriverApis().count(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent), 1u);
+}
+
+// Outside the capture window no launch is recorded, through the runtime or the driver.
+TEST_F(CuptiTracer, DriverLaunchRecordsFollowTheCaptureWindow) {
+  GpuTracingOptions options;
+  options.capture_at_start = false;
+  ASSERT_TRUE(start(options));
+  EXPECT_TRUE(fake_->driverApiRecords().empty());
+  setGpuTracingCapture(true);
+  EXPECT_EQ(fake_->driverApiRecords().count(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 1u);
+  setGpuTracingCapture(false);
+  EXPECT_TRUE(fake_->driverApiRecords().empty());
 }
 
 TEST_F(CuptiTracer, DroppedRecordsBecomeDiagnostics) {

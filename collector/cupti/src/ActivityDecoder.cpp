@@ -297,7 +297,9 @@ const std::string& ActivityDecoder::apiName(CUpti_CallbackDomain domain, std::ui
 }
 
 void ActivityDecoder::decodeApi(const CUpti_ActivityAPI& a, bool runtime, DecodedBatch& out) {
-  if (runtime ? isNoisyRuntimeApi(a.cbid) : (!options_.keep_driver_api || isNoisyDriverApi(a.cbid))) return;
+  const bool kept = runtime ? !isNoisyRuntimeApi(a.cbid)
+                            : isDriverLaunchApi(a.cbid) || (options_.keep_driver_api && !isNoisyDriverApi(a.cbid));
+  if (!kept) return;
   store::ApiCall row;
   row.pid = a.processId;
   row.tid = a.threadId;

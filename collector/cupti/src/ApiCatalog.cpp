@@ -40,6 +40,17 @@ constexpr auto kNoisyDriver = std::to_array<CUpti_CallbackId>({
     CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,       CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
 });
 
+constexpr auto kDriverLaunch = std::to_array<CUpti_CallbackId>({
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+});
+
 struct BlockingEntry {
   CUpti_CallbackId cbid;
   BlockingCall call;
@@ -82,8 +93,16 @@ bool isNoisyRuntimeApi(CUpti_CallbackId cbid) {
   return std::find(kNoisyRuntime.begin(), kNoisyRuntime.end(), cbid) != kNoisyRuntime.end();
 }
 
+std::span<const CUpti_CallbackId> noisyDriverApis() { return kNoisyDriver; }
+
 bool isNoisyDriverApi(CUpti_CallbackId cbid) {
   return std::find(kNoisyDriver.begin(), kNoisyDriver.end(), cbid) != kNoisyDriver.end();
+}
+
+std::span<const CUpti_CallbackId> driverLaunchApis() { return kDriverLaunch; }
+
+bool isDriverLaunchApi(CUpti_CallbackId cbid) {
+  return std::find(kDriverLaunch.begin(), kDriverLaunch.end(), cbid) != kDriverLaunch.end();
 }
 
 std::span<const CUpti_CallbackId> blockingRuntimeApis() { return kBlockingIds; }

@@ -17,6 +17,7 @@ struct CuptiSymbols {
   decltype(&cuptiActivityEnable) activity_enable = nullptr;
   decltype(&cuptiActivityDisable) activity_disable = nullptr;
   decltype(&cuptiActivityEnableRuntimeApi) activity_enable_runtime_api = nullptr;
+  decltype(&cuptiActivityEnableDriverApi) activity_enable_driver_api = nullptr;
   decltype(&cuptiActivityRegisterCallbacks) activity_register_callbacks = nullptr;
   decltype(&cuptiActivityGetNextRecord) activity_get_next_record = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) activity_get_num_dropped_records = nullptr;
@@ -44,6 +45,7 @@ const char* resolveAll(void* library, CuptiSymbols& s) {
       {resolve(library, "cuptiActivityDisable", s.activity_disable), "cuptiActivityDisable"},
       {resolve(library, "cuptiActivityEnableRuntimeApi", s.activity_enable_runtime_api),
        "cuptiActivityEnableRuntimeApi"},
+      {resolve(library, "cuptiActivityEnableDriverApi", s.activity_enable_driver_api), "cuptiActivityEnableDriverApi"},
       {resolve(library, "cuptiActivityRegisterCallbacks", s.activity_register_callbacks),
        "cuptiActivityRegisterCallbacks"},
       {resolve(library, "cuptiActivityGetNextRecord", s.activity_get_next_record), "cuptiActivityGetNextRecord"},
@@ -83,6 +85,9 @@ class DlopenCupti final : public CuptiApi {
   CUptiResult disableActivity(CUpti_ActivityKind kind) override { return s_.activity_disable(kind); }
   CUptiResult enableRuntimeApiRecords(CUpti_CallbackId cbid, bool enable) override {
     return s_.activity_enable_runtime_api(cbid, enable ? 1 : 0);
+  }
+  CUptiResult enableDriverApiRecords(CUpti_CallbackId cbid, bool enable) override {
+    return s_.activity_enable_driver_api(cbid, enable ? 1 : 0);
   }
   CUptiResult registerBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                       CUpti_BuffersCallbackCompleteFunc completed) override {

@@ -1,6 +1,7 @@
 #include "torchscope/cupti/FakeCupti.h"
 
 #include <algorithm>
+#include <span>
 #include <thread>
 
 #include "torchscope/base/Clock.h"
@@ -19,6 +20,11 @@ constexpr KnownName kRuntimeNames[] = {
     {CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020"},
     {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020"},
     {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020"},
+};
+constexpr KnownName kDriverNames[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2"},
 };
 
 }  // namespace
@@ -139,6 +145,16 @@ bool FakeCupti::callbackEnabled(CUpti_CallbackId cbid) const {
   return callbacks_.count(cbid) > 0;
 }
 
+std::set<CUpti_CallbackId> FakeCupti::driverApiRecords() const {
+  std::lock_guard lock(mutex_);
+  return driver_records_;
+}
+
+std::set<CUpti_CallbackId> FakeCupti::silencedDriverApis() const {
+  std::lock_guard lock(mutex_);
+  return silenced_driver_;
+}
+
 bool FakeCupti::subscribed() const {
   std::lock_guard lock(mutex_);
   return subscribed_;
@@ -154,16 +170,41 @@ CUptiResult FakeCupti::enableActivity(CUpti_ActivityKind kind) {
   const auto configured = enable_results.find(kind);
   if (configured != enable_results.end() && configured->second != CUPTI_SUCCESS) return configured->second;
   enabled_.insert(kind);
+  // As CUPTI: the DRIVER kind turns every driver call on, whatever was set one by one before.
+  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+    driver_records_.clear();
+    silenced_driver_.clear();
+  }
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::disableActivity(CUpti_ActivityKind kind) {
   std::lock_guard lock(mutex_);
   enabled_.erase(kind);
+  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+    driver_records_.clear();
+    silenced_driver_.clear();
+  }
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::enableRuntimeApiRecords(CUpti_CallbackId, bool) { return CUPTI_SUCCESS; }
+
+CUptiResult FakeCupti::enableDriverApiRecords(CUpti_CallbackId cbid, bool enable) {
+  std::lock_guard lock(mutex_);
+  if (enabled_.count(CUPTI_ACTIVITY_KIND_DRIVER) > 0) {
+    if (enable) {
+      silenced_driver_.erase(cbid);
+    } else {
+      silenced_driver_.insert(cbid);
+    }
+  } else if (enable) {
+    driver_records_.insert(cbid);
+  } else {
+    driver_records_.erase(cbid);
+  }
+  return CUPTI_SUCCESS;
+}
 
 CUptiResult FakeCupti::registerBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                CUpti_BuffersCallbackCompleteFunc completed) {
@@ -238,8 +279,11 @@ CUptiResult FakeCupti::enableCallback(bool enable, CUpti_SubscriberHandle, CUpti
 }
 
 CUptiResult FakeCupti::callbackName(CUpti_CallbackDomain domain, std::uint32_t cbid, const char** name) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
-  for (const auto& known : kRuntimeNames) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  for (const auto& known : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? std::span<const KnownName>(kRuntimeNames)
+                                                                 : std::span<const KnownName>(kDriverNames)) {
     if (known.cbid == cbid) {
       *name = known.name;
       return CUPTI_SUCCESS;

@@ -140,6 +140,7 @@ Result<void> Tracer::enable() {
   }
   // The decoder filters these too; silencing them at the source saves buffer space.
   for (auto cbid : noisyRuntimeApis()) (void)api_->enableRuntimeApiRecords(cbid, false);
+  enableDriverApiRecords();
   for (auto cbid : blockingRuntimeApis()) {
     if (api_->enableCallback(true, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) == CUPTI_SUCCESS) {
       enabled_callbacks_.push_back(cbid);
@@ -168,10 +169,34 @@ Result<void> Tracer::enable() {
   return {};
 }
 
+// Without trace_driver_api, only the launch calls of the driver: a kernel Triton launches (torch.compile's and
+// AOTInductor's on a GPU) otherwise has no launch row, so no thread, time or Python line to join it to.
+void Tracer::enableDriverApiRecords() {
+  if (options_.trace_driver_api) {
+    for (auto cbid : noisyDriverApis()) (void)api_->enableDriverApiRecords(cbid, false);
+    return;
+  }
+  for (auto cbid : driverLaunchApis()) {
+    if (api_->enableDriverApiRecords(cbid, true) == CUPTI_SUCCESS) driver_launch_records_.push_back(cbid);
+  }
+  if (driver_launch_records_.size() < driverLaunchApis().size()) {
+    writer_.add(
+        store::Diagnostic{"cupti", "warning",
+                          "kernels launched through the CUDA driver API (Triton's, so torch.compile's and "
+                          "AOTInductor's) may have no launch row: CUPTI refused some driver launch calls",
+                          static_cast<std::int64_t>(driverLaunchApis().size() - driver_launch_records_.size())});
+  }
+}
+
 void Tracer::setCapturing(bool capturing) {
   if (capturing == capturing_) return;
   capturing_ = capturing;
   for (auto kind : enabled_kinds_) (void)(capturing ? api_->enableActivity(kind) : api_->disableActivity(kind));
+  // Enabling the DRIVER kind again turned every driver call back on; one by one they follow the capture too.
+  if (capturing && options_.trace_driver_api) {
+    for (auto cbid : noisyDriverApis()) (void)api_->enableDriverApiRecords(cbid, false);
+  }
+  for (auto cbid : driver_launch_records_) (void)api_->enableDriverApiRecords(cbid, capturing);
   for (auto cbid : enabled_callbacks_) {
     (void)api_->enableCallback(capturing, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
@@ -196,6 +221,8 @@ void Tracer::enableNvtxInjection() {
 void Tracer::detach() {
   for (auto kind : enabled_kinds_) (void)api_->disableActivity(kind);
   enabled_kinds_.clear();
+  for (auto cbid : driver_launch_records_) (void)api_->enableDriverApiRecords(cbid, false);
+  driver_launch_records_.clear();
   for (auto cbid : enabled_callbacks_) {
     (void)api_->enableCallback(false, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }

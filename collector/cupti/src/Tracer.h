@@ -49,6 +49,7 @@ class Tracer {
  private:
   [[nodiscard]] Error failure(CUptiResult result, const char* step) const;
   void enableNvtxInjection();
+  void enableDriverApiRecords();
   bool takeRecordedSync(std::uint32_t correlation_id);
 
   std::shared_ptr<CuptiApi> api_;
@@ -62,8 +63,9 @@ class Tracer {
   std::int64_t clock_offset_ns_ = 0;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::vector<CUpti_CallbackId> enabled_callbacks_;
-  std::vector<CUpti_CallbackId> profiler_callbacks_;  // cudaProfilerStart/Stop, when options_.profiler_range is set
-  bool capturing_ = true;                             // guarded by the caller's control lock, as enable/detach
+  std::vector<CUpti_CallbackId> driver_launch_records_;  // driver launch calls enabled one by one
+  std::vector<CUpti_CallbackId> profiler_callbacks_;     // cudaProfilerStart/Stop, when options_.profiler_range is set
+  bool capturing_ = true;                                // guarded by the caller's control lock, as enable/detach
 
   std::mutex decode_mutex_;  // decoder state; never held while calling into CUPTI's flush
   std::optional<ActivityDecoder> decoder_;

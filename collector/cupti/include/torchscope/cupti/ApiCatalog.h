@@ -13,7 +13,12 @@ namespace torchscope::cupti {
 // Runtime calls made so often and so cheaply that storing them only costs space (cudaGetDevice...).
 [[nodiscard]] std::span<const CUpti_CallbackId> noisyRuntimeApis();
 [[nodiscard]] bool isNoisyRuntimeApi(CUpti_CallbackId cbid);
+[[nodiscard]] std::span<const CUpti_CallbackId> noisyDriverApis();
 [[nodiscard]] bool isNoisyDriverApi(CUpti_CallbackId cbid);
+// The driver calls that launch work (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch...): Triton's kernels, and so
+// torch.compile's and AOTInductor's on a GPU, are launched through them, not through cudaLaunchKernel.
+[[nodiscard]] std::span<const CUpti_CallbackId> driverLaunchApis();
+[[nodiscard]] bool isDriverLaunchApi(CUpti_CallbackId cbid);
 
 // A runtime call that blocks the host until the GPU has caught up.
 struct BlockingCall {

@@ -26,6 +26,8 @@ class CuptiApi {
   virtual CUptiResult disableActivity(CUpti_ActivityKind kind) = 0;
   // Silences one runtime API call in the RUNTIME activity kind (noise such as cudaGetDevice).
   virtual CUptiResult enableRuntimeApiRecords(CUpti_CallbackId cbid, bool enable) = 0;
+  // Records of one driver API call, with or without the DRIVER activity kind (which overrides it when enabled later).
+  virtual CUptiResult enableDriverApiRecords(CUpti_CallbackId cbid, bool enable) = 0;
   virtual CUptiResult registerBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                               CUpti_BuffersCallbackCompleteFunc completed) = 0;
   // CUPTI_ERROR_MAX_LIMIT_REACHED when the buffer has no more records.

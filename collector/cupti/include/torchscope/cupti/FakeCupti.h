@@ -62,12 +62,17 @@ class FakeCupti final : public CuptiApi {
 
   [[nodiscard]] std::set<CUpti_ActivityKind> enabledKinds() const;
   [[nodiscard]] bool callbackEnabled(CUpti_CallbackId cbid) const;
+  // The driver calls enabled one by one (enableDriverApiRecords), as CUPTI keeps them.
+  [[nodiscard]] std::set<CUpti_CallbackId> driverApiRecords() const;
+  // The driver calls silenced while the DRIVER kind records the rest.
+  [[nodiscard]] std::set<CUpti_CallbackId> silencedDriverApis() const;
   [[nodiscard]] bool subscribed() const;
   [[nodiscard]] int flushCount() const;
 
   CUptiResult enableActivity(CUpti_ActivityKind kind) override;
   CUptiResult disableActivity(CUpti_ActivityKind kind) override;
   CUptiResult enableRuntimeApiRecords(CUpti_CallbackId cbid, bool enable) override;
+  CUptiResult enableDriverApiRecords(CUpti_CallbackId cbid, bool enable) override;
   CUptiResult registerBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                       CUpti_BuffersCallbackCompleteFunc completed) override;
   CUptiResult nextRecord(std::uint8_t* buffer, std::size_t valid_bytes, CUpti_Activity** record) override;
@@ -93,6 +98,8 @@ class FakeCupti final : public CuptiApi {
   mutable std::mutex mutex_;
   std::set<CUpti_ActivityKind> enabled_;
   std::set<CUpti_CallbackId> callbacks_;
+  std::set<CUpti_CallbackId> driver_records_;
+  std::set<CUpti_CallbackId> silenced_driver_;
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   CUpti_CallbackFunc api_callback_ = nullptr;
