@@ -133,6 +133,37 @@ TEST(MemorySection, MarkdownAndHtmlListPeakLastStepAndGrowthPerSeries) {
   EXPECT_EQ(render(*clean, Format::kHtml).find("<h3>Memory</h3>"), std::string::npos);
 }
 
+// An inference job's request section says what its figures leave out: the first request as warm-up, or nothing in
+// a run too short to spare one (3 steps at least, as for training).
+TEST(RequestsSection, SaysWhetherTheWarmUpWasLeftOut) {
+  TempDir dir;
+  auto requestStore = [&](int requests) {
+    const std::int64_t s = 1'000'000'000;
+    const std::int64_t ms = 1'000'000;
+    nlohmann::json fixture = {
+        {"run", {{"command_line", "python score.py"}, {"start_ns", s}, {"end_ns", 2 * s}}},
+        {"steps",
+         {{{"repeat", requests},
+           {"stride_ns", 10 * ms},
+           {"increment", {"index"}},
+           {"row", {{"index", 0}, {"start_ns", s}, {"end_ns", s + 4 * ms}, {"source", "request"}}}}}},
+    };
+    const std::string store = dir.file("requests_" + std::to_string(requests) + ".db");
+    EXPECT_EQ(buildStore(fixture, store), "");
+    return store;
+  };
+  auto two = analyze({requestStore(2)});
+  auto ten = analyze({requestStore(10)});
+  ASSERT_TRUE(two.ok() && ten.ok());
+  const std::string short_run = render(*two, Format::kText);
+  EXPECT_NE(short_run.find("all 2 request(s), none left out as warm-up; the rates are over the 0.01 s"),
+            std::string::npos)
+      << short_run;
+  EXPECT_EQ(short_run.find("steady-state request(s)"), std::string::npos);
+  const std::string longer_run = render(*ten, Format::kText);
+  EXPECT_NE(longer_run.find("9 steady-state request(s) of 10, the warm-up left out"), std::string::npos) << longer_run;
+}
+
 TEST(Json, FollowsTheDocumentedContract) {
   TempDir dir;
   const auto document = nlohmann::json::parse(render(hostileAnalysis(dir), Format::kJson));

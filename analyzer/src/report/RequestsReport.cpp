@@ -22,10 +22,12 @@ std::string throughput(const RequestSummary& requests) {
 
 // What the figures are of, and the wait between requests when it is more than a tenth of their span.
 std::string span(const RequestSummary& requests) {
-  std::string text = fmt::format(
-      "{} steady-state request(s) of {}, the warm-up left out; the rates are over the "
-      "{:.2f} s the requests ran",
-      requests.steady, requests.requests, requests.busy_s);
+  // A job with too few requests keeps them all (base::steadyStepPositions): then nothing was left out.
+  std::string text =
+      requests.steady < requests.requests
+          ? fmt::format("{} steady-state request(s) of {}, the warm-up left out", requests.steady, requests.requests)
+          : fmt::format("all {} request(s), none left out as warm-up", requests.requests);
+  text += fmt::format("; the rates are over the {:.2f} s the requests ran", requests.busy_s);
   if (requests.waitShare() > 0.1) {
     text += fmt::format(
         " ({:.0f} % of their {:.2f} s span went between requests: waiting for input or the job's own "
