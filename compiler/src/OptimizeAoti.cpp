@@ -165,16 +165,60 @@ void loadCandidate(Candidate& candidate, const Tensors& inputs, const Tensors& r
   }
 }
 
-}  // namespace
+// A model run eagerly in a Python worker, timed in the rounds beside the packages.
+struct EagerRow {
+  EagerWorker* worker;
+  OptimizeVariant result;
+};
 
-Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
-  if (options.rounds < 1 || options.iterations < 1) {
-    return makeError(ErrorCode::kInvalidArgument, "--rounds and --iterations must be at least 1");
+// The eager rows: the job's module first (with --export: the baseline, its outputs the reference), then the program
+// run eagerly, whose parity is then its agreement with the job's module.
+Result<std::vector<EagerRow>> startEagerRows(const OptimizeOptions& options, const fs::path& scratch,
+                                             const ExportedModule* exported, EagerWorker* job_module,
+                                             EagerWorker& baseline, int threads, Tensors& reference) {
+  std::vector<EagerRow> rows;
+  const fs::path inputs = scratch / "inputs.pt";
+  const Tensors program_outputs = reference;
+  if (job_module != nullptr) {
+    EagerRow job{job_module, {}};
+    job.result.name = "eager (the job's module)";
+    job.result.note = exported->module + " (forward at " + exported->defined_at + "), called at " +
+                      exported->called_at + ": run as the job left it, under no_grad, in the job's process";
+    if (auto loaded = job_module->loadInputs(inputs, threads); !loaded) return loaded.error();
+    // Two calls on the same inputs: a module that answers them differently is no reference for parity.
+    for (const char* stem : {"job_outputs", "job_outputs_again"}) {
+      if (auto written = job_module->writeOutputs(scratch / stem); !written) return written.error();
+    }
+    try {
+      reference = loadTensors(scratch / "job_outputs");
+      job.result.tolerance = tolerance("aoti");
+      compareOutputs(loadTensors(scratch / "job_outputs_again"), reference, job.result);
+      job.result.top1_agreement = -1;
+    } catch (const std::exception& error) {
+      return makeError(ErrorCode::kUnsupported, "cannot read the job's module's outputs: " + firstLine(error));
+    }
+    rows.push_back(std::move(job));
   }
+  if (auto started = startBaseline(options, scratch, baseline); !started) return started.error();
+  if (auto loaded = baseline.loadInputs(inputs, threads); !loaded) return loaded.error();
+  EagerRow program{&baseline, {}};
+  program.result.name = "eager (exported program)";
+  program.result.note = "ExportedProgram.module() under no_grad, in the job's Python";
+  program.result.tolerance = tolerance("aoti");
+  program.result.parity_ok = true;
+  if (job_module != nullptr) compareOutputs(program_outputs, reference, program.result);
+  rows.push_back(std::move(program));
+  for (auto& row : rows) {
+    if (options.warmup < 1) continue;
+    if (auto warm = row.worker->time(options.warmup); !warm) return warm.error();
+  }
+  return rows;
+}
+
+Result<OptimizeReport> measureModel(const OptimizeOptions& options, const fs::path& scratch,
+                                    const ExportedModule* exported, EagerWorker* job_module) {
   if (options.threads > 0) at::set_num_threads(options.threads);
-  const ScratchDir scratch;
-  if (scratch.path().empty()) return makeError(ErrorCode::kIo, "cannot make a scratch folder in the temporary folder");
-  auto kind = describeModel(options, scratch.path());
+  auto kind = describeModel(options, scratch);
   if (!kind) return kind.error();
   OptimizeReport report;
   report.model = options.model_path;
@@ -211,18 +255,18 @@ Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
     given.result.parity_ok = true;
     candidates.push_back(std::move(given));
   } else if (*kind == "exported_program") {
-    auto prepared = prepareProgram(options, scratch.path());
+    auto prepared = prepareProgram(options, scratch);
     if (!prepared) return prepared.error();
     try {
-      inputs = loadTensors(scratch.path() / "inputs");
-      reference = loadTensors(scratch.path() / "reference");
+      inputs = loadTensors(scratch / "inputs");
+      reference = loadTensors(scratch / "reference");
     } catch (const std::exception& error) {
       return makeError(ErrorCode::kUnsupported, "cannot read the seeded inputs with libtorch: " + firstLine(error));
     }
     const auto& variants = options.variants.empty() ? kProgramVariants : options.variants;
     for (const auto& name : variants) {
       std::cerr << "optimize: compiling " << name << " ..." << std::flush;
-      const CompiledVariant compiled = compileVariant(options, name, scratch.path() / "inputs.pt");
+      const CompiledVariant compiled = compileVariant(options, name, scratch / "inputs.pt");
       std::cerr << (compiled.ok ? (compiled.cached ? " cached" : " " + std::to_string(compiled.compile_s) + " s")
                                 : " failed")
                 << "\n";
@@ -240,33 +284,36 @@ Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
     }
   } else if (*kind == "torchscript") {
     return runOptimize(options);
+  } else if (*kind == "aoti_shared_library") {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "'" + options.model_path +
+                         "' is a model library of torch._export.aot_compile (torch 2.3-2.5), which keeps neither "
+                         "the program nor its input shapes: optimize measures torch.export programs (.pt2); save one "
+                         "with torch.export.save(torch.export.export(model, inputs), 'model.pt2')");
   } else {
     return makeError(ErrorCode::kInvalidArgument, "'" + options.model_path +
                                                       "' is neither an exported program (torch.export.save), an "
                                                       "AOTInductor package nor a TorchScript model");
   }
   report.inputs = shapesText(inputs);
+
+  EagerWorker baseline;
+  std::vector<EagerRow> eager;
+  if (*kind == "exported_program") {
+    auto rows = startEagerRows(options, scratch, exported, job_module, baseline, report.threads, reference);
+    if (!rows) return rows.error();
+    eager = std::move(*rows);
+  }
   for (auto& candidate : candidates) {
     if (candidate.result.available && !candidate.loader) loadCandidate(candidate, inputs, reference, options.warmup);
   }
-
-  BaselineWorker baseline;
-  const bool eager = *kind == "exported_program";
-  if (eager) {
-    auto started = baseline.start(options, scratch.path() / "inputs.pt", report.threads);
-    if (!started) return started.error();
-    if (options.warmup > 0) {
-      auto warm = baseline.time(options.warmup);
-      if (!warm) return warm.error();
-    }
-  }
-  // Interleaved rounds: the baseline and every variant once per round, so that drifts hit all of them alike.
-  std::vector<std::vector<std::vector<double>>> latencies(candidates.size() + 1);
+  // Interleaved rounds: every eager row and every variant once per round, so that drifts hit all of them alike.
+  std::vector<std::vector<std::vector<double>>> latencies(eager.size() + candidates.size());
   for (int round = 0; round < options.rounds; ++round) {
-    if (eager) {
-      auto times = baseline.time(options.iterations);
+    for (std::size_t i = 0; i < eager.size(); ++i) {
+      auto times = eager[i].worker->time(options.iterations);
       if (!times) return times.error();
-      latencies[0].push_back(std::move(*times));
+      latencies[i].push_back(std::move(*times));
     }
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (!candidates[i].loader) continue;
@@ -276,18 +323,10 @@ Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
         (void)runCandidate(candidates[i], inputs);
         samples.push_back(callMs(started));
       }
-      latencies[i + 1].push_back(std::move(samples));
+      latencies[eager.size() + i].push_back(std::move(samples));
     }
   }
-  if (eager) {
-    OptimizeVariant base;
-    base.name = "eager (exported program)";
-    base.note = "ExportedProgram.module() under no_grad, in the job's Python";
-    base.parity_ok = true;
-    report.variants.push_back(base);
-  } else {
-    latencies.erase(latencies.begin());
-  }
+  for (auto& row : eager) report.variants.push_back(row.result);
   for (auto& candidate : candidates) report.variants.push_back(candidate.result);
 
   std::vector<std::vector<double>> round_medians(latencies.size());
@@ -302,6 +341,36 @@ Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
   }
   recommend(report);
   return report;
+}
+
+Result<void> checkRounds(const OptimizeOptions& options) {
+  if (options.rounds < 1 || options.iterations < 1) {
+    return makeError(ErrorCode::kInvalidArgument, "--rounds and --iterations must be at least 1");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options) {
+  if (auto checked = checkRounds(options); !checked) return checked.error();
+  const ScratchDir scratch;
+  if (scratch.path().empty()) return makeError(ErrorCode::kIo, "cannot make a scratch folder in the temporary folder");
+  return measureModel(options, scratch.path(), nullptr, nullptr);
+}
+
+Result<OptimizeReport> runExportOptimize(OptimizeOptions options, const std::vector<std::string>& job,
+                                         const std::string& program) {
+  if (auto checked = checkRounds(options); !checked) return checked.error();
+  const ScratchDir scratch;
+  if (scratch.path().empty()) return makeError(ErrorCode::kIo, "cannot make a scratch folder in the temporary folder");
+  EagerWorker job_module;  // declared after the scratch folder: the worker ends before its files go
+  auto exported = startJobExport(options, job, program, scratch.path(), job_module);
+  if (!exported) return exported.error();
+  std::cerr << "optimize: exported " << exported->module << " (called at " << exported->called_at << ", batch "
+            << (exported->dynamic_batch ? "dynamic" : "static") << ") to " << program << "\n";
+  options.model_path = program;
+  return measureModel(options, scratch.path(), &*exported, &job_module);
 }
 
 }  // namespace torchscope::compiler

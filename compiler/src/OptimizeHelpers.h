@@ -1,8 +1,6 @@
 // The Python half of `optimize` on an exported program, seen from C++: the helper modules of torchscope_compiler
-// (aoti_program, aoti_variants, aoti_baseline) started with the job's Python. No libtorch here.
+// (aoti_program, aoti_variants, aoti_baseline, aoti_capture) started with the job's Python. No libtorch here.
 #pragma once
-
-#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -11,12 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "EagerWorker.h"
 #include "torchscope/base/Result.h"
 #include "torchscope/compiler/Optimize.h"
 
 namespace torchscope::compiler {
 
-// "exported_program", "aoti_package", "torchscript" or "unknown" (from the zip entries; torch is not imported).
+// "exported_program", "aoti_package", "torchscript", "aoti_shared_library" (a model .so of aot_compile) or "unknown"
+// (from the zip entries or the ELF file; torch is not imported).
 [[nodiscard]] Result<std::string> describeModel(const OptimizeOptions& options, const std::filesystem::path& scratch);
 
 // Loads the program, checks the shapes (empty: its example inputs), writes inputs.pt and reference.pt into
@@ -37,25 +37,28 @@ struct CompiledVariant {
 [[nodiscard]] CompiledVariant compileVariant(const OptimizeOptions& options, const std::string& variant,
                                              const std::filesystem::path& inputs);
 
-// The eager baseline in a Python worker, driven over a pipe so that its rounds interleave with the packages'.
-class BaselineWorker {
- public:
-  BaselineWorker() = default;
-  BaselineWorker(const BaselineWorker&) = delete;
-  BaselineWorker& operator=(const BaselineWorker&) = delete;
-  ~BaselineWorker();
-
-  [[nodiscard]] Result<void> start(const OptimizeOptions& options, const std::filesystem::path& inputs, int threads);
-  // Per-call wall times in milliseconds of `calls` calls.
-  [[nodiscard]] Result<std::vector<double>> time(int calls);
-
- private:
-  [[nodiscard]] Result<std::string> readLine();
-  pid_t pid_ = -1;
-  int to_child_ = -1;
-  int from_child_ = -1;
-  std::string buffered_;
-  std::string stderr_path_;
+struct ExportedModule {
+  std::string module;      // its class
+  std::string defined_at;  // FILE:LINE of its forward
+  std::string called_at;   // FILE:LINE of the job's call
+  bool dynamic_batch = false;
 };
+
+// `optimize --export`: starts the job under aoti_capture in `worker` and waits for its end; the outermost module it
+// called is then exported to `program` (written whole or not at all) and the worker serves that module as the job
+// left it. kInvalidArgument for a job that is not a python job or a module torch.export refuses (torch's reason,
+// the line); the job's output is copied to our stderr.
+[[nodiscard]] Result<ExportedModule> startJobExport(const OptimizeOptions& options, const std::vector<std::string>& job,
+                                                    const std::string& program, const std::filesystem::path& scratch,
+                                                    EagerWorker& worker);
+
+// The exported program run eagerly (aoti_baseline) in `worker`, ready for its inputs.
+[[nodiscard]] Result<void> startBaseline(const OptimizeOptions& options, const std::filesystem::path& scratch,
+                                         EagerWorker& worker);
+
+// PYTHONPATH for the helpers: torchscope_compiler's folder, then the caller's.
+[[nodiscard]] std::string helperPythonPath(const OptimizeOptions& options);
+// The last non-blank line of a helper's stderr: its one-line reason.
+[[nodiscard]] std::string lastHelperLine(const std::string& text);
 
 }  // namespace torchscope::compiler

@@ -58,6 +58,9 @@ std::string renderProgramText(const OptimizeReport& report) {
       "p50/p99 per call in ms with 95 % intervals over rounds\n\n",
       report.model, report.kind == "aoti_package" ? "AOTInductor package" : "exported program", report.inputs,
       report.rounds, report.iterations, report.threads);
+  if (!report.variants.empty() && report.variants.front().name != "package as given") {
+    out += fmt::format("speed-ups against {}: {}\n\n", report.variants.front().name, report.variants.front().note);
+  }
   out += fmt::format("{:<26} {:>28} {:>28} {:>24} {:>22} {:>10} {:>9}\n", "variant", "p50 ms", "p99 ms",
                      "speed-up (95 % CI)", "parity (max rel diff)", "compile s", "package");
   for (const auto& v : report.variants) {
@@ -103,6 +106,16 @@ std::string p50Text(const OptimizeVariant& v) {
 }  // namespace
 
 void recommend(OptimizeReport& report) {
+  if (!report.variants.empty() && !report.variants.front().parity_ok) {
+    // The job's module answers two calls on the same inputs differently: nothing can be judged by its outputs.
+    report.recommendation = "none";
+    report.recommendation_reason = fmt::format(
+        "{} answers the same inputs differently from one call to the next (max rel. diff {:.2g}): its forward keeps "
+        "state or draws random numbers, which an exported program fixes at export time, so no variant's outputs can "
+        "be checked against it; make forward a function of its inputs (eval() for dropout) and measure again",
+        report.variants.front().name, report.variants.front().max_rel_diff);
+    return;
+  }
   const auto within = [](const OptimizeVariant& v) { return v.available && v.parity_ok && v.p50.value_ms > 0; };
   const OptimizeVariant* fastest = nullptr;
   for (const auto& v : report.variants) {
@@ -148,6 +161,7 @@ nlohmann::json optimizeJson(const OptimizeReport& report) {
   const bool program = report.kind != "torchscript";
   if (program) {
     out["threads"] = report.threads;
+    out["baseline"] = report.variants.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.variants.front().name);
     out["recommendation"] = {{"variant", report.recommendation}, {"reason", report.recommendation_reason}};
   }
   const auto latency = [&number](const LatencyQuantile& q) {

@@ -38,17 +38,14 @@ class OptimizeProgram : public ::testing::Test {
     return out;
   }
 
-  ToolRun optimize(std::vector<std::string> arguments) {
+  // `stdin_path`: the file torchscope reads as its standard input (empty: the test's own).
+  ToolRun optimize(std::vector<std::string> arguments, const std::string& stdin_path = "") {
     ProcessSpec run;
+    if (!stdin_path.empty()) run.argv = {"sh", "-c", "exec \"$0\" \"$@\" < \"$TORCHSCOPE_TEST_STDIN\""};
+    run.environment["TORCHSCOPE_TEST_STDIN"] = stdin_path;
     // The test's own options first: after a job's `--` they would be the job's.
-    run.argv = {TORCHSCOPE_BINARY_DIR "/bin/torchscope",
-                "optimize",
-                "--workspace",
-                workspace().string(),
-                "--rounds",
-                "3",
-                "--iterations",
-                "8"};
+    run.argv.insert(run.argv.end(), {TORCHSCOPE_BINARY_DIR "/bin/torchscope", "optimize", "--workspace",
+                                     workspace().string(), "--rounds", "3", "--iterations", "8"});
     run.argv.insert(run.argv.end(), arguments.begin(), arguments.end());
     run.environment["TORCHSCOPE_PYTHON"] = TORCHSCOPE_PYTHON;  // libtorch and the compiles come from the job's torch
     run.stdout_path = (dir() / "out.txt").string();
@@ -179,6 +176,15 @@ TEST_F(OptimizeProgram, BadInputIsOneLineAndTouchesNothing) {
   EXPECT_TRUE(oneLine(run)) << run.err;
   EXPECT_NE(run.err.find("neither an exported program"), std::string::npos) << run.err;
 
+  // A model library of torch._export.aot_compile (the torch 2.3-2.5 API): an ELF file with AOTInductor's C ABI.
+  const fs::path library = dir() / "model.so";
+  std::ofstream(library, std::ios::binary)
+      << '\x7f' << "ELF" << std::string(64, '\0') << "AOTInductorModelContainerCreateWithDevice";
+  run = optimize({library.string()});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_TRUE(oneLine(run)) << run.err;
+  EXPECT_NE(run.err.find("is a model library of torch._export.aot_compile"), std::string::npos) << run.err;
+
   // A program saved by another torch release (its serialization schema is newer than this torch reads).
   const fs::path other = dir() / "other.pt2";
   ProcessSpec rewrite;
@@ -219,7 +225,18 @@ TEST_F(OptimizeProgram, ExportsTheOutermostModuleOfAJobAndKeepsTheProgram) {
   const auto report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run.out;
   EXPECT_EQ(report["inputs"], "8x32 Long, 8x32 Long");  // input_ids and attention_mask of the first call
+  // The job's own module, timed in the job's process after it ended, is the baseline and the parity reference.
+  EXPECT_EQ(report["baseline"], "eager (the job's module)");
+  EXPECT_EQ(report["variants"][0]["name"], "eager (the job's module)");
+  EXPECT_NE(report["variants"][0]["note"].get<std::string>().find("BertForSequenceClassification (forward at "),
+            std::string::npos);
+  EXPECT_NE(report["variants"][0]["note"].get<std::string>().find("modeling_bert.py:"), std::string::npos)
+      << "the forward under its decorators: " << report["variants"][0]["note"];
   auto variants = byName(report);
+  EXPECT_DOUBLE_EQ(variants["eager (the job's module)"]["speedup"]["median"].get<double>(), 1.0);
+  EXPECT_TRUE(variants["eager (the job's module)"]["parity"]["ok"].get<bool>()) << report["variants"].dump();
+  EXPECT_GT(variants["eager (the job's module)"]["latency_ms"]["p50"]["value"].get<double>(), 0.0);
+  EXPECT_TRUE(variants["eager (exported program)"]["parity"]["ok"].get<bool>()) << report["variants"].dump();
   ASSERT_TRUE(variants["aoti"]["available"].get<bool>()) << variants["aoti"].dump();
   EXPECT_TRUE(variants["aoti"]["parity"]["ok"].get<bool>()) << variants["aoti"].dump();
 
@@ -232,6 +249,31 @@ TEST_F(OptimizeProgram, ExportsTheOutermostModuleOfAJobAndKeepsTheProgram) {
   run = optimize({program.string(), "--input", "3,32", "--input", "3,32", "--variant", "aoti", "--format", "json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(byName(nlohmann::json::parse(run.out))["aoti"]["cached"].get<bool>());
+}
+
+TEST_F(OptimizeProgram, AJobModuleThatAnswersDifferentlyCallToCallIsNoReferenceAndNothingIsRecommended) {
+  // A sampler served from standard input whose forward reads and advances a step counter: torch.export fixes the
+  // counter's value, the job's module goes on counting, so no package can be checked against its answers.
+  const fs::path requests = dir() / "requests.txt";
+  std::ofstream(requests) << "4\n4\n2\n";
+  const fs::path program = dir() / "sampler.pt2";
+  ToolRun run = optimize({"--export", "--program", program.string(), "--variant", "aoti", "--format", "json", "--",
+                          TORCHSCOPE_PYTHON, TORCHSCOPE_SOURCE_DIR "/tests/corpus/optimize/serve_stdin_sampler.py"},
+                         requests.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("served 3 requests, last batch (2, 16)"), std::string::npos) << run.err;  // its stdin
+  const auto report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out;
+  auto variants = byName(report);
+  const auto& job = variants["eager (the job's module)"];
+  EXPECT_FALSE(job["parity"]["ok"].get<bool>()) << job;
+  EXPECT_GT(job["parity"]["max_rel_diff"].get<double>(), 1e-3) << job;  // scale 1/4, then 1/5
+  EXPECT_EQ(report["recommendation"]["variant"], "none");
+  EXPECT_NE(report["recommendation"]["reason"].get<std::string>().find(
+                "answers the same inputs differently from one call to the next"),
+            std::string::npos)
+      << report["recommendation"];
+  EXPECT_TRUE(fs::is_regular_file(program));  // kept: the user may want to look at it
 }
 
 TEST_F(OptimizeProgram, AModuleThatCannotBeExportedIsOneLineWithItsCall) {

@@ -10,9 +10,11 @@ void declareOptimizeOptions(CLI::App& app, OptimizeArguments& arguments) {
                  "model saved with torch.jit.save (deprecated by PyTorch for deployment; still measured); with "
                  "--export: -- and the job, e.g. -- python infer.py")
       ->required();
-  app.add_flag("--export", arguments.export_job,
-               "Run the job, export the outermost module it calls with its first inputs (torch.export, strict=False; "
-               "the batch dimension dynamic when the job's batch sizes vary) and measure that program");
+  app.add_flag(
+      "--export", arguments.export_job,
+      "Run the job, export the outermost module it calls with its first inputs (torch.export, strict=False; "
+      "the batch dimension dynamic when the job's batch sizes vary) and measure that program against the job's own "
+      "module, timed in the job's process once it has ended");
   app.add_option("--program", arguments.program,
                  "With --export: where the exported program is kept (default: the script's name with .pt2, in the "
                  "current folder); an existing file is never overwritten");

@@ -13,7 +13,8 @@ namespace torchscope::cli {
 
 inline constexpr const char* kOptimizeDescription =
     "Measure inference variants of a model in C++ with libtorch: for an exported program (torch.export), AOTInductor "
-    "packages (default, max-autotune, bf16, channels-last, int8) against the program run eagerly, with p50/p99, "
+    "packages (default, max-autotune, bf16, channels-last, int8) against the program run eagerly (with --export: "
+    "against the job's own module), with p50/p99, "
     "speed-up, parity, compile time, package size and a recommendation; TorchScript models (deprecated by PyTorch "
     "for deployment) still get inference mode, freeze, channels_last and bf16";
 

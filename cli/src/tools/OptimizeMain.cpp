@@ -54,25 +54,24 @@ void runOptimizeCommand(OptimizeArguments& arguments) {
   const auto exitCode = [](const torchscope::Error& error) {
     return error.code == torchscope::ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure;
   };
-  if (arguments.export_job) {
-    const auto program = keptProgram(arguments);
-    if (std::filesystem::exists(program)) {
-      fail(kExitUsage, "'" + program.string() + "' exists: name another file for the exported program with --program");
+  const auto measure = [&arguments]() -> torchscope::Result<tc::OptimizeReport> {
+    if (arguments.export_job) {
+      const auto program = keptProgram(arguments);
+      if (std::filesystem::exists(program)) {
+        fail(kExitUsage,
+             "'" + program.string() + "' exists: name another file for the exported program with --program");
+      }
+      return tc::runExportOptimize(arguments.options, arguments.words, program.string());
     }
-    auto exported = tc::exportJob(arguments.options, arguments.words, program.string());
-    if (!exported) fail(exitCode(exported.error()), exported.error().message);
-    std::cerr << "optimize: exported " << exported->module << " (called at " << exported->called_at << ", batch "
-              << (exported->dynamic_batch ? "dynamic" : "static") << ") to " << program.string() << "\n";
-    arguments.options.model_path = program.string();
-  } else {
     if (arguments.words.size() != 1)
       fail(kExitUsage, "optimize takes one model file (or --export -- python job.py ...)");
     if (!std::filesystem::is_regular_file(arguments.words[0])) {
       fail(kExitUsage, "no such model file: '" + arguments.words[0] + "'");
     }
     arguments.options.model_path = std::filesystem::absolute(arguments.words[0]).string();
-  }
-  auto report = tc::runProgramOptimize(arguments.options);
+    return tc::runProgramOptimize(arguments.options);
+  };
+  auto report = measure();
   if (!report) fail(exitCode(report.error()), report.error().message);
   std::cout << (arguments.format == "json" ? torchscope::base::dumpJson(tc::optimizeJson(*report), 2) + "\n"
                                            : tc::renderOptimizeText(*report));

@@ -1,16 +1,20 @@
 """`torchscope optimize --export`: runs the user's job, takes the outermost module it calls and that call's first
-inputs, and exports it with torch.export (strict=False) once the job ends.
+inputs, exports it with torch.export (strict=False) once the job ends, and then stays as the eager worker of the
+job's own module, so that torchscope-optimize times what the job runs today beside the compiled variants.
 
     python -m torchscope_compiler.aoti_capture PROGRAM.pt2 INFO.json [--] script.py ARGS...
     python -m torchscope_compiler.aoti_capture PROGRAM.pt2 INFO.json [--] -m package.module ARGS...
 
 The outermost module is the first nn.Module called while no other module call is running; every later outermost call
 of that module gives a batch size (the first dimension of its first tensor input), and the batch dimension is exported
-dynamic when those differ. The job's standard output goes to standard error, so that the caller's stays its own.
-INFO.json: {"ok", "module", "defined_at", "called_at", "calls", "batch_sizes", "dynamic_batch", "inputs", "reason"}.
-PROGRAM.pt2 is written under a temporary name and renamed: it exists only whole.
+dynamic when those differ. INFO.json: {"ok", "module", "defined_at", "called_at", "calls", "batch_sizes",
+"dynamic_batch", "inputs", "reason"}. PROGRAM.pt2 is written under a temporary name and renamed: it exists only whole.
+Once it is, the worker prints `ready` and answers eager_worker's requests with the module as the job left it; after a
+failure it exits 1 with the reason in INFO.json. Standard output is the worker's: the job's own output (Python's and
+native code's alike) goes to standard error.
 """
 
+import inspect
 import json
 import os
 import runpy
@@ -18,6 +22,7 @@ import sys
 import traceback
 
 from torchscope_compiler.aoti_program import first_line
+from torchscope_compiler.eager_worker import serve
 from torchscope_compiler.runtime import DynamoSkip, traced_check
 
 
@@ -30,9 +35,10 @@ class Capture:
         self.calls = 0
         self.batch_sizes = []
         self.depth = 0
+        self.original_call = None
 
     def install(self, torch):
-        original = torch.nn.Module.__call__
+        original = self.original_call = torch.nn.Module.__call__
         capture = self
         traced = traced_check()
 
@@ -52,6 +58,9 @@ class Capture:
         skip = DynamoSkip(call)
         torch.nn.Module.__call__ = call
 
+    def uninstall(self, torch):
+        torch.nn.Module.__call__ = self.original_call
+
     def record(self, torch, module, args, kwargs, caller):
         tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
         if tensors and tensors[0].dim() > 0:
@@ -68,8 +77,10 @@ class Capture:
 
 
 def defined_at(module):
-    """FILE:LINE of the module's forward (a script's own classes live in a __main__ that inspect cannot read)."""
-    code = getattr(getattr(type(module), "forward", None), "__code__", None)
+    """FILE:LINE of the module's forward, under its decorators (a script's own classes live in a __main__ that
+    inspect.getsourcefile cannot read, so the code object is asked)."""
+    forward = getattr(type(module), "forward", None)
+    code = getattr(inspect.unwrap(forward) if forward is not None else None, "__code__", None)
     if code is not None:
         return f"{code.co_filename}:{code.co_firstlineno}"
     return type(module).__module__
@@ -104,13 +115,12 @@ class Positional:
         return Call()
 
 
-def export(capture, program_path):
+def export(capture, module, program_path):
     import torch
 
     args = tuple(capture.args) + tuple(capture.kwargs.values())
     if not all(isinstance(a, torch.Tensor) for a in args):
         raise TypeError("the module's inputs are not all tensors: optimize measures modules of tensor inputs")
-    module = Positional(torch, capture.module, capture.args, capture.kwargs)
     dynamic = len(set(capture.batch_sizes)) > 1
     shapes = None
     if dynamic:
@@ -147,11 +157,19 @@ def main(program_path, info_path, job):
                                               "the Python that has its torch"}, out)
         return 1
 
+    # The worker's requests and answers keep descriptors of their own: the job reads the standard input it was lent
+    # (torchscope's), and its output on descriptor 1 (print, native code's printf) goes to standard error.
+    requests, answers = os.fdopen(os.dup(0)), os.fdopen(os.dup(1), "w")
+    lent = os.environ.pop("TORCHSCOPE_JOB_STDIN", "")
+    job_stdin = int(lent) if lent.isdigit() else os.open(os.devnull, os.O_RDONLY)
+    os.dup2(job_stdin, 0)
+    os.close(job_stdin)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr  # and Python's prints keep their order with the job's warnings
     capture = Capture()
     capture.install(torch)
     info = {"ok": False}
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr
     try:
         run_job(job)
     except SystemExit as stop:
@@ -160,17 +178,22 @@ def main(program_path, info_path, job):
     except BaseException as error:  # the job's own failure: told with its line, nothing exported
         info["reason"] = f"the job failed at {user_frame(error) or 'its start'}: {type(error).__name__}: {first_line(error)}"
     finally:
-        sys.stdout = real_stdout
+        capture.uninstall(torch)
     if "reason" not in info and capture.module is None:
-        info["reason"] = "the job called no torch.nn.Module"
+        # torch.fx keeps nn.Module.__call__ as it was at import: modules that make_fx, symbolic_trace or
+        # torch.export call while tracing pass by the capture, and their tracing inputs are not the job's anyway.
+        info["reason"] = ("the job called no torch.nn.Module itself (calls made while torch's tracers run, make_fx, "
+                          "torch.fx or torch.export, are not counted): call the model once on its inputs, or save "
+                          "its torch.export program and give optimize that .pt2")
     if "reason" not in info:
         name = type(capture.module).__name__
         info.update(module=name, defined_at=defined_at(capture.module), called_at=capture.called_at,
                     calls=capture.calls, batch_sizes=sorted(set(capture.batch_sizes)),
                     inputs=[list(a.shape) for a in list(capture.args) + list(capture.kwargs.values())
                             if isinstance(a, torch.Tensor)])
+        module = Positional(torch, capture.module, capture.args, capture.kwargs)
         try:
-            info["dynamic_batch"] = export(capture, program_path)
+            info["dynamic_batch"] = export(capture, module, program_path)
             info["ok"] = True
         except Exception as error:
             where = user_frame(error)
@@ -179,7 +202,12 @@ def main(program_path, info_path, job):
                               + (f" (at {where})" if where else ""))
     with open(info_path, "w") as out:
         json.dump(info, out)
-    return 0 if info["ok"] else 1
+    if not info["ok"]:
+        return 1
+    print("ready", file=answers, flush=True)
+    devices = [a.device for a in list(capture.args) + list(capture.kwargs.values())]
+    serve(torch, module, devices, requests, answers)
+    return 0
 
 
 if __name__ == "__main__":

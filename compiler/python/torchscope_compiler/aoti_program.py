@@ -20,7 +20,7 @@ def model_kind(path):
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
     except (OSError, zipfile.BadZipFile):
-        return "unknown"
+        return "aoti_shared_library" if is_aoti_shared_library(path) else "unknown"
     if any(name.endswith("/models/model.json") for name in names):
         return "exported_program"
     if any("/data/aotinductor/" in name for name in names):
@@ -28,6 +28,15 @@ def model_kind(path):
     if any(name.endswith("/data.pkl") for name in names) and any("/code/" in name for name in names):
         return "torchscript"
     return "unknown"
+
+
+def is_aoti_shared_library(path):
+    """A model .so of torch._export.aot_compile (torch 2.3-2.5): an ELF file exporting AOTInductor's C ABI."""
+    try:
+        with open(path, "rb") as library:
+            return library.read(4) == b"\x7fELF" and b"AOTInductorModelContainerCreate" in library.read(1 << 28)
+    except OSError:
+        return False
 
 
 def saved_torch_version(path):

@@ -2,12 +2,13 @@
 //
 // An exported program (torch.export.save, a .pt2): each variant is compiled into an AOTInductor package by the job's
 // Python (compiler/python/torchscope_compiler/aoti_*.py) and run in C++ with torch::inductor::AOTIModelPackageLoader,
-// against the program run eagerly (the baseline, in a Python worker timed in the same interleaved rounds): latency
+// against the program run eagerly (the baseline, in a Python worker timed in the same interleaved rounds; with
+// --export the job's own module is the baseline and the program run eagerly one more row): latency
 // p50/p99 with intervals, the speed-up with its 95 % CI, output parity, compile time, package size, a recommendation.
 // A TorchScript model (deprecated by PyTorch for deployment; kept for old models): inference mode, freeze +
 // optimize_for_inference, channels_last, bf16 against the plain eval/no_grad baseline.
 //
-// runOptimize and runProgramOptimize live in torchscope_optimize (built with libtorch), the rest in
+// runOptimize, runProgramOptimize and runExportOptimize live in torchscope_optimize (built with libtorch), the rest in
 // torchscope_compiler. Error contract: Result errors (kInvalidArgument: the user's file or shapes; others: torch or
 // the helper failed) for a file that is no model, a program from another torch release, inputs the model rejects;
 // a variant that cannot be built or run is reported as that variant's result, not as an error.
@@ -80,7 +81,7 @@ struct OptimizeReport {
   std::vector<OptimizeVariant> variants;
   std::string kind = "torchscript";  // "exported_program", "aoti_package" or "torchscript"
   int threads = 0;
-  std::string recommendation;  // the fastest variant within tolerance (exported programs)
+  std::string recommendation;  // the fastest variant within tolerance (exported programs); variants[0] is the baseline
   std::string recommendation_reason;
 };
 
@@ -92,15 +93,12 @@ struct OptimizeReport {
 [[nodiscard]] Result<OptimizeReport> runProgramOptimize(const OptimizeOptions& options);
 
 // `optimize --export`: runs the job (python script.py ... / python -m module ...) under aoti_capture, which exports
-// the outermost module it calls, with that call's inputs, to `program` (written whole or not at all).
-// kInvalidArgument for a job that is not a python job or a module torch.export refuses (torch's reason, the line).
-struct ExportedModule {
-  std::string module;     // its class
-  std::string called_at;  // FILE:LINE of the job's call
-  bool dynamic_batch = false;
-};
-[[nodiscard]] Result<ExportedModule> exportJob(const OptimizeOptions& options, const std::vector<std::string>& job,
-                                               const std::string& program);
+// the outermost module it calls, with that call's inputs, to `program` (written whole or not at all); then measures
+// the program as runProgramOptimize does, against the job's own module (as the job left it, in the job's process):
+// the baseline of the speed-ups and the reference of output parity. kInvalidArgument for a job that is not a python
+// job or a module torch.export refuses (torch's reason, the line).
+[[nodiscard]] Result<OptimizeReport> runExportOptimize(OptimizeOptions options, const std::vector<std::string>& job,
+                                                       const std::string& program);
 
 // The p50/p99 of every call and their intervals over rounds; then the recommendation (after the speed-ups).
 void summarizeLatencies(const std::vector<std::vector<double>>& rounds, OptimizeVariant& variant);
