@@ -39,7 +39,6 @@ class EagerWorker {
   [[nodiscard]] Result<void> writeOutputs(const std::filesystem::path& stem);
   // Per-call wall times in milliseconds of `calls` calls.
   [[nodiscard]] Result<std::vector<double>> time(int calls);
-  [[nodiscard]] bool running() const { return pid_ > 0; }
 
  private:
   [[nodiscard]] Result<std::string> request(const std::string& line);

@@ -10,8 +10,9 @@ of that module gives a batch size (the first dimension of its first tensor input
 dynamic when those differ. INFO.json: {"ok", "module", "defined_at", "called_at", "calls", "batch_sizes",
 "dynamic_batch", "inputs", "reason"}. PROGRAM.pt2 is written under a temporary name and renamed: it exists only whole.
 Once it is, the worker prints `ready` and answers eager_worker's requests with the module as the job left it; after a
-failure it exits 1 with the reason in INFO.json. Standard output is the worker's: the job's own output (Python's and
-native code's alike) goes to standard error.
+failure it exits 1 with the reason in INFO.json. Standard input and output are the worker's: the job reads the
+descriptor TORCHSCOPE_JOB_STDIN names (torchscope's own standard input; /dev/null without it), and its output
+(Python's and native code's alike) goes to standard error.
 """
 
 import inspect
