@@ -11,6 +11,7 @@
 #include "Rounds.h"
 #include "Runner.h"
 #include "torchscope/base/Settings.h"
+#include "torchscope/compiler/FixCatalog.h"
 #include "torchscope/compiler/Measurement.h"
 #include "torchscope/compiler/Workspace.h"
 #include "torchscope/store/Reader.h"
@@ -194,8 +195,10 @@ Result<void> writeAccepted(const JobLayout& job, Runner& runner, FixReport& repo
                            const fs::path& temp) {
   std::vector<std::string> specs;
   std::vector<std::string> runtime_only;
+  // The combination's members: of the accepted variants of one fix, the one it took.
+  const std::vector<std::string> members = report.combined ? fixIdsOf(*report.combined) : std::vector<std::string>{};
   for (const FixOutcome& fix : report.fixes) {
-    if (!fix.accepted) continue;
+    if (!fix.accepted || std::find(members.begin(), members.end(), fix.id) == members.end()) continue;
     if (fix.kind == "source" || !fix.diff.empty()) {
       specs.push_back(fix.id);
     } else {
@@ -233,6 +236,8 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
     return makeError(ErrorCode::kInvalidArgument, "--repetitions must be at least 2: an interval needs two runs");
   }
   if (auto pattern = extractParityValues("", options.parity_pattern); !pattern) return pattern.error();
+  // A misspelt fix is refused before the profile run, not after it.
+  if (auto fixes = parseFixList(options.fixes, options.allow_test_fixes); !fixes) return fixes.error();
   if (options.verdict_metric != "auto") {
     if (auto metric = parseMetric(options.verdict_metric); !metric) return metric.error();
   }
@@ -324,8 +329,9 @@ Result<FixReport> runFixExperiment(const FixOptions& options) {
   }
 
   std::vector<Arm> accepted;
-  for (const Arm& arm : *arms) {
-    if (report.fixes[arm.outcome_index].accepted) accepted.push_back(arm);
+  for (const std::size_t member : combinationMembers(report.fixes, report.notes)) {
+    accepted.push_back(
+        *std::find_if(arms->begin(), arms->end(), [&](const Arm& arm) { return arm.outcome_index == member; }));
   }
   if (accepted.size() == 1) {
     report.combined = report.fixes[accepted.front().outcome_index];

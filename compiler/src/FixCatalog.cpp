@@ -1,8 +1,15 @@
 #include "torchscope/compiler/FixCatalog.h"
 
 #include <algorithm>
+#include <array>
 
 namespace torchscope::compiler {
+namespace {
+
+// quantize-dynamic's arguments, as torchscope_compiler.runtime.QUANTIZE_SCHEMES names them.
+constexpr std::array<std::string_view, 3> kQuantizeSchemes = {"torch.ao", "int8-dynamic", "int8-weight-only"};
+
+}  // namespace
 
 const std::vector<FixSpec>& fixCatalog() {
   using E = Effect;
@@ -16,7 +23,8 @@ const std::vector<FixSpec>& fixCatalog() {
        E::kFewerGraphBreaks, R::kCompiledJob},
       {"capture-dynamic-output-shape-ops", FixKind::kRuntime, false,
        "Dynamo captures nonzero/boolean masks instead of breaking the graph", E::kFewerGraphBreaks, R::kCompiledJob},
-      {"compile-mode", FixKind::kRuntime, false, "torch.compile mode (arg: the mode)", E::kFasterStep, R::kCompiledJob},
+      {"compile-mode", FixKind::kRuntime, false, "torch.compile mode (arg: the mode)", E::kFasterStep, R::kCompiledJob,
+       true},
       {"tf32", FixKind::kRuntime, false, "TF32 matmuls and convolutions on CUDA", E::kFasterStep, R::kCuda},
       {"bf16-autocast", FixKind::kRuntime, false, "bf16 autocast for the whole job"},
       {"inference-mode", FixKind::kRuntime, false, "the job's torch.no_grad() blocks run under inference_mode"},
@@ -54,7 +62,9 @@ const std::vector<FixSpec>& fixCatalog() {
        "hand-written softmax(q @ k.transpose(-2, -1) * scale) @ v replaced by "
        "torch.nn.functional.scaled_dot_product_attention (arg: optional FILE:LINE[;...], from the findings)"},
       {"quantize-dynamic", FixKind::kRuntime, false,
-       "dynamic int8 quantization (torch.ao) of the nn.Linear/nn.LSTM layers of the eval-mode model, on the CPU"},
+       "int8 quantization of the eval-mode model (arg: torch.ao, the default: dynamic int8 of its nn.Linear/nn.LSTM "
+       "layers on the CPU; int8-dynamic or int8-weight-only: torchao's quantize_ of its nn.Linear layers)",
+       E::kFasterStep, R::kNone, true},
   };
   return catalog;
 }
@@ -104,6 +114,13 @@ Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_t
     const std::size_t colon = entry.find(':');
     request.id = entry.substr(0, colon);
     if (colon != std::string::npos) request.arg = entry.substr(colon + 1);
+    if (request.id == "quantize-dynamic" && !request.arg.empty() &&
+        std::find(kQuantizeSchemes.begin(), kQuantizeSchemes.end(), request.arg) == kQuantizeSchemes.end()) {
+      return makeError(ErrorCode::kInvalidArgument, "unknown quantization scheme '" + request.arg +
+                                                        "' in quantize-dynamic:" + request.arg +
+                                                        " (torch.ao, int8-dynamic or int8-weight-only)");
+    }
+    if (request.id == "quantize-dynamic" && request.arg == kQuantizeSchemes.front()) request.arg.clear();  // default
     if (allow_test_fixes && request.id == "test-change-results") {
       request.kind = FixKind::kRuntime;
     } else if (const FixSpec* spec = findFix(request.id)) {
@@ -111,11 +128,13 @@ Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_t
       request.has_source_form = spec->has_source_form;
       request.effect = spec->effect;
       request.requirement = spec->requirement;
+      request.arg_picks_variant = spec->arg_picks_variant;
     } else {
       return makeError(ErrorCode::kInvalidArgument, "unknown fix id '" + request.id + "'");
     }
-    const bool duplicate = std::any_of(requests.begin(), requests.end(),
-                                       [&](const FixRequest& other) { return other.id == request.id; });
+    const bool duplicate = std::any_of(requests.begin(), requests.end(), [&](const FixRequest& other) {
+      return request.arg_picks_variant ? other.spec() == request.spec() : other.id == request.id;
+    });
     if (!duplicate) requests.push_back(std::move(request));
   }
   return requests;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "Rounds.h"
+#include "torchscope/compiler/FixCatalog.h"
 
 namespace torchscope::compiler {
 namespace {
@@ -204,6 +205,33 @@ void finishOutcome(FixOutcome& outcome, const Variant& candidate, const Variant&
   decide(outcome, rule, verdict.title());
   notePayoff(outcome, base, verdict, rule.min_gain);
   limitMemory(outcome, options.max_memory_increase);
+}
+
+std::vector<std::size_t> combinationMembers(const std::vector<FixOutcome>& fixes, std::vector<std::string>& notes) {
+  std::vector<std::size_t> members;
+  const auto fix_id = [](const FixOutcome& outcome) { return outcome.id.substr(0, outcome.id.find(':')); };
+  for (std::size_t i = 0; i < fixes.size(); ++i) {
+    const FixOutcome& candidate = fixes[i];
+    if (!candidate.accepted) continue;
+    const FixSpec* spec = findFix(fix_id(candidate));
+    const auto same_fix = std::find_if(members.begin(), members.end(), [&](std::size_t member) {
+      return spec != nullptr && spec->arg_picks_variant && fix_id(fixes[member]) == fix_id(candidate);
+    });
+    if (same_fix == members.end()) {
+      members.push_back(i);
+      continue;
+    }
+    const FixOutcome& held = fixes[*same_fix];
+    const bool better = candidate.verdict.estimate > held.verdict.estimate;
+    const FixOutcome& winner = better ? candidate : held;
+    const FixOutcome& loser = better ? held : candidate;
+    notes.push_back(fmt::format(
+        "{} and {} are variants of one fix and cannot act together: the combination takes {} ({:.3f}x against "
+        "{:.3f}x)",
+        winner.id, loser.id, winner.id, winner.verdict.estimate, loser.verdict.estimate));
+    if (better) *same_fix = i;
+  }
+  return members;
 }
 
 }  // namespace torchscope::compiler

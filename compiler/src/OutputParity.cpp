@@ -128,7 +128,9 @@ ParityResult compareOutputs(const std::vector<std::vector<RequestOutput>>& basel
   double min_top1 = tolerance.min_top1;
   if (noise.size() >= 2) {
     const Difference own = compareRuns({noise[0]}, {noise[1]});
-    if (own.mismatch.empty() && own.not_comparable.empty() && (own.max_rel > 0 || own.top1() < 1)) {
+    // top1() is -1 without class scores: no disagreement.
+    const bool top1_differs = own.top1() >= 0 && own.top1() < 1;
+    if (own.mismatch.empty() && own.not_comparable.empty() && (own.max_rel > 0 || top1_differs)) {
       relative = std::max(relative, own.max_rel);
       if (own.top1() >= 0) min_top1 = std::min(min_top1, own.top1());
       result.tolerance =

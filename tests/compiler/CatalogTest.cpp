@@ -48,6 +48,29 @@ TEST(FixCatalog, RejectsUnknownAndTestOnlyIds) {
   EXPECT_TRUE(parseFixList("test-change-results", true).ok());
 }
 
+// quantize-dynamic's schemes are variants of one fix, each measured on its own; a fix whose argument names lines
+// is still kept once.
+TEST(FixCatalog, VariantsOfOneFixAreKeptApartAndUnknownSchemesRefused) {
+  // torch.ao is the default scheme: named or not, one variant.
+  auto schemes = parseFixList(
+      "quantize-dynamic,quantize-dynamic:int8-weight-only,quantize-dynamic:int8-dynamic,"
+      "quantize-dynamic:torch.ao,quantize-dynamic");
+  ASSERT_TRUE(schemes.ok());
+  ASSERT_EQ(schemes->size(), 3U);
+  EXPECT_EQ((*schemes)[1].spec(), "quantize-dynamic:int8-weight-only");
+  EXPECT_TRUE((*schemes)[0].arg_picks_variant);
+  auto modes = parseFixList("compile-mode:max-autotune,compile-mode:reduce-overhead");
+  ASSERT_TRUE(modes.ok());
+  EXPECT_EQ(modes->size(), 2U);
+  auto lines = parseFixList("sdpa:a.py:3,sdpa:b.py:5");
+  ASSERT_TRUE(lines.ok());
+  EXPECT_EQ(lines->size(), 1U);
+
+  const auto unknown = parseFixList("quantize-dynamic:int4");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown quantization scheme 'int4'"), std::string::npos);
+}
+
 FixOutcome measuredOutcome(double estimate, double low, double high, int runs) {
   FixOutcome outcome;
   outcome.measured = true;
@@ -99,6 +122,33 @@ TEST(Decide, RejectsSlowerUndecidedBrokenParityFailuresAndNoEffect) {
   EXPECT_FALSE(no_effect.accepted);
   EXPECT_EQ(no_effect.status, "no effect");
   EXPECT_NE(no_effect.reason.find("4 -> 4"), std::string::npos) << no_effect.reason;
+}
+
+// Accepted variants of one fix cannot act together: the combination takes the faster; other fixes all go in.
+TEST(CombinationMembers, TakesTheBestAcceptedVariantOfEachFixAndEveryOtherAcceptedFix) {
+  std::vector<FixOutcome> fixes;
+  const auto add = [&](const std::string& id, double estimate, bool accepted) {
+    FixOutcome outcome = measuredOutcome(estimate, estimate - 0.1, estimate + 0.1, 3);
+    outcome.id = id;
+    outcome.accepted = accepted;
+    fixes.push_back(outcome);
+  };
+  add("quantize-dynamic", 1.8, true);
+  add("inference-mode", 1.1, true);
+  add("quantize-dynamic:int8-weight-only", 2.4, true);
+  add("quantize-dynamic:int8-dynamic", 3.0, false);  // rejected: parity
+  add("sdpa:a.py:3", 1.2, true);
+  std::vector<std::string> notes;
+  EXPECT_EQ(combinationMembers(fixes, notes), (std::vector<std::size_t>{2, 1, 4}));
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes[0].find("the combination takes quantize-dynamic:int8-weight-only (2.400x against 1.800x)"),
+            std::string::npos)
+      << notes[0];
+
+  notes.clear();
+  fixes[2].accepted = false;
+  EXPECT_EQ(combinationMembers(fixes, notes), (std::vector<std::size_t>{0, 1, 4}));
+  EXPECT_TRUE(notes.empty());
 }
 
 }  // namespace

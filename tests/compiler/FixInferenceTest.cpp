@@ -70,5 +70,26 @@ TEST_F(FixEndToEnd, QuantizeDynamicIsMeasuredOrNotApplicableWithTorchsReason) {
       << refused["reason"];
 }
 
+// Two schemes of quantize-dynamic on the Linear-heavy ranker: each measured under its own id with its outputs in
+// parity, and as variants of one fix never both in the combination (which is faster is the machine's verdict).
+TEST_F(FixEndToEnd, QuantizationSchemesAreMeasuredApartAndNeverCombined) {
+  fs::copy_file(fs::path(TORCHSCOPE_COMPILER_TESTS) / ".." / "inference" / "jobs" / "ranking_mlp.py",
+                dir_ / "ranking_mlp.py");
+  const auto report = fix({"--repetitions", "2", "--fixes", "quantize-dynamic,quantize-dynamic:int8-weight-only", "--",
+                           TORCHSCOPE_PYTHON, (dir_ / "ranking_mlp.py").string()});
+  ASSERT_TRUE(report.is_object());
+  for (const char* id : {"quantize-dynamic", "quantize-dynamic:int8-weight-only"}) {
+    const auto& scheme = fixNamed(report, id);
+    EXPECT_TRUE(scheme["measured"].get<bool>()) << id << ": " << scheme["reason"];
+    EXPECT_TRUE(scheme["parity"]["ok"].get<bool>()) << id << ": " << scheme["reason"];
+    EXPECT_GT(scheme["parity"]["max_rel_diff"].get<double>(), 0.0) << id;  // int8 changes the scores, within 1e-1
+    EXPECT_LE(scheme["parity"]["max_rel_diff"].get<double>(), 0.1) << id;
+  }
+  if (report["combined"].is_object()) {
+    const std::string combined = report["combined"]["id"].get<std::string>();
+    EXPECT_EQ(combined.find("quantize-dynamic"), combined.rfind("quantize-dynamic")) << combined;
+  }
+}
+
 }  // namespace
 }  // namespace torchscope::compiler

@@ -69,5 +69,17 @@ TEST(FixPreflight, AJobThatCannotImportTorchFailsBeforeTheFirstRun) {
   EXPECT_EQ(fixed.out.find("baseline"), std::string::npos) << "no run may start: " << fixed.out;
 }
 
+TEST(FixPreflight, AMisspeltFixOrSchemeIsRefusedBeforeTheFirstRun) {
+  TempDir dir;
+  const fs::path script = copyScript(dir.path());
+  for (const char* fixes : {"quantize-dynamic:int4", "dynamic-shape"}) {
+    const ProgramOutcome fixed = runTorchscope("fix --fixes " + std::string(fixes) + " --repetitions 2 -- '" +
+                                               TORCHSCOPE_PYTHON + "' '" + script.string() + "' 2>&1");
+    EXPECT_EQ(fixed.exit_code, 2) << fixed.out;
+    EXPECT_NE(fixed.out.find(fixes), std::string::npos) << fixed.out;
+    EXPECT_EQ(fixed.out.find("baseline"), std::string::npos) << "no run may start: " << fixed.out;
+  }
+}
+
 }  // namespace
 }  // namespace torchscope::testing

@@ -92,6 +92,21 @@ TEST(OutputParity, ABaselineThatDiffersRunToRunIsTheYardstick) {
   EXPECT_FALSE(compareOutputs({noise[0]}, candidate, outputTolerance({"inference-mode"})).ok);
 }
 
+// A ranker's scores (one per row, no classes) the same in both baseline runs: nothing to widen, and none said.
+TEST(OutputParity, ABaselineWithoutClassScoresThatRepeatsItselfWidensNothing) {
+  OutputLeaf leaf;
+  leaf.path = "output";
+  leaf.shape = {4};
+  leaf.values = {0.5, -1.0, 2.0, 0.25};
+  leaf.abs_max = 2.0;
+  const Runs noise = {{{{leaf}, ""}}, {{{leaf}, ""}}};
+  leaf.values[2] = 2.1;
+  const auto judged = compareOutputs({noise[0]}, {{{{leaf}, ""}}}, outputTolerance({"quantize-dynamic"}), noise);
+  EXPECT_TRUE(judged.ok) << judged.reason;
+  EXPECT_EQ(judged.top1_agreement, -1.0);
+  EXPECT_EQ(judged.tolerance.find("run-to-run"), std::string::npos) << judged.tolerance;
+}
+
 TEST(OutputParity, AJobThatCalledNoModuleIsNotChecked) {
   const auto result = compareOutputs({{}}, {{}}, outputTolerance({"inference-mode"}));
   EXPECT_TRUE(result.ok);

@@ -121,11 +121,38 @@ scaled(torch.randn(2, 4))
 print(sum(torch._dynamo.utils.counters["graph_break"].values()), len(recorder.spans))
 )";
 
-std::string runChecks(const char* code) {
+// quantize-dynamic's schemes in one interpreter each: torchao's quantize_ turns the Linear weights into its int8
+// tensors (the model answers within int8's error); without torchao, without a Linear layer, or with an unknown
+// scheme the model runs as it was and the reason is kept.
+constexpr const char* kQuantizeSchemes = R"(
+import sys
+import torch
+from torchscope_compiler import runtime
+scheme = sys.argv[1]
+if scheme == "no-torchao":
+    sys.modules["torchao"] = None  # import torchao raises ImportError, as where it is not installed
+    scheme = "int8-weight-only"
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).eval()
+x = torch.randn(16, 64)
+with torch.no_grad():
+    expected = model(x)
+convolutional = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3)).eval()
+applied = runtime.apply("quantize-dynamic:" + scheme)
+with torch.no_grad():
+    got = model(x)
+    convolutional(torch.randn(1, 3, 8, 8))
+relative = float((got - expected).abs().max() / expected.abs().max())
+print(applied, type(model[0].weight).__name__, relative < 0.1, relative > 0)
+print(runtime.not_applicable.get("quantize-dynamic", ""))
+)";
+
+std::string runChecks(const char* code, const std::vector<std::string>& args = {}) {
   const torchscope::testing::TempDir scratch;
   const auto& dir = scratch.path();
   ProcessSpec spec;
   spec.argv = {TORCHSCOPE_PYTHON, "-c", code};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.environment["PYTHONPATH"] = TORCHSCOPE_SOURCE_DIR "/compiler/python";
   spec.stdout_path = (dir / "out.txt").string();
   spec.stderr_path = (dir / "err.txt").string();
@@ -150,6 +177,22 @@ TEST(RuntimeFixes, DynamoCompilesTheModulesForwardNotTheWrappersOfModuleCall) {
 
 TEST(RuntimeFixes, ApplyOnAThreadThatRunsWhileAnotherCompiles) {
   EXPECT_EQ(runChecks(kWhileAnotherThreadCompiles), "inference mode: True, channels last: True\n");
+}
+
+TEST(RuntimeFixes, QuantizeDynamicSchemesOfTorchaoQuantizeTheLinearLayers) {
+  for (const char* scheme : {"int8-weight-only", "int8-dynamic"}) {
+    EXPECT_EQ(runChecks(kQuantizeSchemes, {scheme}),
+              "['quantize-dynamic'] Int8Tensor True True\nSequential has no nn.Linear layer\n")
+        << scheme;
+  }
+}
+
+TEST(RuntimeFixes, QuantizeDynamicWithoutTorchaoOrWithAnUnknownSchemeLeavesTheModelAsItWas) {
+  const std::string without = runChecks(kQuantizeSchemes, {"no-torchao"});
+  EXPECT_EQ(without.rfind("['quantize-dynamic'] Parameter True False\ntorchao is not importable here (", 0), 0U)
+      << without;
+  EXPECT_NE(without.find("): pip install torchao\n"), std::string::npos) << without;
+  EXPECT_EQ(runChecks(kQuantizeSchemes, {"int4"}), "[] Parameter True False\n\n");
 }
 
 }  // namespace

@@ -20,9 +20,11 @@ Fix ids and their optional argument:
   channels-last                      Conv2d weights and inputs in channels_last
   pin-memory                         DataLoader(pin_memory=True) when CUDA is available
   torch-compile                      the outermost nn.Modules the job calls are compiled
-  quantize-dynamic                   dynamic int8 quantization (torch.ao) of the nn.Linear and nn.LSTM layers of
-                                     each outermost module the job calls in eval mode, on the CPU, before its
-                                     first call; one torch cannot quantize runs as it was, torch's reason on stderr
+  quantize-dynamic[:SCHEME]          int8 quantization of each outermost module the job calls in eval mode,
+                                     before its first call. SCHEME: torch.ao (the default: dynamic int8 of the
+                                     nn.Linear and nn.LSTM layers, CPU only), int8-dynamic or int8-weight-only
+                                     (torchao's quantize_ of the nn.Linear layers, CPU or CUDA); one that cannot
+                                     be quantized or run so runs as it was, the reason on stderr
   eager                              compilation off: what torch.compile returns runs eagerly (Dynamo
                                      disabled), still timed per call as the compiled regions are
   test-change-results                (tests only, TORCHSCOPE_TEST_FIXES=1) scales every lr by 3 and every
@@ -278,13 +280,24 @@ def _torch_compile() -> None:
     _on_first_outermost_call("_torchscope_seen", compile_it)
 
 
-def _quantize_dynamic() -> None:
-    """torch.ao.quantization.quantize_dynamic(module, {nn.Linear, nn.LSTM}, qint8, inplace=True) on the first call of
-    each outermost module with parameters that is in eval mode (dynamic quantization is for inference only)."""
+# quantize-dynamic's schemes: torch.ao's eager dynamic quantization, or a torchao quantize_ config (by class name).
+QUANTIZE_SCHEMES = {
+    "torch.ao": None,
+    "int8-dynamic": "Int8DynamicActivationInt8WeightConfig",
+    "int8-weight-only": "Int8WeightOnlyConfig",
+}
+
+
+def _quantize_dynamic(scheme: str) -> None:
+    """Quantizes each outermost module with parameters that is in eval mode (quantization is for inference only) on
+    its first call, with the scheme named (QUANTIZE_SCHEMES)."""
+    scheme = scheme or "torch.ao"
+    if scheme not in QUANTIZE_SCHEMES:
+        raise ValueError(f"unknown quantization scheme '{scheme}' (one of {', '.join(QUANTIZE_SCHEMES)})")
 
     def quantize_it(torch, module, args, kwargs):
         if not module.training and any(True for _ in module.parameters()):
-            _quantize_module(torch, module, args, kwargs)
+            _quantize_module(torch, module, args, kwargs, scheme)
 
     _on_first_outermost_call("_torchscope_quantize_seen", quantize_it)
 
@@ -298,29 +311,54 @@ def _not_applicable(fix_id: str, reason: str) -> None:
     print(f"torchscope: {fix_id} not applicable: {reason}", file=sys.stderr)
 
 
-def _quantize_module(torch, module, args, kwargs) -> None:
+def _quantizer(torch, scheme: str, layers):
+    """A function that quantizes a module in place with the scheme; ImportError with pip's advice when torchao is
+    missing."""
+    if QUANTIZE_SCHEMES[scheme] is None:
+        return lambda module: torch.ao.quantization.quantize_dynamic(module, set(layers), dtype=torch.qint8,
+                                                                     inplace=True)
+    try:
+        import torchao.quantization as torchao_quantization
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ImportError(f"torchao is not importable here ({first}): pip install torchao") from error
+    config_class = getattr(torchao_quantization, QUANTIZE_SCHEMES[scheme])
+    return lambda module: torchao_quantization.quantize_(module, config_class())
+
+
+def _quantize_module(torch, module, args, kwargs, scheme: str) -> None:
     """Quantizes a copy first and calls it once with the call's own arguments: torch quantizes some models it cannot
     run (nn.TransformerEncoderLayer's fast-path check reads its Linear layers' weights, which a quantized Linear
     turns into a method); then the model runs as it was, with torch's reason."""
     import copy
 
-    layers = (torch.nn.Linear, torch.nn.LSTM)
+    torch_ao = QUANTIZE_SCHEMES[scheme] is None
+    # torchao's quantize_ takes nn.Linear layers only; torch.ao's dynamic quantization also nn.LSTM.
+    layers = (torch.nn.Linear, torch.nn.LSTM) if torch_ao else (torch.nn.Linear,)
+    names = " or ".join(f"nn.{layer.__name__}" for layer in layers)
     if not any(isinstance(layer, layers) for layer in module.modules()):
-        _not_applicable("quantize-dynamic", f"{type(module).__name__} has no nn.Linear or nn.LSTM layer")
+        _not_applicable("quantize-dynamic", f"{type(module).__name__} has no {names} layer")
         return
-    if any(p.is_cuda for p in module.parameters()):
-        _not_applicable("quantize-dynamic", "dynamic int8 quantization runs on the CPU; the model is on CUDA")
+    if torch_ao and any(p.is_cuda for p in module.parameters()):
+        _not_applicable("quantize-dynamic", "torch.ao's dynamic int8 quantization runs on the CPU; the model is on "
+                                            "CUDA (quantize-dynamic:int8-weight-only is torchao's, for CUDA too)")
         return
     try:
-        trial = torch.ao.quantization.quantize_dynamic(copy.deepcopy(module), set(layers), dtype=torch.qint8)
+        quantize = _quantizer(torch, scheme, layers)
+    except ImportError as error:
+        _not_applicable("quantize-dynamic", str(error))
+        return
+    try:
+        trial = copy.deepcopy(module)
+        quantize(trial)
         object.__setattr__(trial, "_torchscope_trial", True)  # no request of the job's (requests.py)
         with torch.no_grad():
             trial(*args, **kwargs)
     except Exception as error:  # torch's reason, and the model runs unquantized
-        _not_applicable("quantize-dynamic", f"torch cannot run the quantized {type(module).__name__}: "
+        _not_applicable("quantize-dynamic", f"torch cannot run the quantized {type(module).__name__} ({scheme}): "
                                             f"{type(error).__name__}: {error}")
         return
-    torch.ao.quantization.quantize_dynamic(module, set(layers), dtype=torch.qint8, inplace=True)
+    quantize(module)
 
 
 def _cache_compile() -> None:
@@ -363,7 +401,7 @@ def _apply_one(fix_id: str, arg: str) -> None:
     elif fix_id == "torch-compile":
         _torch_compile()
     elif fix_id == "quantize-dynamic":
-        _quantize_dynamic()
+        _quantize_dynamic(arg)
     elif fix_id == "eager":
         # torch.compile still returns its wrapper (so the collector times the same regions), but Dynamo skips
         # every frame: the regions run eagerly, the baseline against which compilation is measured.

@@ -183,6 +183,12 @@ struct FixReport {
 // (Sequential.h): accepted when faster, rejected when slower or without a measurable change.
 void decide(FixOutcome& outcome, const SequentialRule& rule, const std::string& verdict_title);
 
+// The accepted fixes that go into the combination, as indices into `fixes`: all of them, except that of the accepted
+// variants of one fix (FixSpec::arg_picks_variant: quantize-dynamic's schemes, compile-mode's modes), which cannot act
+// together, only the one with the best verdict estimate, each choice explained in `notes`.
+[[nodiscard]] std::vector<std::size_t> combinationMembers(const std::vector<FixOutcome>& fixes,
+                                                          std::vector<std::string>& notes);
+
 // The memory change of a candidate against the baseline: GPU reserved memory when both have it, else
 // the host's peak RSS.
 [[nodiscard]] MemoryChange memoryChange(const VariantStats& baseline, const VariantStats& candidate);

@@ -45,6 +45,9 @@ struct FixSpec {
   std::string_view summary;
   Effect effect = Effect::kFasterStep;
   Requirement requirement = Requirement::kNone;
+  // The argument picks one of several ways to make the same change (a compile mode, a quantization scheme): each
+  // `id:arg` is measured as a fix of its own, and at most one of them goes into the combination.
+  bool arg_picks_variant = false;
 };
 
 [[nodiscard]] const std::vector<FixSpec>& fixCatalog();
@@ -60,12 +63,14 @@ struct FixRequest {
   bool has_source_form = false;
   Effect effect = Effect::kFasterStep;
   Requirement requirement = Requirement::kNone;
+  bool arg_picks_variant = false;
   // The TORCHSCOPE_FIXES / rewrite --fix entry: "id" or "id:arg".
   [[nodiscard]] std::string spec() const;
 };
 
-// Parses "a,b:x". Unknown ids are an Error (kInvalidArgument); duplicates are dropped. The
-// test-only id `test-change-results` is accepted when `allow_test_fixes`.
+// Parses "a,b:x". Unknown ids and unknown quantization schemes are an Error (kInvalidArgument); a fix named twice
+// is kept once (by id, or by id and argument where the argument picks a variant). The test-only id
+// `test-change-results` is accepted when `allow_test_fixes`.
 [[nodiscard]] Result<std::vector<FixRequest>> parseFixList(std::string_view text, bool allow_test_fixes = false);
 
 // The collector bridge's torch-import hook (TORCHSCOPE_TORCH_IMPORT_HOOKS) that applies TORCHSCOPE_FIXES in
