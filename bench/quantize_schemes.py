@@ -16,10 +16,11 @@ import argparse
 import copy
 import platform
 import statistics
-import time
 
 import torch
 from torch import nn
+
+from transformer_fast_path import median_call
 
 # (layer widths, batch): the ranker of tests/inference/jobs/ranking_mlp.py and a wider classifier.
 SHAPES = [((80, 512, 512, 256, 1), 256), ((256, 1024, 1024, 10), 64)]
@@ -46,15 +47,6 @@ def quantized(model, scheme):
     config = Int8WeightOnlyConfig() if scheme == "int8-weight-only" else Int8DynamicActivationInt8WeightConfig()
     quantize_(model, config)
     return model
-
-
-def median_call(call, calls):
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter_ns()
-        call()
-        times.append(time.perf_counter_ns() - start)
-    return statistics.median(times) / 1e6
 
 
 def measure(shape, rounds, calls, modes):
